@@ -1,0 +1,200 @@
+"""Flat trace records and their streaming writers (no pandas here).
+
+A :class:`FlowTag` says which operation caused a flow; a :class:`FlowRecord`
+is one row of ``fct.csv``. Every backend (packet, flow, analytic) produces the
+same columns, :data:`FCT_COLUMNS`, so traces of different fidelities can be
+compared row by row. Rows stream to disk through a :class:`CsvSink` so that a
+long run keeps bounded memory and a run that fails half way keeps what it
+already wrote.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+from dataclasses import dataclass, fields
+from typing import Iterable, Sequence
+
+
+@dataclass(frozen=True, slots=True)
+class FlowTag:
+    """Why a flow exists. Empty strings / ``-1`` mean "not applicable".
+
+    ``group`` is the parallelism kind (``tp``, ``pp``, ``dp``, ``ep``, or ``""``
+    for flows from a flow file); ``op`` the operation's unique name within the
+    iteration; ``collective`` e.g. ``allreduce``; ``step`` the algorithm step.
+    """
+
+    tag: str = ""
+    iteration: int = -1
+    op: str = ""
+    group: str = ""
+    collective: str = ""
+    step: int = -1
+
+
+EMPTY_TAG = FlowTag()
+
+
+@dataclass(slots=True)
+class FlowRecord:
+    """One completed flow. Times are integer ns since simulation start."""
+
+    flow_id: int
+    src: str
+    dst: str
+    size_bytes: int
+    start_ns: int
+    end_ns: int
+    fct_ns: int
+    ideal_fct_ns: int
+    slowdown: float
+    tag: str = ""
+    cc: str = ""
+    priority: int = 0
+    retransmitted_bytes: int = 0
+    ecn_marked_packets: int = 0
+    retransmits: int = 0
+    timeouts: int = 0
+    cnps_received: int = 0
+    iteration: int = -1
+    op: str = ""
+    group: str = ""
+    collective: str = ""
+    step: int = -1
+
+    def row(self) -> tuple:
+        return tuple(getattr(self, c) for c in FCT_COLUMNS)
+
+
+FCT_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(FlowRecord))
+
+
+def make_record(flow_id: int, src: str, dst: str, size_bytes: int, start_ns: int, end_ns: int,
+                ideal_fct_ns: int, tag: FlowTag = EMPTY_TAG, **extra) -> FlowRecord:
+    """Build a :class:`FlowRecord`, deriving ``fct_ns`` and ``slowdown``."""
+    fct = end_ns - start_ns
+    slowdown = round(fct / ideal_fct_ns, 6) if ideal_fct_ns > 0 else float("nan")
+    return FlowRecord(flow_id, src, dst, size_bytes, start_ns, end_ns, fct, ideal_fct_ns, slowdown,
+                      tag=tag.tag, iteration=tag.iteration, op=tag.op, group=tag.group,
+                      collective=tag.collective, step=tag.step, **extra)
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        if math.isnan(v):
+            return ""
+        return repr(round(v, 9))
+    return str(v)
+
+
+class CsvSink:
+    """Append-only CSV writer that flushes every ``chunk_rows`` rows.
+
+    Values are formatted deterministically (floats via ``repr`` after rounding
+    to 9 decimals) so identical runs write byte-identical files.
+    """
+
+    def __init__(self, path: str | os.PathLike, columns: Sequence[str], chunk_rows: int = 10_000):
+        self.path = os.fspath(path)
+        self.columns = tuple(columns)
+        self.chunk_rows = chunk_rows
+        self._buf: list[tuple] = []
+        self.count = 0
+        with open(self.path, "w", newline="") as fh:
+            fh.write(",".join(self.columns) + "\n")
+
+    def add(self, row) -> None:
+        if isinstance(row, tuple):
+            self._buf.append(row)
+        elif hasattr(row, "row"):
+            self._buf.append(row.row())
+        else:
+            self._buf.append(tuple(row[c] for c in self.columns))
+        self.count += 1
+        if len(self._buf) >= self.chunk_rows:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._buf:
+            return
+        out = io.StringIO()
+        w = csv.writer(out, lineterminator="\n")
+        for r in self._buf:
+            w.writerow([_fmt(v) for v in r])
+        with open(self.path, "a", newline="") as fh:
+            fh.write(out.getvalue())
+        self._buf.clear()
+
+    def close(self) -> None:
+        self.flush()
+
+
+class ListSink:
+    """Keeps rows in memory (for the Python API and tests)."""
+
+    def __init__(self, columns: Sequence[str] = FCT_COLUMNS):
+        self.columns = tuple(columns)
+        self.rows: list = []
+        self.count = 0
+
+    def add(self, row) -> None:
+        self.rows.append(row)
+        self.count += 1
+
+    def flush(self) -> None:  # noqa: D401 - nothing buffered
+        pass
+
+    close = flush
+
+
+class TeeSink:
+    """Sends every row to several sinks."""
+
+    def __init__(self, *sinks):
+        self.sinks = [s for s in sinks if s is not None]
+        self.count = 0
+
+    def add(self, row) -> None:
+        self.count += 1
+        for s in self.sinks:
+            s.add(row)
+
+    def flush(self) -> None:
+        for s in self.sinks:
+            s.flush()
+
+    def close(self) -> None:
+        for s in self.sinks:
+            s.close()
+
+
+def write_json(path: str | os.PathLike, data: dict) -> None:
+    """Write JSON deterministically (sorted keys, fixed float formatting)."""
+    with open(path, "w") as fh:
+        json.dump(_jsonable(data), fh, indent=2, sort_keys=True)
+        fh.write("\n")
+
+
+def _jsonable(x):
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, float):
+        if math.isnan(x) or math.isinf(x):
+            return None
+        return round(x, 12)
+    if hasattr(x, "item"):  # numpy scalar
+        return _jsonable(x.item())
+    return x
+
+
+def write_rows(path: str | os.PathLike, columns: Sequence[str], rows: Iterable) -> int:
+    sink = CsvSink(path, columns)
+    for r in rows:
+        sink.add(r)
+    sink.close()
+    return sink.count
