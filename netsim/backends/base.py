@@ -52,3 +52,54 @@ class Backend(ABC):
 
     def close(self) -> None:
         """Flush samplers and sinks at the end of a run."""
+
+
+class TraceSinks:
+    """Where a backend writes its traces; any of them may be ``None``.
+
+    ``fct`` gets :class:`~netsim.records.FlowRecord`; ``queues`` rows
+    ``(time_ns, node, port, priority, queue_bytes)``; ``pfc`` rows
+    ``(time_ns, node, port, priority, event)``; ``cc`` rows
+    ``(time_ns, flow_id, cc, cwnd_bytes, rate_bps, alpha, srtt_ns)``.
+    """
+
+    __slots__ = ("fct", "queues", "pfc", "cc")
+
+    def __init__(self, fct=None, queues=None, pfc=None, cc=None):
+        self.fct, self.queues, self.pfc, self.cc = fct, queues, pfc, cc
+
+
+#: name -> factory(graph, *, env, params, seed, cc, cc_params, sinks) -> Backend
+BACKENDS: dict[str, Any] = {}
+
+
+def register_backend(name: str):
+    """Decorator registering a backend factory under ``--backend NAME``."""
+    def deco(factory):
+        BACKENDS[name] = factory
+        return factory
+    return deco
+
+
+def create_backend(name: str, graph, *, env: simpy.Environment | None = None, params: dict | None = None,
+                   seed: int = 0, cc: str = "none", cc_params: dict | None = None,
+                   sinks: TraceSinks | None = None) -> Backend:
+    """Build the backend called ``name`` over ``graph``.
+
+    ``params`` are network parameters (``--set``), ``cc_params`` maps an
+    algorithm name to its overrides (``--cc-param``).
+    """
+    import importlib
+
+    from ..errors import InputError
+    for mod in ("packet", "flow", "analytic"):
+        try:
+            importlib.import_module(f"{__package__}.{mod}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__package__}.{mod}":
+                raise
+    if name not in BACKENDS:
+        raise InputError("unknown backend", where="--backend", value=name,
+                         accepted="one of " + ", ".join(sorted(BACKENDS)))
+    return BACKENDS[name](graph, env=env or simpy.Environment(), params=params or {}, seed=seed,
+                          cc=cc, cc_params=cc_params or {}, sinks=sinks or TraceSinks())
