@@ -1,0 +1,194 @@
+"""Read a run directory into typed pandas DataFrames; convert its CSVs to Parquet.
+
+A run directory (written by ``netsim flows`` / ``netsim run``) holds some of
+``fct``, ``ops``, ``queues``, ``pfc``, ``cc``, ``traffic_matrix``,
+``message_sizes`` as ``NAME.csv`` and/or ``NAME.parquet``, plus
+``summary.json``. :func:`load_run` returns a :class:`Run` whose frames follow
+:mod:`netsim.analysis.schema`: a missing file gives an empty frame with the
+right columns, so every metric and plot works on any subset of outputs.
+Parquet is preferred when it is present and not older than the CSV.
+
+Deliberately left out: lazy/chunked loading of traces larger than memory
+(use ``pandas.read_parquet(columns=...)`` or Dask on the Parquet files).
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from .schema import DEFAULTS, OPTIONAL_KINDS, TABLES
+
+TABLE_NAMES: tuple[str, ...] = tuple(TABLES)
+
+
+def empty_frame(name: str) -> pd.DataFrame:
+    """An empty DataFrame with the columns and dtypes of table ``name``.
+
+    >>> list(empty_frame("pfc").columns)
+    ['time_ns', 'node', 'port', 'priority', 'event']
+    """
+    return pd.DataFrame({c: pd.Series(dtype=_DTYPE[k]) for c, k in TABLES[name].items()})
+
+
+_DTYPE = {"int": "int64", "float": "float64", "str": str}  # str: object (pandas 2) or str (pandas 3)
+
+
+def coerce(df: pd.DataFrame, name: str, source: str = "") -> pd.DataFrame:
+    """Give ``df`` the columns and dtypes of table ``name`` (in place order first).
+
+    Missing contract columns are added (``""``, NaN or the integer default);
+    extra columns are kept after them. An unparsable number raises
+    :class:`~netsim.errors.InputError` naming the file and column.
+    """
+    kinds = dict(TABLES[name])
+    for c in df.columns:
+        if c not in kinds and c in OPTIONAL_KINDS:
+            kinds[c] = OPTIONAL_KINDS[c]
+    out = {}
+    n = len(df)
+    for col, kind in kinds.items():
+        if col not in df.columns:
+            if kind == "str":
+                out[col] = pd.Series([""] * n, index=df.index, dtype=str)
+            elif kind == "int":
+                out[col] = pd.Series(np.full(n, DEFAULTS.get(col, 0), dtype="int64"), index=df.index)
+            else:
+                out[col] = pd.Series(np.full(n, np.nan), index=df.index)
+            continue
+        s = df[col]
+        if kind == "str":
+            out[col] = s.where(s.notna(), "").astype(str)
+            continue
+        num = pd.to_numeric(s, errors="coerce")
+        bad = num.isna() & s.notna() & (s.astype(str).str.strip() != "")
+        if bad.any():
+            i = int(np.flatnonzero(bad.to_numpy())[0])
+            raise InputError(f"not a number in column {col!r}", source=source or name,
+                             where=f"row {i + 1}", value=s.iloc[i], accepted="a number")
+        if kind == "int":
+            out[col] = num.fillna(DEFAULTS.get(col, 0)).round().astype("int64")
+        else:
+            out[col] = num.astype("float64")
+    res = pd.DataFrame(out, index=df.index)
+    for c in df.columns:
+        if c not in res.columns:
+            res[c] = df[c]
+    return res.reset_index(drop=True)
+
+
+def read_table(path: str | os.PathLike, name: str) -> pd.DataFrame:
+    """Read one table (``.csv`` or ``.parquet``) and coerce it to its contract."""
+    path = os.fspath(path)
+    if path.endswith(".parquet"):
+        df = pd.read_parquet(path)
+    else:
+        strs = [c for c, k in TABLES[name].items() if k == "str"]
+        try:
+            df = pd.read_csv(path, keep_default_na=False, na_values=[""],
+                             dtype={c: str for c in strs})
+        except pd.errors.EmptyDataError:
+            return empty_frame(name)
+    return coerce(df, name, source=path)
+
+
+def _pick(directory: str, name: str) -> str | None:
+    csv = os.path.join(directory, name + ".csv")
+    pq = os.path.join(directory, name + ".parquet")
+    if os.path.exists(pq) and (not os.path.exists(csv) or os.path.getmtime(pq) >= os.path.getmtime(csv)):
+        try:
+            import pyarrow  # noqa: F401
+            return pq
+        except ImportError:
+            pass
+    return csv if os.path.exists(csv) else None
+
+
+@dataclass
+class Run:
+    """One run's traces as typed DataFrames (empty frames where a file is absent)."""
+
+    path: str = ""
+    label: str = ""
+    fct: pd.DataFrame = field(default_factory=lambda: empty_frame("fct"))
+    ops: pd.DataFrame = field(default_factory=lambda: empty_frame("ops"))
+    queues: pd.DataFrame = field(default_factory=lambda: empty_frame("queues"))
+    pfc: pd.DataFrame = field(default_factory=lambda: empty_frame("pfc"))
+    cc: pd.DataFrame = field(default_factory=lambda: empty_frame("cc"))
+    traffic_matrix: pd.DataFrame = field(default_factory=lambda: empty_frame("traffic_matrix"))
+    message_sizes: pd.DataFrame = field(default_factory=lambda: empty_frame("message_sizes"))
+    summary: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        for name in TABLE_NAMES:  # accept partial frames built by hand
+            setattr(self, name, coerce(getattr(self, name), name))
+        if not self.label:
+            self.label = os.path.basename(os.path.normpath(self.path)) if self.path else "run"
+
+    @property
+    def end_ns(self) -> int:
+        """Last time seen in any trace (ns); 0 for an empty run."""
+        ends = [0]
+        if len(self.fct):
+            ends.append(int(self.fct["end_ns"].max()))
+        if len(self.ops):
+            ends.append(int(self.ops["end_ns"].max()))
+        for t in (self.queues, self.pfc, self.cc):
+            if len(t):
+                ends.append(int(t["time_ns"].max()))
+        sim = self.summary.get("simulated_time_ns") or self.summary.get("sim_time_ns")
+        if isinstance(sim, (int, float)):
+            ends.append(int(sim))
+        return max(ends)
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {n: getattr(self, n) for n in TABLE_NAMES}
+
+
+def load_run(directory: str | os.PathLike, label: str | None = None) -> Run:
+    """Load every trace of a run directory into a :class:`Run`.
+
+    Raises :class:`~netsim.errors.InputError` if ``directory`` is not a directory.
+    """
+    directory = os.fspath(directory)
+    if not os.path.isdir(directory):
+        raise InputError("run directory not found", source=directory,
+                         accepted="a directory written by netsim run/flows")
+    frames = {}
+    for name in TABLE_NAMES:
+        p = _pick(directory, name)
+        frames[name] = read_table(p, name) if p else empty_frame(name)
+    summary = {}
+    sp = os.path.join(directory, "summary.json")
+    if os.path.exists(sp):
+        try:
+            with open(sp) as fh:
+                summary = json.load(fh)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"bad JSON: {exc.msg}", source=sp, where=f"line {exc.lineno}") from None
+    return Run(path=directory, label=label or "", summary=summary, **frames)
+
+
+def write_parquet(run_dir: str | os.PathLike) -> list[str]:
+    """Write ``NAME.parquet`` next to each ``NAME.csv`` of a run (typed per contract).
+
+    A no-op returning ``[]`` when pyarrow is not installed or nothing is there.
+    """
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return []
+    run_dir = os.fspath(run_dir)
+    written = []
+    for name in TABLE_NAMES:
+        csv = os.path.join(run_dir, name + ".csv")
+        if not os.path.exists(csv):
+            continue
+        out = os.path.join(run_dir, name + ".parquet")
+        read_table(csv, name).to_parquet(out, index=False)
+        written.append(out)
+    return written

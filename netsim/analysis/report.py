@@ -1,0 +1,169 @@
+"""A self-contained HTML report (``report.html``) of one run or a comparison.
+
+Sections, always present in this order (a section without data says so):
+summary, fct, fct-groups, slowdown, queues, pfc, cc, utilization, traffic,
+breakdown, timeline, messages, comparison. Images are PNGs embedded as base64
+``data:`` URIs, so the file can be mailed or attached to an issue as is.
+Left out: interactivity (open ``trace.json`` in Perfetto for that).
+"""
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import html
+import io
+import os
+
+import pandas as pd
+
+from . import plots
+from .io import Run, load_run
+from .links import link_utilization, throughput
+from .metrics import fct_table, iteration_breakdown, pfc_pause_table, queue_table, rank_busy_time
+from .traffic import message_size_stats, message_sizes, traffic_matrix, traffic_matrix_change
+
+SECTIONS: tuple[tuple[str, str], ...] = (
+    ("summary", "Summary"), ("fct", "Flow completion times"), ("fct-groups", "FCT by parallelism / tag"),
+    ("slowdown", "Slowdown by flow size"), ("queues", "Queues"), ("pfc", "PFC pauses"),
+    ("cc", "Congestion control state"), ("utilization", "Throughput / link utilization"),
+    ("traffic", "Traffic matrix"), ("breakdown", "Iteration time breakdown"),
+    ("timeline", "Timeline of one iteration"), ("messages", "Message sizes"), ("comparison", "Comparison"),
+)
+
+SUMMARY_KEYS = ("flows", "completed", "bytes_delivered", "drops", "ecn_marks", "pfc_pauses", "pauses",
+                "cnps", "retransmitted_bytes", "simulated_time_ns", "events", "iteration_time_s",
+                "apnet_iteration_time_s", "wall_time_s")
+
+_CSS = """body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}
+h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;margin-top:2em}
+table{border-collapse:collapse;font-size:.85em;margin:.5em 0}td,th{border:1px solid #ddd;padding:2px 6px;text-align:right}
+th{background:#f4f4f4}img{max-width:100%;margin:.5em 0}.none{color:#888;font-style:italic}nav a{margin-right:.8em}"""
+
+
+def _png(fig) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90)
+    return f'<img alt="{html.escape(fig.axes[0].get_title() if fig.axes else "figure")}" ' \
+           f'src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode("ascii")}">'
+
+
+def _table(df: pd.DataFrame, max_rows: int = 40) -> str:
+    if df is None or not len(df):
+        return '<p class="none">no data</p>'
+    more = f"<p class='none'>{len(df) - max_rows} more rows not shown</p>" if len(df) > max_rows else ""
+    return df.head(max_rows).to_html(float_format=lambda v: f"{v:.4g}", border=0) + more
+
+
+def _h3(run: Run, multi: bool) -> str:
+    return f"<h3>{html.escape(run.label)}</h3>" if multi else ""
+
+
+def _summary(runs) -> str:
+    rows = {}
+    for r in runs:
+        s = r.summary
+        rows[r.label] = {k: s[k] for k in SUMMARY_KEYS if k in s and not isinstance(s[k], (dict, list))}
+        rows[r.label].setdefault("flows_in_fct", len(r.fct))
+        rows[r.label].setdefault("ops", len(r.ops))
+    return _table(pd.DataFrame.from_dict(rows, orient="index"))
+
+
+def _section_bodies(runs: list[Run], graph=None, seed: int = 0) -> dict[str, str]:
+    multi = len(runs) > 1
+    out = {k: "" for k, _ in SECTIONS}
+    out["summary"] = _summary(runs)
+    with_fct = [r for r in runs if len(r.fct)]
+    if with_fct:
+        out["fct"] = _png(plots.fct_cdf(with_fct)) + "".join(
+            _h3(r, multi) + _table(fct_table(r.fct, "size")) for r in with_fct)
+        out["slowdown"] = _png(plots.slowdown_by_size(with_fct))
+        for r in with_fct:
+            col = "group" if (r.fct["group"] != "").any() else ("tag" if (r.fct["tag"] != "").any() else None)
+            if col:
+                out["fct-groups"] += _h3(r, multi) + _table(fct_table(r.fct, col))
+    for r in runs:
+        if len(r.queues):
+            qt = queue_table(r.queues).sort_values("queue_max_bytes", ascending=False, kind="stable")
+            out["queues"] += _h3(r, multi) + _png(plots.queue_timeseries(r.queues, title=f"Queues — {r.label}")) + _table(qt, 20)
+        if len(r.pfc):
+            out["pfc"] += _h3(r, multi) + _png(plots.pfc_pause_bar(r)) + _table(pfc_pause_table(r.pfc, r.end_ns))
+        if len(r.cc):
+            out["cc"] += _h3(r, multi) + "".join(
+                _png(plots.cc_timeseries(r.cc, m, title=f"{m} — {r.label}"))
+                for m in ("cwnd_bytes", "rate_bps") if r.cc[m].notna().any())
+        if len(r.fct):
+            try:
+                util = link_utilization(r.fct, graph, seed=seed) if graph is not None else None
+                title = "Link utilization"
+            except Exception:  # noqa: BLE001 - mapping flows to a graph is best effort here
+                util = None
+            if util is None:
+                util = throughput(r.fct, by="src") / 1e9
+                title = "Egress throughput per node (Gbit/s)"
+            out["utilization"] += _h3(r, multi) + _png(plots.utilization_heatmap(util, title=f"{title} — {r.label}"))
+        tm = traffic_matrix(r)
+        if tm.size and (len(r.traffic_matrix) or len(r.ops)):
+            ch = traffic_matrix_change(r)
+            out["traffic"] += _h3(r, multi) + _png(plots.traffic_matrix_heatmap(
+                tm, title=f"Traffic matrix, all iterations — {r.label}")) + \
+                ("<p>Change between consecutive iterations:</p>" + _table(ch) if len(ch) else "")
+        if r.summary.get("breakdown_s"):
+            out["breakdown"] += _h3(r, multi) + _table(iteration_breakdown(r.summary))
+        if len(r.ops):
+            out["timeline"] += _h3(r, multi) + _png(plots.gantt(r.ops)) + _table(rank_busy_time(r.ops, int(r.ops["iteration"].min())), 16)
+            dist = message_sizes(r)
+            out["messages"] += _h3(r, multi) + _png(plots.message_size_cdf(dist)) + _table(message_size_stats(dist))
+    if any(r.summary.get("breakdown_s") for r in runs):
+        out["breakdown"] = _png(plots.breakdown_bar(runs)) + out["breakdown"]
+    if multi:
+        rows = {}
+        for r in runs:
+            t = fct_table(r.fct, None).iloc[0]
+            rows[r.label] = {"flows": len(r.fct), "fct_p50_ns": t["fct_p50_ns"], "fct_p99_ns": t["fct_p99_ns"],
+                             "slowdown_p99": t["slowdown_p99"],
+                             "drops": r.summary.get("drops"), "iteration_time_s": r.summary.get("iteration_time_s")}
+        out["comparison"] = _png(plots.compare_runs(runs)) + _table(pd.DataFrame.from_dict(rows, orient="index"))
+    else:
+        out["comparison"] = '<p class="none">a single run: pass several run directories to compare them</p>'
+    for k in out:
+        if not out[k]:
+            out[k] = '<p class="none">no data for this section in the run(s)</p>'
+    return out
+
+
+def render_report(runs: list[Run], title: str | None = None, graph=None, seed: int = 0) -> str:
+    """The report's HTML text."""
+    title = title or ("netsim report: " + ", ".join(r.label for r in runs))
+    bodies = _section_bodies(runs, graph=graph, seed=seed)
+    nav = " ".join(f'<a href="#{k}">{html.escape(t)}</a>' for k, t in SECTIONS)
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
+             f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>",
+             f"<p>Runs: {', '.join(html.escape(r.path or r.label) for r in runs)}. "
+             f"Generated {_dt.datetime.now(_dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}.</p><nav>{nav}</nav>"]
+    for key, t in SECTIONS:
+        parts.append(f'<section id="{key}"><h2>{html.escape(t)}</h2>{bodies[key]}</section>')
+    parts.append("</body></html>\n")
+    return "\n".join(parts)
+
+
+def write_report(run_dirs, out: str | os.PathLike | None = None, title: str | None = None,
+                 graph=None, seed: int = 0) -> str:
+    """Load run directories (or :class:`Run` objects), write the HTML report, return its path.
+
+    Default ``out``: ``report.html`` in the run directory (one run) or in the
+    current directory (several).
+    """
+    runs = [r if isinstance(r, Run) else load_run(r) for r in run_dirs]
+    labels = [r.label for r in runs]
+    for i, r in enumerate(runs):  # make labels unique (e.g. two dirs both named "out")
+        if labels.count(r.label) > 1:
+            r.label = f"{r.label} ({i + 1})"
+    if out is None:
+        out = os.path.join(runs[0].path, "report.html") if len(runs) == 1 and runs[0].path else "report.html"
+    out = os.fspath(out)
+    d = os.path.dirname(out)
+    if d:
+        os.makedirs(d, exist_ok=True)
+    with open(out, "w", encoding="utf-8") as fh:
+        fh.write(render_report(runs, title=title, graph=graph, seed=seed))
+    return out

@@ -1,0 +1,49 @@
+"""Column contracts of the trace tables a run directory holds.
+
+Each table a run writes (``fct.csv``, ``ops.csv``, ``queues.csv``, ``pfc.csv``,
+``cc.csv``, ``traffic_matrix.csv``, ``message_sizes.csv``) has a fixed set of
+columns with a fixed kind: ``int`` (int64), ``float`` (float64, NaN where a
+value does not apply) or ``str`` (object, ``""`` where a value does not apply).
+:data:`TABLES` maps a table name to its ordered ``{column: kind}`` contract and
+:data:`DEFAULTS` gives the value a missing integer takes (the same defaults as
+:class:`netsim.records.FlowRecord`). The loaders coerce to these kinds; extra
+columns a producer adds are kept as read.
+
+``message_sizes.csv`` has no contract in the brief; we expect
+``group,size_bytes,count`` (optionally ``iteration`` and ``collective``) and
+keep whatever else is there.
+"""
+from __future__ import annotations
+
+from ..records import FCT_COLUMNS, FlowRecord
+
+_FCT_KINDS = {
+    "flow_id": "int", "src": "str", "dst": "str", "size_bytes": "int", "start_ns": "int",
+    "end_ns": "int", "fct_ns": "int", "ideal_fct_ns": "int", "slowdown": "float", "tag": "str",
+    "cc": "str", "priority": "int", "retransmitted_bytes": "int", "ecn_marked_packets": "int",
+    "retransmits": "int", "timeouts": "int", "cnps_received": "int", "iteration": "int",
+    "op": "str", "group": "str", "collective": "str", "step": "int",
+}
+
+TABLES: dict[str, dict[str, str]] = {
+    "fct": {c: _FCT_KINDS.get(c, "str") for c in FCT_COLUMNS},
+    "ops": {"rank": "int", "iteration": "int", "op": "str", "kind": "str", "group": "str",
+            "size_bytes": "int", "start_ns": "int", "end_ns": "int"},
+    "queues": {"time_ns": "int", "node": "str", "port": "str", "priority": "int",
+               "queue_bytes": "int"},
+    "pfc": {"time_ns": "int", "node": "str", "port": "str", "priority": "int", "event": "str"},
+    "cc": {"time_ns": "int", "flow_id": "int", "cc": "str", "cwnd_bytes": "float",
+           "rate_bps": "float", "alpha": "float", "srtt_ns": "float"},
+    "traffic_matrix": {"iteration": "int", "src": "str", "dst": "str", "bytes": "int"},
+    "message_sizes": {"group": "str", "size_bytes": "int", "count": "int"},
+}
+
+#: Value an integer column takes when the producer left it empty.
+DEFAULTS: dict[str, int] = {"iteration": -1, "step": -1, "priority": 0}
+for _f in FlowRecord.__dataclass_fields__.values():  # keep in step with the records
+    if isinstance(_f.default, int) and not isinstance(_f.default, bool):
+        DEFAULTS.setdefault(_f.name, _f.default)
+
+#: Optional typed columns sometimes present (kind when they appear).
+OPTIONAL_KINDS: dict[str, str] = {"iteration": "int", "collective": "str", "step": "int",
+                                  "bytes": "int", "count": "int"}

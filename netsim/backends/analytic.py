@@ -1,0 +1,188 @@
+"""Analytic backend: closed-form alpha-beta cost per flow, no network contention.
+
+A flow of ``S`` bytes on its routed path takes exactly the time it would take
+*alone* on that path with packetized store-and-forward — the packet helper's
+:func:`netsim.backends.ideal.ideal_fct_exact_ns` (tandem of deterministic
+servers; packets of at most ``mtu_bytes`` incl. ``header_bytes``). For whole
+packets that is ``a + 8 W / r_b``: ``W`` wire bytes, ``r_b`` the bottleneck
+rate, ``a`` = propagation plus one packet's serialization on every other
+hop. Plus ``sw_latency_ns`` per message (host/NCCL software overhead).
+
+The only interaction between flows: a source sends its flows **one after
+another** (FIFO) on the first link of their paths, each paced at its path's
+bottleneck rate. Without it a rank could send to all its peers at full rate
+at once, and an all-to-all would take ``1/(n-1)`` of its real time. Nothing
+else is shared: no queueing in the fabric, no incast at receivers, no ECN,
+no PFC, no congestion control (``cc`` is recorded but ignored), no loss.
+
+Parameters: :data:`ANALYTIC_PARAMS` (``mtu_bytes`` and ``header_bytes``
+default to the packet backend's values so the two agree on wire bytes);
+every other packet-network ``--set`` name is accepted and ignored.
+One SimPy event per flow.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import simpy
+
+from ..errors import InputError
+from ..params import Param, ParamTable
+from ..records import EMPTY_TAG, FlowTag, make_record
+from ..units import PS_PER_S, ps_to_ns
+from .base import Backend, TraceSinks, register_backend
+from .ideal import ideal_fct_exact_ns
+
+try:  # share the packet backend's wire parameters when it is installed
+    from .packet.defaults import SIM_PARAMS as _SIM
+except ImportError:  # pragma: no cover - packet backend absent
+    _SIM = None
+
+_MTU = _SIM["mtu_bytes"] if _SIM is not None else Param(
+    "mtu_bytes", 1500, "size", "largest packet on the wire, headers included", "IEEE 802.3 Ethernet MTU")
+_HDR = _SIM["header_bytes"] if _SIM is not None else Param(
+    "header_bytes", 62, "size", "header bytes per data packet", "RoCEv2 headers (IBTA Annex A17)")
+
+ANALYTIC_PARAMS = ParamTable("analytic backend", [
+    _MTU,
+    _HDR,
+    Param("sw_latency_ns", 0, "time",
+          "software latency added to every message (0: the network alone; NCCL's own tuning model charges "
+          "~3.4 us per ring step on NVLink and 8.4 us per call, Simple protocol)",
+          "NVIDIA NCCL src/graph/tuning.cc (hwLat NVLink Ring/Simple 3.4 us, baseLat Ring/Simple 8.4 us)",
+          minimum=0),
+])
+
+
+def _router(graph, seed: int):
+    from ..topology.routing import Router
+    return Router(graph, seed=seed)
+
+
+def resolve_analytic_params(params: dict | None) -> dict:
+    """Analytic parameters from ``--set`` overrides; packet-only names are accepted and ignored."""
+    out = ANALYTIC_PARAMS.defaults()
+    for key, value in (params or {}).items():
+        if key in ANALYTIC_PARAMS:
+            out[key] = ANALYTIC_PARAMS.parse_one(key, value)
+        elif _SIM is not None and key.split(".")[0] in _SIM:
+            continue
+        else:
+            raise ANALYTIC_PARAMS.unknown(key, where="--set")
+    if out["header_bytes"] >= out["mtu_bytes"]:
+        raise InputError("header_bytes must be smaller than mtu_bytes", where="--set",
+                         value=out["header_bytes"], accepted=f"< {out['mtu_bytes']}")
+    return out
+
+
+def lone_flow_ps(rates_bps: list[float], delays_ns: list[float], size_bytes: int, mtu_bytes: int,
+                 header_bytes: int) -> float:
+    """Time for a flow alone on a path to deliver its last byte, ps.
+
+    Delegates to :func:`netsim.backends.ideal.ideal_fct_exact_ns` (the packet
+    backend's exact lone-flow formula), so ``ideal_fct_ns`` agrees across backends.
+
+    >>> lone_flow_ps([8e9, 8e9], [0, 0], 2000, 1000, 0)  # 2 packets of 1 us each, 2 hops
+    3000000.0
+    """
+    return ideal_fct_exact_ns(list(zip(rates_bps, delays_ns)), size_bytes, mtu_bytes, header_bytes) * 1000.0
+
+
+class AnalyticBackend(Backend):
+    """Closed-form per-flow cost; see the module docstring for what is modelled."""
+
+    name = "analytic"
+
+    def __init__(self, graph, *, env: simpy.Environment, params: dict, seed: int = 0, cc: str = "none",
+                 cc_params: dict | None = None, sinks: TraceSinks | None = None):
+        self.graph = graph
+        self.env = env
+        self.params = resolve_analytic_params(params)
+        self.cc = cc
+        self.seed = seed
+        self.sinks = sinks or TraceSinks()
+        self.sink = self.sinks.fct
+        self.router = _router(graph, seed)
+        self._mtu = self.params["mtu_bytes"]
+        self._hdr = self.params["header_bytes"]
+        self._sw_ps = self.params["sw_latency_ns"] * 1000
+        self._paths: dict[tuple, tuple] = {}  # path -> (rates, delays, bottleneck_bps, mtu)
+        self._busy_ps: dict[tuple, float] = {}  # first directed link -> time it is free (ps)
+        self._next_id = 0
+        self.flows = self.completed = self.bytes_delivered = self.events = 0
+
+    # -- path model --------------------------------------------------------------------------------
+    def _path_info(self, path: tuple) -> tuple:
+        info = self._paths.get(path)
+        if info is None:
+            g = self.graph
+            edges = [g.edges[u, v] for u, v in zip(path[:-1], path[1:])]
+            rates = [float(e["rate_bps"]) for e in edges]
+            delays = [float(e["delay_ns"]) for e in edges]
+            mtu = min([self._mtu] + [int(g.nodes[x]["mtu_bytes"]) for x in path if "mtu_bytes" in g.nodes[x]])
+            info = self._paths[path] = (rates, delays, min(rates), mtu)
+        return info
+
+    def path_alpha_beta(self, src: str, dst: str, flow_id: int = 0) -> tuple[float, float]:
+        """``(a_s, B_bps)`` of the path: latency of a full-packet flow and payload bandwidth.
+
+        ``a`` = propagation + one full packet's store-and-forward on every hop but
+        the bottleneck + ``sw_latency_ns``; ``B`` = bottleneck rate x payload/mtu.
+        A flow whose size is a multiple of the payload takes exactly ``a + 8 S / B``.
+        """
+        rates, delays, bott, mtu = self._path_info(tuple(self.router.path(src, dst, flow_id)))
+        k = rates.index(bott)
+        a_ps = sum(delays) * 1000.0 + sum(mtu * 8 * PS_PER_S / r for i, r in enumerate(rates) if i != k)
+        return (a_ps + self._sw_ps) / PS_PER_S, bott * (mtu - self._hdr) / mtu
+
+    # -- the seam ----------------------------------------------------------------------------------
+    def send(self, src: str, dst: str, size_bytes: int, tag: FlowTag = EMPTY_TAG, *,
+             cc: str | None = None, priority: int | None = None) -> simpy.Event:
+        fid = self._next_id
+        self._next_id += 1
+        self.flows += 1
+        now = self.env.now
+        if src == dst:
+            lone = 0.0
+            start_tx = now
+        else:
+            path = tuple(self.router.path(src, dst, fid))
+            rates, delays, bott, mtu = self._path_info(path)
+            lone = lone_flow_ps(rates, delays, size_bytes, mtu, self._hdr)
+            npk = max(1, math.ceil(size_bytes / (mtu - self._hdr)))
+            occupy = (size_bytes + npk * self._hdr) * 8 * PS_PER_S / bott
+            link = (path[0], path[1])
+            start_tx = max(float(now), self._busy_ps.get(link, 0.0))
+            self._busy_ps[link] = start_tx + occupy
+        end_ps = int(round(start_tx + lone + self._sw_ps if src != dst else start_tx))
+        start_ns, end_ns = ps_to_ns(now), ps_to_ns(end_ps)
+        ideal_ns = max(1, ps_to_ns(int(round(lone + self._sw_ps)))) if src != dst else 0
+        rec = make_record(fid, src, dst, int(size_bytes), start_ns, end_ns, ideal_ns, tag,
+                          cc=cc or self.cc, priority=priority or 0)
+        ev = self.env.timeout(end_ps - now, value=rec)
+        self.events += 1
+        ev.callbacks.append(self._done)
+        return ev
+
+    def _done(self, ev) -> None:
+        rec = ev.value
+        self.completed += 1
+        self.bytes_delivered += rec.size_bytes
+        if self.sink is not None:
+            self.sink.add(rec)
+
+    def stats(self) -> dict[str, Any]:
+        return {"backend": self.name, "flows": self.flows, "completed": self.completed,
+                "bytes_delivered": self.bytes_delivered, "sim_time_ns": ps_to_ns(int(self.env.now)),
+                "events": self.events}
+
+    def close(self) -> None:
+        if self.sink is not None and hasattr(self.sink, "flush"):
+            self.sink.flush()
+
+
+@register_backend("analytic")
+def create_analytic(graph, *, env, params, seed=0, cc="none", cc_params=None, sinks=None) -> AnalyticBackend:
+    """Factory for ``--backend analytic``."""
+    return AnalyticBackend(graph, env=env, params=params, seed=seed, cc=cc, cc_params=cc_params, sinks=sinks)

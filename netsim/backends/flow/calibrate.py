@@ -1,0 +1,113 @@
+"""Calibrate the flow backend's congestion-control model against the packet backend.
+
+``python -m netsim.backends.flow.calibrate [--cc none,dcqcn,cubic,dctcp] [--quick]``
+
+For every algorithm it runs, on the packet backend:
+
+1. **efficiency** — ``N`` long flows started together across a dumbbell's
+   100 Gbps bottleneck (N = 2, 4, 8). With ``W`` the wire bytes of all flows,
+   ``C`` the bottleneck rate and ``λ`` the lone-flow latency term
+   (ideal FCT − wire/C of one flow), the link was busy for
+   ``T_last − λ`` and would have needed ``W / C``; efficiency =
+   ``(W / C) / (T_last − λ)``, averaged over N.
+2. **start-up ramp** — a lone flow of 100 KB, 1 MB and 10 MB: the measured
+   ``fct − ideal`` against the fluid slow-start penalty of
+   :meth:`CCModel.ramp_ps` at scale 1; ``ramp_scale`` = least-squares ratio
+   (0 for algorithms without a ramp in the model).
+
+It prints a table and the values to put in :data:`.ccmodel.MODEL_TABLES`
+(documented in docs/flow-backend.md). It never edits code. The agreement
+tests use other scenarios (incast, permutation, collectives, training), so
+they check the calibration rather than repeat it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+
+from .ccmodel import resolve_model
+from .scenarios import load_graph, run_flows_on
+
+LINK_BPS = 100e9
+
+
+def efficiency(cc: str, ns=(2, 4, 8), size_bytes: int = 4_000_000, params: dict | None = None) -> dict:
+    """Aggregate efficiency of ``cc`` on a shared dumbbell bottleneck (packet backend)."""
+    out = {}
+    for n in ns:
+        g = load_graph(f"dumbbell:n_left={n},n_right={n}")
+        flows = [(f"left{i}", f"right{i}", size_bytes, 0) for i in range(n)]
+        recs, stats, wall = run_flows_on("packet", g, flows, cc=cc, params=params)
+        lone, _, _ = run_flows_on("packet", g, flows[:1], cc=cc, params=params)
+        p = _net_params(params)
+        mtu, hdr = p["mtu_bytes"], p["header_bytes"]
+        wire_one = size_bytes * mtu / (mtu - hdr)
+        t_one_ns = wire_one * 8 / LINK_BPS * 1e9
+        latency_ns = recs[0].ideal_fct_ns - t_one_ns
+        last = max(r.end_ns for r in recs)
+        eff = (n * t_one_ns) / (last - latency_ns)
+        out[n] = {"efficiency": round(eff, 4), "last_ns": last, "lone_fct_ns": lone[0].fct_ns,
+                  "ideal_ns": recs[0].ideal_fct_ns, "drops": stats.get("drops", 0), "wall_s": round(wall, 2)}
+    out["mean"] = round(statistics.fmean(v["efficiency"] for k, v in out.items() if k != "mean"), 4)
+    return out
+
+
+def ramp(cc: str, sizes=(100_000, 1_000_000, 10_000_000), params: dict | None = None) -> dict:
+    """Measured lone-flow extra time vs the model's slow-start penalty at scale 1."""
+    from .backend import FlowBackend  # noqa: F401  (registers "flow")
+    g = load_graph("dumbbell:n_left=1,n_right=1")
+    model = resolve_model(cc, {cc: {"flow_ramp_scale": 1.0}})
+    p = _net_params(params)
+    mtu, hdr = p["mtu_bytes"], p["header_bytes"]
+    rate = LINK_BPS / 8 / 1e12            # bytes per ps
+    from ...topology import Router
+    path = Router(g).path("left0", "right0", 0)
+    rtt_ps = 0.0
+    for a, b in zip(path, path[1:]):
+        e = g.edges[a, b]
+        rtt_ps += 2 * e["delay_ns"] * 1000 + (mtu + p.get("ack_bytes", 64)) * 8e12 / e["rate_bps"]
+    rows = []
+    for s in sizes:
+        recs, stats, wall = run_flows_on("packet", g, [("left0", "right0", s, 0)], cc=cc, params=params)
+        measured = recs[0].fct_ns - recs[0].ideal_fct_ns
+        modelled = model.ramp_ps(s * mtu / (mtu - hdr), rate, rtt_ps, mtu) / 1000
+        rows.append({"size_bytes": s, "extra_ns": measured, "model_scale1_ns": round(modelled, 1)})
+    num = sum(r["extra_ns"] * r["model_scale1_ns"] for r in rows)
+    den = sum(r["model_scale1_ns"] ** 2 for r in rows)
+    return {"rows": rows, "ramp_scale": round(num / den, 3) if den > 0 else 0.0}
+
+
+def _net_params(params: dict | None) -> dict:
+    from ..packet.defaults import resolve_params
+    return resolve_params(params or {})
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cc", default="none,dcqcn,cubic,dctcp")
+    ap.add_argument("--quick", action="store_true", help="N = 2, 4 only and smaller flows")
+    ap.add_argument("--json", help="also write the results to this file")
+    args = ap.parse_args(argv)
+    results = {}
+    for cc in [c.strip() for c in args.cc.split(",") if c.strip()]:
+        ns = (2, 4) if args.quick else (2, 4, 8)
+        size = 2_000_000 if args.quick else 4_000_000
+        eff = efficiency(cc, ns=ns, size_bytes=size)
+        rp = ramp(cc) if resolve_model(cc).init_cwnd_pkts else {"rows": [], "ramp_scale": 0.0}
+        results[cc] = {"efficiency": eff, "ramp": rp}
+        print(f"{cc:6s} efficiency={eff['mean']:.4f} "
+              + " ".join(f"N={k}:{v['efficiency']:.4f}(drops {v['drops']})" for k, v in eff.items() if k != "mean")
+              + f"  ramp_scale={rp['ramp_scale']}", flush=True)
+        for r in rp["rows"]:
+            print(f"       lone {r['size_bytes']:>9d} B: extra {r['extra_ns']} ns, model(scale 1) "
+                  f"{r['model_scale1_ns']} ns")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(results, fh, indent=2, sort_keys=True, default=str)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""Congestion control as a fluid model: efficiency, per-flow caps, start-up ramp.
+
+The flow backend does not simulate windows, ACKs or marks. A congestion-control
+algorithm shows up as three numbers per flow, each a named :class:`Param`
+whose default was calibrated against the packet backend by
+``python -m netsim.backends.flow.calibrate`` (numbers and method in
+docs/flow-backend.md):
+
+* ``efficiency`` — the fraction of a *shared* link's payload capacity the
+  algorithm's flows achieve together (queue oscillation, rate cuts below the
+  fair share, retransmitted bytes). Applied only to links carrying two flows
+  or more, so a lone flow is never slowed.
+* ``rate_cap_frac`` — a per-flow cap as a fraction of the sender's first-hop
+  (NIC) line rate; DCQCN starts at, and never exceeds, line rate.
+* the start-up ramp — window-based algorithms that slow-start from an initial
+  window of ``init_cwnd_pkts`` segments, doubling per RTT, lose
+  ``ramp_scale`` × (the time the ramp costs a lone flow against line rate),
+  added to the flow's latency term. Rate-based DCQCN has no ramp.
+
+Lossy behaviour (which flow loses a packet and waits a retransmit timeout) is
+not predictable by a fluid model; ``efficiency`` absorbs its average cost.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ...errors import InputError
+from ...params import Param, ParamTable
+
+_SRC = "calibrated against the packet backend (netsim.backends.flow.calibrate; docs/flow-backend.md)"
+
+
+def _table(name: str, efficiency: float, ramp_scale: float, init_cwnd: int, lossy: bool,
+           eff_src: str = _SRC) -> ParamTable:
+    return ParamTable(f"flow model of {name}", [
+        Param("efficiency", efficiency, "float",
+              "fraction of a shared link's payload capacity achieved by this algorithm's flows",
+              eff_src, minimum=0.05, maximum=1.0),
+        Param("rate_cap_frac", 1.0, "float",
+              "per-flow rate cap as a fraction of the sender NIC line rate",
+              "DCQCN starts at and never exceeds line rate (Zhu et al., SIGCOMM 2015)",
+              minimum=0.0, maximum=1.0),
+        Param("init_cwnd_pkts", init_cwnd, "int",
+              "initial window in segments for the slow-start ramp (0 = no ramp)",
+              "RFC 6928 (IW10) for TCP; 0 for rate-based RoCE (starts at line rate)", minimum=0),
+        Param("ramp_scale", ramp_scale, "float",
+              "multiplier on the modelled slow-start time penalty", _SRC, minimum=0.0),
+        Param("lossy", lossy, "bool", "flows of this algorithm travel in a lossy class",
+              "TCP in a lossy class, RoCE lossless (netsim issue #2)"),
+    ])
+
+
+#: the model of each algorithm known to the packet backend
+MODEL_TABLES: dict[str, ParamTable] = {
+    "none": _table("none", 1.0, 0.0, 0, False,
+                   eff_src="fixed BDP window on a lossless class keeps the bottleneck busy (netsim issue #2)"),
+    "dcqcn": _table("dcqcn", 1.0, 0.0, 0, False),
+    "cubic": _table("cubic", 1.0, 1.0, 10, True),
+    "dctcp": _table("dctcp", 1.0, 1.0, 10, True),
+}
+_FALLBACK = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class CCModel:
+    """Resolved fluid-model parameters of one algorithm."""
+
+    name: str
+    efficiency: float
+    rate_cap_frac: float
+    init_cwnd_pkts: int
+    ramp_scale: float
+    lossy: bool
+
+    def rate_cap(self, line_rate: float) -> float:
+        """Per-flow cap in the unit of ``line_rate`` (``inf`` when not limiting)."""
+        return math.inf if self.rate_cap_frac >= 1.0 else self.rate_cap_frac * line_rate
+
+    def ramp_ps(self, wire_bytes: float, rate_bytes_per_ps: float, rtt_ps: float, mss_wire: float) -> float:
+        """Extra time (ps) slow start costs a flow that would otherwise run at ``rate``.
+
+        Fluid slow start: the window starts at ``init_cwnd_pkts`` segments and
+        doubles every RTT until it covers the bandwidth-delay product ``rate·RTT``;
+        after that the flow runs at ``rate``. Returned: completion time of that
+        schedule minus ``wire_bytes / rate`` (never negative).
+        """
+        if self.init_cwnd_pkts <= 0 or self.ramp_scale <= 0.0 or rtt_ps <= 0.0:
+            return 0.0
+        w0 = self.init_cwnd_pkts * mss_wire
+        bdp = rate_bytes_per_ps * rtt_ps
+        ideal = wire_bytes / rate_bytes_per_ps
+        if w0 >= bdp:
+            return 0.0
+        k_full = math.log2(bdp / w0)             # RTTs until the window covers the BDP
+        sent_ramp = w0 * (2.0 ** k_full - 1.0)    # bytes sent during those RTTs
+        if wire_bytes <= sent_ramp:
+            t = rtt_ps * math.log2(wire_bytes / w0 + 1.0)
+        else:
+            t = rtt_ps * k_full + (wire_bytes - sent_ramp) / rate_bytes_per_ps
+        return max(0.0, t - ideal) * self.ramp_scale
+
+
+def resolve_model(name: str, cc_params: dict | None = None) -> CCModel:
+    """The :class:`CCModel` of algorithm ``name``.
+
+    ``cc_params[name]`` may override any model parameter by name with a
+    ``flow_`` prefix (``--cc-param flow_efficiency=0.9``); other keys belong
+    to the packet-level algorithm and are ignored here.
+    """
+    table = MODEL_TABLES.get(name)
+    if table is None:
+        from ...transport.cc.base import REGISTRY
+        if name not in REGISTRY and name not in MODEL_TABLES:
+            known = sorted(set(REGISTRY) | set(MODEL_TABLES))
+            raise InputError("unknown congestion control", where="--cc", value=name,
+                             accepted="one of " + ", ".join(known))
+        table = MODEL_TABLES[_FALLBACK]
+    over = {k[len("flow_"):]: v for k, v in ((cc_params or {}).get(name) or {}).items()
+            if k.startswith("flow_")}
+    vals = table.resolve(over, source=f"--cc-param ({name})")
+    return CCModel(name=name, **vals)

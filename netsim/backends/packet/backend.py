@@ -1,0 +1,327 @@
+"""The packet-level backend: ``create_backend("packet", graph, ...)``.
+
+:class:`PacketBackend` implements the :class:`~netsim.backends.base.Backend`
+seam over a :class:`~.network.Network`: :meth:`send` builds a transport flow
+(TCP-style or RoCE-style, chosen by the congestion control's ``transport``)
+on the flow's ECMP route and returns an event that succeeds, with the
+:class:`~netsim.records.FlowRecord`, when the last byte reaches the receiver.
+
+Per flow the backend derives: the path and its ports; the MTU (smallest
+``mtu_bytes`` of the nodes on the path); the line rate handed to the CC (rate
+of the first Ethernet/InfiniBand link, else of the first link); the base RTT
+(propagation plus serialization of one MTU data packet and one ACK at every
+hop, both ways); the BDP at the bottleneck rate (plus one MSS of rounding
+guard); the priority (the flow's own, else ``roce_priority`` /
+``tcp_priority`` by transport).
+"""
+from __future__ import annotations
+
+import importlib
+import math
+import pkgutil
+import time
+
+from ...errors import InputError, RoutingError
+from ...records import EMPTY_TAG, FlowTag, make_record
+from ...units import PS_PER_NS
+from ..base import Backend, register_backend
+from ..ideal import hops, ideal_fct_exact_ns
+from .defaults import resolve_params
+from .network import Network
+from .node import ENDPOINT_KINDS
+
+FABRIC_KINDS = ("ethernet", "infiniband")
+
+
+def cc_registry() -> dict:
+    """All congestion-control classes (imports every module of ``netsim.transport.cc``)."""
+    from ...transport import cc as ccpkg
+    for info in sorted(pkgutil.iter_modules(ccpkg.__path__), key=lambda m: m.name):
+        importlib.import_module(f"{ccpkg.__name__}.{info.name}")
+    return ccpkg.REGISTRY
+
+
+def hpcc_ip(node_id: int) -> int:
+    """HPCC ns-3's address of node ``node_id``: 0x0b000001 + ((id/256)<<16) + ((id%256)<<8)."""
+    return 0x0B000001 + ((node_id // 256) << 16) + ((node_id % 256) << 8)
+
+
+class PacketBackend(Backend):
+    """Packet-level SimPy network (see module docstring)."""
+
+    name = "packet"
+
+    def __init__(self, graph, *, env, params, seed, cc, cc_params, sinks, hpcc_fct: bool = False):
+        from ...topology.routing import Router
+        self.env = env
+        self.graph = graph
+        self.sinks = sinks
+        self.sink = sinks.fct
+        self.params = resolve_params(params)
+        p = self.params
+        self.seed = seed
+        self.router = Router(graph, seed=seed, mode=p["routing"])
+        self.net = Network(graph, env, p, seed, self.router, sinks)
+        self.net.flow_received = self._received
+        self.net.flow_acked = self._acked
+        self.registry = cc_registry()
+        self.cc_default = cc or "none"
+        self._check_cc(self.cc_default, "--cc")
+        self.cc_params_in = {k: dict(v) for k, v in (cc_params or {}).items()}
+        for name in self.cc_params_in:
+            self._check_cc(name, "--cc-param")
+        self._cc_resolved: dict = {}
+        self.next_fid = 0
+        self.flows_started = 0
+        self.completed = 0
+        self.bytes_delivered = 0
+        self.totals = dict(retransmitted_bytes=0, retransmits=0, timeouts=0, ecn_marked_packets=0,
+                           cnps=0)
+        self.fairness: list = []      # (size, fct_ns, window_bytes, overlap_ns) per finished flow
+        self.hpcc_fct = hpcc_fct
+        self.hpcc_rows: list[str] = []
+        self._sport: dict = {}
+        self._node_id: dict | None = None
+        self._wall0 = time.perf_counter()
+        self._eid0 = self._eid_now()
+        self._records: dict = {}
+
+    # -- configuration ----------------------------------------------------------------------------
+    def _check_cc(self, name: str, where: str):
+        if name not in self.registry:
+            raise InputError("unknown congestion control", where=where, value=name,
+                             accepted="one of " + ", ".join(sorted(self.registry)))
+        return self.registry[name]
+
+    def _cc_params(self, name: str) -> dict:
+        r = self._cc_resolved.get(name)
+        if r is None:
+            cls = self.registry[name]
+            over = dict(self.cc_params_in.get(name, {}))
+            if name == "none" and "window_bytes" in cls.PARAMS and "window_bytes" not in over \
+                    and self.params["window_bytes"]:
+                over["window_bytes"] = self.params["window_bytes"]
+            r = self._cc_resolved[name] = cls.PARAMS.resolve(over, source=f"--cc-param {name}")
+        return r
+
+    def _eid_now(self) -> int:
+        try:
+            return self.env._eid.__reduce__()[1][0]
+        except Exception:  # pragma: no cover - CPython implementation detail
+            return 0
+
+    # -- the seam ---------------------------------------------------------------------------------
+    def send(self, src, dst, size_bytes: int, tag: FlowTag = EMPTY_TAG, *, cc: str | None = None,
+             priority: int | None = None):
+        g = self.graph
+        for role, n in (("src", src), ("dst", dst)):
+            if n not in g:
+                raise InputError("unknown node", where=f"flow {role}", value=n)
+            if g.nodes[n].get("kind") not in ENDPOINT_KINDS:
+                raise InputError("flows start and end at gpu/host nodes", where=f"flow {role}", value=n,
+                                 accepted="a node of kind gpu or host")
+        if src == dst:
+            raise InputError("flow source equals destination", where="flow", value=src)
+        if not isinstance(size_bytes, int) or isinstance(size_bytes, bool) or size_bytes <= 0:
+            raise InputError("flow size must be a positive integer", where="size_bytes", value=size_bytes)
+        cc_name = cc or self.cc_default
+        cls = self._check_cc(cc_name, "flow cc")
+        p = self.params
+        fid = self.next_fid
+        self.next_fid += 1
+        path = self.router.path(src, dst, fid)
+        net = self.net
+        route = net.route_ports(path)
+        rpath = tuple(reversed(path))
+        rroute = net.route_ports(rpath)
+        if p["routing"] == "spray":
+            data_route = ack_route = None
+        else:
+            data_route, ack_route = route, rroute
+        np_ = net.node_params
+        mtu = min(np_[n]["mtu_bytes"] for n in path)
+        hdr = np_[src]["header_bytes"]
+        mss = mtu - hdr
+        if mss <= 0:
+            raise InputError("mtu_bytes must exceed header_bytes", where="parameter mtu_bytes", value=mtu)
+        ack_b = p["ack_bytes"]
+        links = hops(g, path)
+        base_rtt_ns = sum(mtu * 8e9 / r + d for r, d in links) + sum(ack_b * 8e9 / r + d for r, d in links)
+        bott = min(r for r, _ in links)
+        bdp = int(math.ceil(bott * base_rtt_ns / 8e9)) + mss
+        line = links[0][0]
+        for (u, v), (r, _) in zip(zip(path[:-1], path[1:]), links):
+            if g.edges[u, v].get("kind") in FABRIC_KINDS:
+                line = r
+                break
+        now = self.env._now
+        ccp = self._cc_params(cc_name)
+        algo = cls(ccp, mss_bytes=mss, line_rate_bps=line, base_rtt_ns=int(round(base_rtt_ns)),
+                   bdp_bytes=bdp, now_ns=now // PS_PER_NS)
+        if priority is None:
+            prio = p["roce_priority"] if cls.transport == "roce" else p["tcp_priority"]
+        else:
+            prio = int(priority)
+            if not 0 <= prio <= 7:
+                raise InputError("priority out of range", where="flow priority", value=priority,
+                                 accepted="0..7")
+        for port in route:
+            port.add_prio(prio)
+        min_rto = ccp.get("min_rto_ns", p["min_rto_ns"]) if isinstance(ccp, dict) else p["min_rto_ns"]
+        kw = dict(route=data_route, rroute=ack_route, port=route[0], rport=rroute[0], mss_bytes=mss,
+                  header_bytes=hdr, ack_bytes=ack_b, min_rto_ns=min_rto, max_rto_ns=p["max_rto_ns"],
+                  initial_rto_ns=p["initial_rto_ns"], start_ps=now)
+        if cls.transport == "roce":
+            from ...transport.roce import RoceFlow
+            flow = RoceFlow(net, fid, src, dst, size_bytes, algo, cc_name, prio,
+                            ack_every=p["roce_ack_every_packets"],
+                            cnp_interval_ns=ccp.get("cnp_interval_ns", p["cnp_interval_ns"]), **kw)
+        elif cls.transport == "tcp":
+            from ...transport.tcp import TcpFlow
+            flow = TcpFlow(net, fid, src, dst, size_bytes, algo, cc_name, prio, **kw)
+        else:
+            raise InputError("unknown transport of congestion control", where=f"cc {cc_name}",
+                             value=cls.transport, accepted="tcp or roce")
+        ideal = int(round(ideal_fct_exact_ns(links, size_bytes, mtu, hdr)))
+        ev = self.env.event()
+        flow.record = (tag, ideal, ev, path, mtu, hdr, bott)
+        net.flows[fid] = flow
+        net.active += 1
+        self.flows_started += 1
+        net.queue_sampler.ensure()
+        net.cc_sampler.ensure()
+        flow.wake_sender()
+        return ev
+
+    # -- completion -------------------------------------------------------------------------------
+    def _received(self, flow) -> None:
+        tag, ideal, ev, path, mtu, hdr, bott = flow.record
+        start_ns = (flow.start_ps + 500) // PS_PER_NS
+        end_ns = (flow.end_ps + 500) // PS_PER_NS
+        rec = make_record(flow.fid, str(flow.src), str(flow.dst), flow.size, start_ns, end_ns, ideal, tag,
+                          cc=flow.cc_name, priority=flow.prio, retransmitted_bytes=flow.retransmitted_bytes,
+                          ecn_marked_packets=flow.ecn_marked_packets, retransmits=flow.retransmits,
+                          timeouts=flow.timeouts, cnps_received=flow.cnps_received)
+        self.completed += 1
+        self.bytes_delivered += flow.size
+        if self.sink is not None:
+            self.sink.add(rec)
+        self._maybe_retire(flow)
+        ev.succeed(rec)
+
+    def _acked(self, flow) -> None:
+        if self.hpcc_fct:
+            self._hpcc_row(flow)
+        self._maybe_retire(flow)
+
+    def _maybe_retire(self, flow) -> None:
+        if flow.end_ps < 0 or not flow.sender_done:
+            return
+        net = self.net
+        if net.flows.pop(flow.fid, None) is None:
+            return
+        net.active -= 1
+        t = self.totals
+        t["retransmitted_bytes"] += flow.retransmitted_bytes
+        t["retransmits"] += flow.retransmits
+        t["timeouts"] += flow.timeouts
+        t["ecn_marked_packets"] += flow.ecn_marked_packets
+        t["cnps"] += flow.cnps_received
+        self.fairness.append((flow.size, flow.end_ps - flow.start_ps, flow.start_ps, flow.end_ps, flow.win_bytes))
+
+    def _hpcc_row(self, flow) -> None:
+        if self._node_id is None:
+            ids = {}
+            for i, n in enumerate(self.graph.nodes):
+                ids[n] = int(n) if (isinstance(n, int) or (isinstance(n, str) and n.isdigit())) else i
+            self._node_id = ids
+        ids = self._node_id
+        sid, did = ids[flow.src], ids[flow.dst]
+        key = (sid, did)
+        sport = self._sport.get(key, 10000)
+        self._sport[key] = sport + 1
+        tag = flow.record[0]
+        text = tag.tag[6:] if tag.tag.startswith("dport=") else tag.tag
+        dport = int(text) if text.isdigit() else 100
+        _, _, _, path, mtu, hdr, bott = flow.record
+        links = hops(self.graph, path)
+        mss = mtu - hdr
+        base_rtt = 2 * sum(d for _, d in links) + sum(mss * 8e9 / r for r, _ in links)
+        total = flow.size + ((flow.size - 1) // mss + 1) * hdr
+        standalone = int(base_rtt) + int(total * 8e9 / bott)
+        start_ns = (flow.start_ps + 500) // PS_PER_NS
+        fct = (flow.ack_end_ps - flow.start_ps + 500) // PS_PER_NS
+        self.hpcc_rows.append(f"{hpcc_ip(sid):08x} {hpcc_ip(did):08x} {sport} {dport} {flow.size} "
+                              f"{start_ns} {fct} {standalone}")
+
+    # -- summary ----------------------------------------------------------------------------------
+    def jain_fairness(self) -> float | None:
+        p = self.params
+        w = p["jain_window_ns"] * PS_PER_NS
+        xs = []
+        if w <= 0:
+            xs = [size / fct for size, fct, *_ in self.fairness if fct > 0]
+        else:
+            lo = p["jain_start_ns"] * PS_PER_NS
+            hi = lo + w
+            for size, fct, s, e, win in self.fairness:
+                overlap = min(e, hi) - max(s, lo)
+                if overlap > 0:
+                    xs.append(win / overlap)
+            for f in self.net.flows.values():
+                overlap = min(self.env._now, hi) - max(f.start_ps, lo)
+                if overlap > 0:
+                    xs.append(f.win_bytes / overlap)
+        if not xs or not any(xs):
+            return None
+        return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs))
+
+    def stats(self) -> dict:
+        net = self.net
+        ports = sorted(net.ports.values(), key=lambda q: (str(q.name), str(q.peer_name)))
+        pause_time = {}
+        now = self.env._now
+        for q in ports:
+            t = q.pause_time_ps + sum(now - q.pause_since[i] for i in range(9) if q.paused[i])
+            if t or q.pauses:
+                pause_time[f"{q.name}->{q.peer_name}"] = (t + 500) // PS_PER_NS
+        t = dict(self.totals)
+        for f in net.flows.values():  # flows still running
+            t["retransmitted_bytes"] += f.retransmitted_bytes
+            t["retransmits"] += f.retransmits
+            t["timeouts"] += f.timeouts
+            t["ecn_marked_packets"] += f.ecn_marked_packets
+            t["cnps"] += f.cnps_received
+        hops_ = sum(q.tx_packets for q in ports)
+        return {
+            "backend": "packet",
+            "flows": self.flows_started,
+            "completed": self.completed,
+            "bytes_delivered": self.bytes_delivered,
+            "drops": net.drops,
+            "dropped_bytes": net.dropped_bytes,
+            "dropped_payload_bytes": net.dropped_payload_bytes,
+            "ecn_marks": sum(q.ecn_marks for q in ports),
+            "ecn_marked_packets_received": t["ecn_marked_packets"],
+            "cnps": t["cnps"],
+            "pfc_pauses": sum(q.pauses for q in ports),
+            "pfc_pause_time_ns": pause_time,
+            "pfc_headroom_overflows": net.headroom_overflows,
+            "retransmitted_bytes": t["retransmitted_bytes"],
+            "retransmits": t["retransmits"],
+            "timeouts": t["timeouts"],
+            "packet_hops": hops_,
+            "jain_fairness": self.jain_fairness(),
+            "sim_time_ns": (now + 500) // PS_PER_NS,
+            "events": self._eid_now() - self._eid0,
+        }
+
+    def close(self) -> None:
+        for s in (self.sinks.fct, self.sinks.queues, self.sinks.pfc, self.sinks.cc):
+            if s is not None:
+                s.flush()
+
+
+@register_backend("packet")
+def _factory(graph, *, env, params, seed, cc, cc_params, sinks, **kw):
+    return PacketBackend(graph, env=env, params=params, seed=seed, cc=cc, cc_params=cc_params, sinks=sinks, **kw)

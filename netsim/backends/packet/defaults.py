@@ -1,0 +1,170 @@
+"""Simulation defaults of the packet-level backend (``--set KEY=VALUE``).
+
+Every default is a named :class:`~netsim.params.Param` with its unit and
+source. The same names work as node attributes in a topology (a switch's
+``buffer_bytes``, ``ecn_kmin_bytes`` ...) and then override the run's value
+for that node only. Per-priority forms append ``.P`` (P = 802.1p priority
+0..7): ``ecn_kmin_bytes.3=100KB`` sets Kmin of priority 3 only; the plain name
+sets every priority. Per-priority keys: :data:`PER_PRIORITY`.
+
+>>> p = resolve_params({"ecn_kmin_bytes.3": "100KB", "pfc": "off"})
+>>> p["ecn_kmin_bytes.3"], p["pfc"]
+(100000, False)
+>>> resolve_params({"bufer_bytes": 1})  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+netsim.errors.InputError: --set: unknown packet-network parameter (got 'bufer_bytes'); expected did you mean buffer_bytes...
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ...errors import InputError
+from ...params import Param, ParamTable
+
+_HDR = ("RoCEv2 per IBTA Annex A17: Ethernet 14 + FCS 4 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 = 62 B "
+        "(preamble/IFG not modelled)")
+
+SIM_PARAMS = ParamTable("packet-network", [
+    Param("mtu_bytes", 1500, "size", "largest packet on the wire, headers included",
+          "IEEE 802.3 standard Ethernet MTU (1500 B); HPCC's ns-3 runs use 1000 B payload + headers",
+          minimum=64),
+    Param("header_bytes", 62, "size", "header bytes per data packet (payload = mtu - header)", _HDR, minimum=0),
+    Param("ack_bytes", 64, "size", "size of an ACK/NACK/CNP on the wire", "IEEE 802.3 minimum frame (64 B)",
+          minimum=1),
+    Param("buffer_bytes", 32_000_000, "size", "packet buffer of a switch (shared) or its total (static)",
+          "HPCC ns-3 configs (32 MB switch buffer; Broadcom Tomahawk-class)", minimum=0),
+    Param("buffer_mode", "shared", "choice",
+          "shared: dynamic threshold alpha*free per egress queue; static: buffer/ports per egress port",
+          "Choudhury & Hahne, IEEE/ACM ToN 1998 (dynamic threshold, Broadcom-style MMU)",
+          choices=("shared", "static")),
+    Param("buffer_alpha", 1.0, "float", "dynamic-threshold alpha: a queue may hold alpha*free bytes",
+          "Choudhury & Hahne 1998 (alpha = 1 is their reference setting)", minimum=0),
+    Param("ecn", True, "bool", "ECN marking at switch egress (ECT packets only)", "RFC 3168"),
+    Param("ecn_kmin_bytes", 5_000, "size", "RED Kmin on the instantaneous egress queue",
+          "DCQCN, Zhu et al. SIGCOMM 2015 (Kmin = 5 KB)", minimum=0),
+    Param("ecn_kmax_bytes", 200_000, "size", "RED Kmax (Kmin = Kmax gives step marking)",
+          "DCQCN, Zhu et al. SIGCOMM 2015 (Kmax = 200 KB)", minimum=0),
+    Param("ecn_pmax", 0.01, "float", "marking probability at Kmax (1 above Kmax)",
+          "DCQCN, Zhu et al. SIGCOMM 2015 (Pmax = 1 %)", minimum=0, maximum=1),
+    Param("ecn_mark_at", "enqueue", "choice", "mark on the queue seen at enqueue or at dequeue",
+          "RFC 3168 leaves it open; DCTCP marks at enqueue, DCQCN CP at egress (dequeue)",
+          choices=("enqueue", "dequeue")),
+    Param("pfc", True, "bool", "PFC (802.1Qbb) on the lossless priorities",
+          "IEEE 802.1Qbb; RoCEv2 deployments run lossless (Guo et al. SIGCOMM 2016)"),
+    Param("lossless_priorities", "3", "str", "comma list of 802.1p priorities that are lossless under PFC",
+          "RoCEv2 practice: priority 3 lossless (NVIDIA/Mellanox RoCE configuration guides)"),
+    Param("pfc_xoff_bytes", 64_000, "size", "ingress bytes (per port, per priority) above which PAUSE is sent",
+          "netsim choice: well below a shared 32 MB buffer, several BDPs of a 100G 1us hop", minimum=0),
+    Param("pfc_xon_bytes", 32_000, "size", "ingress bytes below which RESUME is sent",
+          "netsim choice: xoff/2, leaving >2 us of 100G traffic to restart the link", minimum=0),
+    Param("pfc_headroom_bytes", 0, "size",
+          "headroom above xoff for bytes in flight (0 = auto: 2*delay*rate + 2*MTU)",
+          "congestion-control.md / 802.1Qbb headroom formula (2 x link delay x rate + MTUs)", minimum=0),
+    Param("internal_xoff_bytes", 16_000, "size",
+          "backpressure threshold of lossless NVLink/PCIe/NIC hops (all priorities)",
+          "netsim model of credit-based flow control (NVLink/PCIe credits): small buffer, never drops",
+          minimum=0),
+    Param("internal_xon_bytes", 8_000, "size", "backpressure release threshold of NVLink/PCIe/NIC hops",
+          "netsim choice: internal_xoff/2", minimum=0),
+    Param("scheduler", "dwrr", "choice",
+          "egress scheduling among data priorities (control class always served first)",
+          "HPCC ns-3 qbb: control queue strict, data queues round robin", choices=("strict", "dwrr")),
+    Param("dwrr_quantum_bytes", 0, "size", "DWRR quantum per priority (0 = one MTU)",
+          "Shreedhar & Varghese, SIGCOMM 1995 (quantum >= max packet)", minimum=0),
+    Param("roce_priority", 3, "int", "default priority of RoCE-transport flows (lossless class)",
+          "RoCEv2 practice: priority 3", minimum=0, maximum=7),
+    Param("tcp_priority", 0, "int", "default priority of TCP-transport flows (lossy class)",
+          "802.1p best effort = 0", minimum=0, maximum=7),
+    Param("window_bytes", 0, "size", "fixed window of --cc none (0 = one BDP of the path at its bottleneck)",
+          "netsim issue #2", minimum=0),
+    Param("roce_ack_every_packets", 1, "int", "RoCE receiver: ACK every N in-order packets (coalescing)",
+          "HPCC ns-3 default ack per packet (ack interval 1)", minimum=1),
+    Param("cnp_interval_ns", 50_000, "time", "NP: at most one CNP per flow per interval (if the CC has no own)",
+          "DCQCN, Zhu et al. SIGCOMM 2015 (50 us)", minimum=0),
+    Param("min_rto_ns", 1_000_000, "time", "minimum retransmission timeout (if the CC has no min_rto_ns)",
+          "Vasudevan et al. SIGCOMM 2009 and DC studies use 1-10 ms RTOmin (Linux: 200 ms)", minimum=0),
+    Param("initial_rto_ns", 0, "time", "RTO before the first RTT sample (0 = min RTO)",
+          "RFC 6298 says 1 s; a datacenter simulation starts at RTOmin (netsim choice)", minimum=0),
+    Param("max_rto_ns", 1_000_000_000, "time", "upper bound of the backed-off RTO",
+          "RFC 6298 2.5 (a maximum of at least 60 s may be placed; netsim uses 1 s)", minimum=1),
+    Param("routing", "ecmp", "choice", "ecmp: one hashed path per flow; spray: random next hop per packet",
+          "netsim issue #2", choices=("ecmp", "spray")),
+    Param("queue_sample_ns", 10_000, "time", "period of queues.csv samples (0 = off)",
+          "netsim choice (trace size vs resolution)", minimum=0),
+    Param("cc_sample_ns", 10_000, "time", "period of cc.csv samples (0 = off)",
+          "netsim choice (trace size vs resolution)", minimum=0),
+    Param("jain_start_ns", 0, "time", "start of the Jain's-fairness window", "netsim issue #3", minimum=0),
+    Param("jain_window_ns", 0, "time",
+          "length of the Jain's-fairness window (0 = over whole flows: size/fct of each flow)",
+          "Jain, Chiu & Hawe, DEC-TR-301 1984 (index definition)", minimum=0),
+])
+
+#: parameters that accept a per-priority ``.P`` suffix
+PER_PRIORITY = ("ecn_kmin_bytes", "ecn_kmax_bytes", "ecn_pmax", "pfc_xoff_bytes", "pfc_xon_bytes",
+                "pfc_headroom_bytes", "dwrr_quantum_bytes")
+
+
+def _split_key(key: str) -> tuple[str, int | None]:
+    if "." in key:
+        base, _, suffix = key.rpartition(".")
+        if base in PER_PRIORITY and suffix.isdigit() and 0 <= int(suffix) <= 7:
+            return base, int(suffix)
+        if base in PER_PRIORITY:
+            raise InputError("bad priority suffix", where="--set", value=key,
+                             accepted=f"{base}.P with P in 0..7")
+    return key, None
+
+
+def parse_override(key: str, value, *, source: str | None = None, where: str | None = None):
+    """Check and convert one ``KEY=VALUE`` (``KEY`` may carry a ``.P`` suffix)."""
+    base, _ = _split_key(key)
+    if base not in SIM_PARAMS:
+        raise SIM_PARAMS.unknown(key, source=source, where=where or "--set")
+    return SIM_PARAMS[base].parse(value, source=source, where=where or f"parameter {key}")
+
+
+def resolve_params(overrides: Mapping[str, Any] | None = None, *, source: str | None = None) -> dict:
+    """Defaults overlaid with checked ``overrides`` (per-priority keys kept as given)."""
+    out: dict = SIM_PARAMS.defaults()
+    for key, value in (overrides or {}).items():
+        out[key] = parse_override(key, value, source=source)
+    return out
+
+
+def node_overrides(attrs: Mapping[str, Any]) -> dict:
+    """Node attributes that override simulation parameters (unknown attributes are ignored)."""
+    out = {}
+    for key, value in attrs.items():
+        if not isinstance(key, str):
+            continue
+        try:
+            base, _ = _split_key(key)
+        except InputError:
+            continue
+        if base in SIM_PARAMS:
+            out[key] = parse_override(key, value, where=f"node attribute {key}")
+    return out
+
+
+def per_priority(params: Mapping[str, Any], name: str) -> list:
+    """Values of ``name`` for priorities 0..7 (``name.P`` wins over ``name``)."""
+    base = params[name]
+    return [params.get(f"{name}.{p}", base) for p in range(8)]
+
+
+def lossless_set(params: Mapping[str, Any]) -> frozenset[int]:
+    """The lossless priorities (empty when ``pfc`` is off)."""
+    if not params["pfc"]:
+        return frozenset()
+    text = str(params["lossless_priorities"]).strip()
+    out = set()
+    for part in text.replace(";", ",").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if not part.isdigit() or int(part) > 7:
+            raise InputError("bad priority list", where="parameter lossless_priorities", value=text,
+                             accepted="comma-separated priorities 0..7, e.g. 3 or 3,4")
+        out.add(int(part))
+    return frozenset(out)

@@ -1,0 +1,208 @@
+"""The packet network: nodes and ports wired from a topology graph.
+
+Builds one :class:`~.node.Forwarder` or :class:`~.node.Endpoint` per graph
+node and one :class:`~.port.Port` per direction of every edge, applies the
+simulation parameters (run-wide, overridden per node by node attributes, per
+priority by ``NAME.P`` keys), turns routes into tuples of ports, carries PFC
+PAUSE/RESUME messages and counts drops. Also runs the two samplers
+(queues.csv, cc.csv): each is one self-rescheduling event that stops when no
+flow is active, so an idle network has no pending event.
+"""
+from __future__ import annotations
+
+import random
+
+from ...errors import InputError
+from ...units import PS_PER_NS
+from .defaults import lossless_set, node_overrides, per_priority
+from .node import ENDPOINT_KINDS, Endpoint, Forwarder
+from .port import NORMAL, Port
+from heapq import heappush
+
+
+class _Msg:
+    """A PFC PAUSE/RESUME reaching the upstream egress port (its own SimPy event)."""
+
+    __slots__ = ("callbacks", "port", "prio", "pause")
+    _ok = True
+
+    def __init__(self, cb, port, prio, pause):
+        self.callbacks = (cb,)
+        self.port, self.prio, self.pause = port, prio, pause
+
+
+class _Every:
+    """A periodic sampler that runs only while flows are active."""
+
+    __slots__ = ("callbacks", "net", "fn", "period_ps", "running")
+    _ok = True
+
+    def __init__(self, net, fn, period_ns: int):
+        self.callbacks = None
+        self.net, self.fn, self.period_ps, self.running = net, fn, int(period_ns) * PS_PER_NS, False
+
+    def ensure(self) -> None:
+        if self.running or self.period_ps <= 0:
+            return
+        self.running = True
+        env = self.net.env
+        p = self.period_ps
+        at = (env._now // p + 1) * p if env._now % p else env._now
+        self.callbacks = (self._fire,)
+        heappush(env._queue, (at, NORMAL, next(env._eid), self))
+
+    def _fire(self, _ev) -> None:
+        self.fn()
+        if self.net.active:
+            env = self.net.env
+            self.callbacks = (self._fire,)
+            heappush(env._queue, (env._now + self.period_ps, NORMAL, next(env._eid), self))
+        else:
+            self.running = False
+
+
+class Network:
+    """Devices and ports of one simulation (see module docstring)."""
+
+    def __init__(self, graph, env, params: dict, seed: int, router, sinks):
+        self.graph = graph
+        self.env = env
+        self.params = params
+        self.rng = random.Random(seed)
+        self.router = router
+        self.sinks = sinks
+        self.lossless = lossless_set(params)
+        self.nodes: dict = {}
+        self.node_params: dict = {}
+        self.ports: dict = {}
+        self.active = 0
+        self.drops = 0
+        self.dropped_bytes = 0
+        self.dropped_payload_bytes = 0
+        self.headroom_overflows = 0
+        self.pfc_events = 0
+        self.touched_ports: list = []
+        self._route_cache: dict = {}
+        for name in sorted(graph.nodes, key=str):
+            attrs = graph.nodes[name]
+            kind = attrs.get("kind")
+            p = dict(params)
+            p.update(node_overrides(attrs))
+            self.node_params[name] = p
+            if kind in ENDPOINT_KINDS:
+                self.nodes[name] = Endpoint(self, name, kind, p)
+            else:
+                self.nodes[name] = Forwarder(self, name, kind, p, lossless_set(p) if kind == "switch" else None)
+        for u, v in sorted(graph.edges, key=lambda e: (str(e[0]), str(e[1]))):
+            e = graph.edges[u, v]
+            for a, b in ((u, v), (v, u)):
+                self._add_port(a, b, e)
+        for node in self.nodes.values():
+            if isinstance(node, Forwarder) and node.is_switch and node.buf.static:
+                share = node.buf.total / max(1, len(node.ports))
+                for port in node.ports.values():
+                    port.limit = share
+        self.queue_sampler = _Every(self, self._sample_queues, params["queue_sample_ns"])
+        self.cc_sampler = _Every(self, self._sample_cc, params["cc_sample_ns"])
+        self.flows: dict = {}  # active flows by id (for the cc sampler)
+
+    def _add_port(self, a, b, e) -> None:
+        na, nb = self.nodes[a], self.nodes[b]
+        rate = e.get("rate_bps")
+        err = float(e.get("error_rate", 0.0) or 0.0)
+        if not rate or rate <= 0:
+            raise InputError("link has no positive rate_bps", where=f"link {a}-{b}", value=rate)
+        if not 0.0 <= err < 1.0:
+            raise InputError("bad error_rate", where=f"link {a}-{b}", value=err, accepted="0 <= error_rate < 1")
+        port = Port(self, na, nb, rate, round(float(e.get("delay_ns", 0.0)) * PS_PER_NS), err)
+        pa, pb = self.node_params[a], self.node_params[b]
+        if isinstance(na, Forwarder) and na.is_switch:
+            port.ecn_on = bool(pa["ecn"])
+            port.mark_deq = pa["ecn_mark_at"] == "dequeue"
+            port.kmin[:8] = per_priority(pa, "ecn_kmin_bytes")
+            port.kmax[:8] = per_priority(pa, "ecn_kmax_bytes")
+            port.pmax[:8] = per_priority(pa, "ecn_pmax")
+        port.strict = pa["scheduler"] == "strict"
+        q = per_priority(pa, "dwrr_quantum_bytes")
+        port.quantum[:8] = [x if x > 0 else pa["mtu_bytes"] for x in q]
+        # PFC thresholds of b's ingress for this link
+        auto_head = int(2 * port.delay_ps / PS_PER_NS * port.rate_bps / 8e9) + 2 * pb["mtu_bytes"]
+        if isinstance(nb, Forwarder) and nb.is_switch:
+            port.xoff[:8] = per_priority(pb, "pfc_xoff_bytes")
+            port.xon[:8] = per_priority(pb, "pfc_xon_bytes")
+            port.headroom[:8] = [h if h > 0 else auto_head for h in per_priority(pb, "pfc_headroom_bytes")]
+        else:
+            port.xoff[:8] = [pb["internal_xoff_bytes"]] * 8
+            port.xon[:8] = [pb["internal_xon_bytes"]] * 8
+            port.headroom[:8] = [auto_head] * 8
+        if isinstance(na, Endpoint):
+            from collections import deque
+            port.ring = deque()
+        na.ports[b] = port
+        self.ports[(a, b)] = port
+
+    # -- routes -----------------------------------------------------------------------------------
+    def route_ports(self, path: tuple) -> tuple:
+        """Egress ports along a node path (interned: equal paths share one tuple)."""
+        r = self._route_cache.get(path)
+        if r is None:
+            ports = self.ports
+            r = self._route_cache[path] = tuple(ports[(a, b)] for a, b in zip(path[:-1], path[1:]))
+        return r
+
+    # -- events from the devices ------------------------------------------------------------------
+    def drop(self, pkt, port) -> None:
+        self.drops += 1
+        self.dropped_bytes += pkt.size
+        self.dropped_payload_bytes += pkt.payload
+        if pkt.pfc_port is not None:  # never queued, nothing to release
+            pkt.pfc_port = None
+
+    def pfc_signal(self, port, prio: int, pause: bool) -> None:
+        """The peer of ``port`` asks it to pause/resume ``prio``; effective one link delay later."""
+        port.pause_sent[prio] = pause
+        env = self.env
+        heappush(env._queue, (env._now + port.delay_ps, NORMAL, next(env._eid), _Msg(self._pfc_arrive, port, prio, pause)))
+
+    def _pfc_arrive(self, msg) -> None:
+        port = msg.port
+        if port.paused[msg.prio] == msg.pause:
+            return
+        self.pfc_events += 1
+        sink = self.sinks.pfc
+        if sink is not None:
+            sink.add(((self.env._now + 500) // PS_PER_NS, port.name, port.peer_name, msg.prio,
+                      "pause" if msg.pause else "resume"))
+        port.set_paused(msg.prio, msg.pause)
+
+    # -- samplers ---------------------------------------------------------------------------------
+    def _sample_queues(self) -> None:
+        sink = self.sinks.queues
+        if sink is None:
+            return
+        t = (self.env._now + 500) // PS_PER_NS
+        for port in self.touched_ports:
+            qb, last = port.qbytes, port.last_sample
+            for p in port.dprios:
+                q = qb[p]
+                if q or last[p]:
+                    sink.add((t, port.name, port.peer_name, p, q))
+                    last[p] = q
+
+    def _sample_cc(self) -> None:
+        sink = self.sinks.cc
+        if sink is None:
+            return
+        t = (self.env._now + 500) // PS_PER_NS
+        for f in self.flows.values():
+            if f.sender_done:
+                continue
+            cw, rate, alpha, srtt = f.sample()
+            sink.add((t, f.fid, f.cc_name, "" if cw is None else int(cw), "" if rate is None else rate,
+                      "" if alpha is None else alpha, "" if srtt is None else srtt))
+
+    def flow_received(self, flow) -> None:  # pragma: no cover - replaced by the backend
+        raise NotImplementedError
+
+    def flow_acked(self, flow) -> None:  # pragma: no cover - replaced by the backend
+        raise NotImplementedError

@@ -1,0 +1,153 @@
+"""Nodes of the packet network: forwarding devices and endpoints.
+
+* :class:`Forwarder` — an output-queued device (``switch``, ``nic``,
+  ``pcie_switch``, ``nvswitch``). On arrival a packet goes straight to its
+  egress port (taken from the packet's route, or sprayed over the equal-cost
+  next hops). If the port is idle it starts at once; otherwise it is admitted
+  into the queue:
+
+  - lossy priority: tail drop when the buffer refuses it — shared buffer with
+    the dynamic threshold ``queue + size <= alpha * (buffer - used)`` or a
+    static per-port share ``buffer / ports``;
+  - lossless priority (PFC on and the priority listed in
+    ``lossless_priorities``; every priority at NVLink/PCIe/NIC devices): never
+    dropped; counted per (ingress link, priority); above XOFF a PAUSE goes
+    upstream, at or below XON a RESUME;
+  - ECN (switches only, ECT packets only): RED on the instantaneous egress
+    queue of that priority, Kmin = Kmax is step marking.
+
+  ACK/NACK/CNP (control class) are never dropped nor paused.
+* :class:`Endpoint` — a ``gpu`` or ``host``: hands data to the flow's
+  receiver and ACK/NACK/CNP to its sender. Routes never transit endpoints.
+
+Lossless NVLink/PCIe/NIC hops model credit-based flow control as PFC-style
+backpressure with small thresholds (``internal_xoff_bytes`` /
+``internal_xon_bytes``) on every priority and an unbounded buffer: they never
+drop, and a slow PCIe hop backs traffic up to the GPU.
+"""
+from __future__ import annotations
+
+from ...transport.packet import CONTROL_PRIORITY, DATA, CNP
+
+SWITCH_KINDS = ("switch",)
+INTERNAL_KINDS = ("nic", "pcie_switch", "nvswitch")
+ENDPOINT_KINDS = ("gpu", "host")
+
+
+class Buffer:
+    """Shared packet-buffer accounting of one node."""
+
+    __slots__ = ("used", "total", "alpha", "static")
+
+    def __init__(self, total: float, alpha: float, static: bool):
+        self.used = 0
+        self.total = total
+        self.alpha = alpha
+        self.static = static
+
+
+class Node:
+    """Base: a named device with a buffer and egress ports (filled by the network builder)."""
+
+    def __init__(self, net, name, kind: str, params: dict):
+        self.net = net
+        self.env = net.env
+        self.name = name
+        self.kind = kind
+        self.params = params
+        self.ports: dict = {}   # neighbour name -> Port
+        self.buf = Buffer(float("inf"), 1.0, False)
+
+    def receive(self, pkt) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+class Forwarder(Node):
+    """Switch, NIC, PCIe switch or NVSwitch."""
+
+    def __init__(self, net, name, kind, params, lossless: frozenset):
+        super().__init__(net, name, kind, params)
+        self.is_switch = kind in SWITCH_KINDS
+        if self.is_switch:
+            self.buf = Buffer(params["buffer_bytes"], params["buffer_alpha"], params["buffer_mode"] == "static")
+            self.lossless = [p in lossless for p in range(8)] + [True]
+        else:  # NVLink / PCIe / NIC: lossless for every priority, unbounded buffer
+            self.lossless = [True] * 9
+        self.rng = net.rng
+        self.spray: dict = {}
+
+    def _spray_port(self, pkt):
+        ports = self.spray.get(pkt.dst)
+        if ports is None:
+            ports = self.spray[pkt.dst] = tuple(self.ports[n] for n in self.net.router.next_hops(self.name, pkt.dst))
+        if len(ports) == 1:
+            return ports[0]
+        return ports[int(self.rng.random() * len(ports))]
+
+    def receive(self, pkt) -> None:
+        in_port = pkt.in_port
+        if in_port.err and self.rng.random() < in_port.err:
+            self.net.drop(pkt, in_port)
+            return
+        route = pkt.route
+        if route is not None:
+            port = route[pkt.hop]
+            pkt.hop += 1
+        else:
+            port = self._spray_port(pkt)
+        prio = pkt.prio
+        if not port.wake_pending and port.busy_until <= self.env._now and not port.paused[prio]:
+            port.start(pkt)
+            return
+        size = pkt.size
+        buf = self.buf
+        if prio != CONTROL_PRIORITY:
+            if self.lossless[prio]:
+                c = in_port.ing[prio] + size
+                in_port.ing[prio] = c
+                pkt.pfc_port = in_port
+                if c > in_port.xoff[prio] and not in_port.pause_sent[prio]:
+                    self.net.pfc_signal(in_port, prio, True)
+                if c > in_port.xoff[prio] + in_port.headroom[prio]:
+                    self.net.headroom_overflows += 1
+            elif buf.static:
+                if port.qtotal + size > port.limit:
+                    port.drops += 1
+                    self.net.drop(pkt, port)
+                    return
+            elif port.qbytes[prio] + size > buf.alpha * (buf.total - buf.used) or buf.used + size > buf.total:
+                port.drops += 1
+                self.net.drop(pkt, port)
+                return
+            if pkt.ect and port.ecn_on and not port.mark_deq:
+                self.mark(port, pkt, port.qbytes[prio])
+        buf.used += size
+        port.enqueue(pkt)
+
+    def mark(self, port, pkt, q: int) -> None:
+        """RED/step marking of ``pkt`` given the egress queue ``q`` (bytes) of its priority."""
+        prio = pkt.prio
+        kmin = port.kmin[prio]
+        if q <= kmin or pkt.ce:
+            return
+        kmax = port.kmax[prio]
+        if q > kmax or self.rng.random() < port.pmax[prio] * (q - kmin) / (kmax - kmin):
+            pkt.ce = True
+            port.ecn_marks += 1
+
+
+class Endpoint(Node):
+    """A GPU or host: the end of every route, where flows start and finish."""
+
+    def receive(self, pkt) -> None:
+        in_port = pkt.in_port
+        if in_port.err and self.net.rng.random() < in_port.err:
+            self.net.drop(pkt, in_port)
+            return
+        kind = pkt.kind
+        if kind == DATA:
+            pkt.flow.on_data(pkt)
+        elif kind == CNP:
+            pkt.flow.on_cnp(pkt)
+        else:
+            pkt.flow.on_ack(pkt)

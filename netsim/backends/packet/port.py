@@ -1,0 +1,281 @@
+"""An egress port: per-priority queues, a scheduler, PFC pause state, a wire.
+
+One :class:`Port` per direction of every link (``node -> peer``). Speed
+design (the hot path of the whole simulator):
+
+* a packet starts serialization the moment the port is free; the port then
+  schedules only the packet's *arrival* at the peer (``ser + delay`` later) —
+  the packet object itself is the SimPy event, so an uncongested hop costs one
+  event;
+* a port with more work queued schedules itself (it is its own event, at
+  most one pending) for the instant its current transmission ends
+  (``busy_until``) and picks the next packet then. So a busy port has one
+  pending event, an idle one none;
+* serialization keeps its fractional picoseconds (``rem``), so a 400 Gbps or
+  1.2 Tbps link carries exactly its rate over a long flow.
+
+Queues: one deque per 802.1p priority (0..7) plus a control class (ACK, NACK,
+CNP: served first, never paused, never dropped). Data priorities are served by
+strict priority (higher number first) or deficit round robin. A port at a
+host/GPU also serves the flows of that endpoint (``ring``): the NIC pulls the
+next packet of each sending flow round robin, honouring each flow's window
+and pacing rate, so it never holds a queue of data packets.
+
+Left out: cut-through switching, preamble/inter-frame gap, pause-frame
+serialization (a PFC frame takes effect one propagation delay after it is
+triggered).
+"""
+from __future__ import annotations
+
+from collections import deque
+from heapq import heappush
+
+from ...transport.packet import CONTROL_PRIORITY, N_PRIORITIES
+
+NORMAL = 1  # SimPy's NORMAL event priority
+
+
+class Port:
+    """Egress of ``node`` towards ``peer`` over a link of ``rate_bps`` / ``delay_ps``."""
+
+    __slots__ = ("callbacks", "env", "net", "node", "peer", "name", "peer_name", "rate_bps", "ps_per_byte",
+                 "delay_ps", "err", "rem", "busy_until", "wake_pending", "queues", "qbytes", "nq", "cq",
+                 "dprios", "paused", "pause_since", "pause_time_ps", "pauses", "ring", "buf", "wake_cbs",
+                 "deliver_cbs", "ing", "pause_sent", "xoff", "xon", "headroom", "tx_packets", "tx_bytes",
+                 "drops", "ecn_marks", "deficit", "quantum", "rr", "fresh", "strict", "kmin", "kmax",
+                 "pmax", "mark_deq", "ecn_on", "touched", "last_sample", "limit", "qtotal")
+    _ok = True  # SimPy event protocol: a port wake always succeeds
+
+    def __init__(self, net, node, peer, rate_bps: float, delay_ps: int, err: float = 0.0):
+        self.callbacks = None
+        self.env = net.env
+        self.net = net
+        self.node = node            # sending Node
+        self.peer = peer            # receiving Node
+        self.name = node.name
+        self.peer_name = peer.name
+        self.rate_bps = float(rate_bps)
+        self.ps_per_byte = 8e12 / self.rate_bps
+        self.delay_ps = int(delay_ps)
+        self.err = float(err)
+        self.rem = 0.0
+        self.busy_until = 0
+        self.wake_pending = False
+        self.queues = [deque() for _ in range(N_PRIORITIES)]
+        self.qbytes = [0] * N_PRIORITIES
+        self.nq = 0                  # packets queued, all priorities
+        self.qtotal = 0              # bytes queued, all priorities
+        self.cq = self.queues[CONTROL_PRIORITY]
+        self.dprios: list[int] = []  # data priorities seen here, in service order
+        self.paused = [False] * N_PRIORITIES
+        self.pause_since = [0] * N_PRIORITIES
+        self.pause_time_ps = 0
+        self.pauses = 0
+        self.ring = None             # deque of sending flows (endpoint ports only)
+        self.buf = node.buf          # the node's shared-buffer accounting
+        self.wake_cbs = (self._wake,)
+        self.deliver_cbs = (peer.receive,)
+        # PFC ingress accounting of the *peer* for traffic arriving over this link
+        self.ing = [0] * N_PRIORITIES
+        self.pause_sent = [False] * N_PRIORITIES
+        self.xoff = [0] * N_PRIORITIES
+        self.xon = [0] * N_PRIORITIES
+        self.headroom = [0] * N_PRIORITIES
+        self.tx_packets = 0
+        self.tx_bytes = 0
+        self.drops = 0
+        self.ecn_marks = 0
+        self.deficit = [0] * N_PRIORITIES
+        self.quantum = [0] * N_PRIORITIES
+        self.rr = 0
+        self.fresh = False
+        self.strict = False
+        self.kmin = [0] * N_PRIORITIES
+        self.kmax = [0] * N_PRIORITIES
+        self.pmax = [0.0] * N_PRIORITIES
+        self.ecn_on = False
+        self.mark_deq = False
+        self.touched = False
+        self.last_sample = [0] * N_PRIORITIES
+        self.limit = 0               # static buffer share (bytes), 0 = unused
+
+    # -- queueing ---------------------------------------------------------------------------------
+    def add_prio(self, prio: int) -> None:
+        """Register a data priority for service at this port (kept in service order)."""
+        if prio not in self.dprios:
+            self.dprios.append(prio)
+            self.dprios.sort(reverse=True)
+            self.rr = 0
+            self.fresh = False
+
+    def enqueue(self, pkt) -> None:
+        """Queue ``pkt`` (accounting already done by the node) and make sure it gets served."""
+        prio = pkt.prio
+        size = pkt.size
+        self.queues[prio].append(pkt)
+        self.qbytes[prio] += size
+        self.qtotal += size
+        self.nq += 1
+        if not self.touched:
+            self.touched = True
+            if self.ring is None:
+                self.net.touched_ports.append(self)
+        if not self.wake_pending:
+            now = self.env._now
+            if now < self.busy_until:
+                self.wake_pending = True
+                env = self.env
+                self.callbacks = self.wake_cbs
+                heappush(env._queue, (self.busy_until, NORMAL, next(env._eid), self))
+            elif not self.paused[prio]:
+                self._wake(None)
+
+    def send_control(self, pkt) -> None:
+        """Send an ACK/NACK/CNP from this (endpoint) port: now if idle, else first in line."""
+        if not self.wake_pending and self.env._now >= self.busy_until:
+            self.start(pkt)
+            if self.nq or self.ring:
+                self._schedule_wake()
+        else:
+            self.enqueue(pkt)
+
+    def kick(self) -> None:
+        """New work may be eligible (flow window opened, pacing expired, PFC resume)."""
+        if self.wake_pending:
+            return
+        if self.env._now >= self.busy_until:
+            self._wake(None)
+        else:
+            self._schedule_wake()
+
+    def _schedule_wake(self) -> None:
+        self.wake_pending = True
+        env = self.env
+        self.callbacks = self.wake_cbs
+        heappush(env._queue, (self.busy_until, NORMAL, next(env._eid), self))
+
+    def _wake(self, _ev) -> None:
+        self.wake_pending = False
+        pkt = self._pick()
+        if pkt is None:
+            return
+        self.start(pkt)
+        if self.nq or self.ring:
+            self.wake_pending = True
+            env = self.env
+            self.callbacks = self.wake_cbs
+            heappush(env._queue, (self.busy_until, NORMAL, next(env._eid), self))
+
+    # -- transmission -----------------------------------------------------------------------------
+    def start(self, pkt) -> None:
+        """Serialize ``pkt`` now; schedule its arrival at the peer."""
+        t = pkt.size * self.ps_per_byte + self.rem
+        ser = int(t)
+        self.rem = t - ser
+        env = self.env
+        now = env._now
+        self.busy_until = now + ser
+        self.tx_packets += 1
+        pkt.in_port = self
+        pkt.callbacks = self.deliver_cbs
+        heappush(env._queue, (now + ser + self.delay_ps, NORMAL, next(env._eid), pkt))
+
+    def _dequeued(self, pkt, prio: int) -> None:
+        size = pkt.size
+        self.qbytes[prio] -= size
+        self.qtotal -= size
+        self.nq -= 1
+        self.buf.used -= size
+        pp = pkt.pfc_port
+        if pp is not None:
+            pkt.pfc_port = None
+            c = pp.ing[prio] - size
+            pp.ing[prio] = c
+            if pp.pause_sent[prio] and c <= pp.xon[prio]:
+                self.net.pfc_signal(pp, prio, False)
+        if self.mark_deq and pkt.ect and self.ecn_on:
+            self.node.mark(self, pkt, self.qbytes[prio])
+
+    def _pick(self):
+        cq = self.cq
+        if cq:
+            pkt = cq.popleft()
+            self._dequeued(pkt, CONTROL_PRIORITY)
+            return pkt
+        if self.nq:
+            pkt = self._pick_data()
+            if pkt is not None:
+                return pkt
+        if self.ring:
+            return self._pick_flow()
+        return None
+
+    def _pick_data(self):
+        prios = self.dprios
+        queues, paused = self.queues, self.paused
+        if len(prios) == 1 or self.strict:
+            for p in prios:
+                q = queues[p]
+                if q and not paused[p]:
+                    pkt = q.popleft()
+                    self._dequeued(pkt, p)
+                    return pkt
+            return None
+        # deficit round robin
+        n = len(prios)
+        i, fresh = self.rr, self.fresh
+        deficit, quantum = self.deficit, self.quantum
+        for _ in range(2 * n + 1):
+            p = prios[i]
+            q = queues[p]
+            if q and not paused[p]:
+                if not fresh:
+                    deficit[p] += quantum[p]
+                    fresh = True
+                size = q[0].size
+                if deficit[p] >= size:
+                    deficit[p] -= size
+                    self.rr, self.fresh = i, fresh
+                    pkt = q.popleft()
+                    self._dequeued(pkt, p)
+                    return pkt
+            elif not q:
+                deficit[p] = 0
+            i = (i + 1) % n
+            fresh = False
+        self.rr, self.fresh = i, fresh
+        return None
+
+    def _pick_flow(self):
+        ring = self.ring
+        now = self.env._now
+        paused = self.paused
+        for _ in range(len(ring)):
+            f = ring.popleft()
+            if not f.ready():
+                f.in_ring = False
+                continue
+            ring.append(f)
+            if paused[f.prio]:
+                continue
+            if f.next_tx > now:
+                f.wait_pacing()
+                continue
+            return f.next_packet(now)
+        return None
+
+    # -- PFC --------------------------------------------------------------------------------------
+    def set_paused(self, prio: int, on: bool) -> None:
+        now = self.env._now
+        if on == self.paused[prio]:
+            return
+        self.paused[prio] = on
+        if on:
+            self.pause_since[prio] = now
+            self.pauses += 1
+        else:
+            self.pause_time_ps += now - self.pause_since[prio]
+            self.kick()
+
+    def __repr__(self) -> str:  # pragma: no cover
+        return f"Port({self.name}->{self.peer_name})"

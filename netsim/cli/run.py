@@ -1,0 +1,71 @@
+"""``netsim run TOPOLOGY WORKLOAD --out DIR``: simulate training iterations.
+
+Prints the iteration time and its breakdown; writes summary.json, ops.csv,
+fct.csv, traffic_matrix.csv, message_sizes.csv (docs/run.md).  Bad input: one
+line on stderr, exit status 2.
+"""
+from __future__ import annotations
+
+from ..params import parse_assignments
+
+
+def cc_param_dict(items, cc: str) -> dict:
+    """``--cc-param K=V`` (for the chosen cc) or ``CC.K=V`` → {cc: {K: V}}."""
+    out: dict[str, dict] = {}
+    for k, v in parse_assignments(items, what="--cc-param"):
+        name, key = (k.split(".", 1) if "." in k else (cc, k))
+        out.setdefault(name, {})[key] = v
+    return out
+
+
+def format_result(summary: dict) -> str:
+    """The lines ``netsim run`` prints."""
+    t = summary["iteration_time_s"]
+    lines = [f"{summary['workload']} on {summary['topology']} ({summary['backend']}, cc={summary['cc']}): "
+             f"iteration time {t * 1e3:.3f} ms (mean of {summary['iterations']}), "
+             f"{summary['samples_per_s']:.2f} samples/s"]
+    parts = []
+    for k, v in summary["breakdown_s"].items():
+        if v > 0:
+            parts.append(f"{k} {v * 1e3:.3f} ms ({100 * v / t:.1f}%)" if t else f"{k} {v * 1e3:.3f} ms")
+    lines.append("breakdown: " + ", ".join(parts))
+    lines.append(f"APNet'24 formula: {summary['apnet_iteration_time_s'] * 1e3:.3f} ms")
+    if summary.get("paths"):
+        out = summary["paths"].get("summary", "")
+        lines.append(f"wrote {out.rsplit('/', 1)[0] if '/' in out else '.'}/"
+                     "{summary.json,ops.csv,fct.csv,traffic_matrix.csv,message_sizes.csv}")
+    return "\n".join(lines)
+
+
+def _run(args) -> int:
+    from ..runtime import run_training
+
+    params = dict(parse_assignments(args.set, what="--set"))
+    cc_params = cc_param_dict(args.cc_param, args.cc)
+    overrides = parse_assignments(args.workload_set, what="--workload-set")
+    summary = run_training(args.topology, args.workload, backend=args.backend, cc=args.cc, params=params,
+                           cc_params=cc_params, seed=args.seed, iterations=args.iterations, out_dir=args.out,
+                           workload_overrides=overrides, progress=None if not args.quiet else False)
+    if not args.quiet:
+        print(format_result(summary))
+    return 0
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("run", help="simulate training iterations of a workload on a topology",
+                              description="Simulate training iterations (DP/TP/PP) of WORKLOAD on TOPOLOGY and "
+                                          "report the iteration time, its breakdown and traces.")
+    p.add_argument("topology", metavar="TOPOLOGY", help="topology file or builder expression")
+    p.add_argument("workload", metavar="WORKLOAD", help="workload YAML file (see workloads/)")
+    p.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    p.add_argument("--backend", default="packet", help="packet (default), flow or analytic")
+    p.add_argument("--cc", default="none", help="congestion control (none, dcqcn, cubic, dctcp, ...)")
+    p.add_argument("--iterations", type=int, default=1, metavar="N", help="iterations to simulate (default 1)")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="random seed (default 0)")
+    p.add_argument("--set", action="append", default=[], metavar="K=V", help="network parameter (repeatable)")
+    p.add_argument("--cc-param", action="append", default=[], metavar="K=V",
+                   help="congestion-control parameter, K=V for --cc or CC.K=V (repeatable)")
+    p.add_argument("--workload-set", action="append", default=[], metavar="FIELD=VALUE",
+                   help="override a workload field, e.g. parallelism.dp=4 (repeatable)")
+    p.add_argument("--quiet", action="store_true", help="print nothing on success; no progress line")
+    p.set_defaults(func=_run)

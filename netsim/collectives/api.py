@@ -1,0 +1,156 @@
+"""Public entry points: :func:`run_collective` (a SimPy process) and :func:`collective` (a generator).
+
+Both validate their arguments up front (bad input -> :class:`~netsim.errors.InputError`
+listing what is accepted), then dispatch to the algorithm modules, which only
+ever call ``backend.send`` and wait on events of ``backend.env``.
+"""
+from __future__ import annotations
+
+from typing import Generator
+
+import simpy
+
+from ..errors import InputError
+from ..records import EMPTY_TAG, FlowTag
+from . import alltoall as _a2a
+from . import halving_doubling as _hd
+from . import hierarchical as _hier
+from . import ring as _ring
+from . import tree as _tree
+from .engine import COLLECTIVE_PARAMS, CollectiveResult, Run
+
+#: kind -> accepted algorithms (first = what ``"ring"`` means where ring does not apply)
+ALGORITHMS: dict[str, tuple[str, ...]] = {
+    "allreduce": ("ring", "tree", "halving_doubling", "hierarchical"),
+    "reducescatter": ("ring", "halving_doubling"),
+    "allgather": ("ring", "halving_doubling"),
+    "broadcast": ("ring", "tree"),
+    "reduce": ("ring", "tree"),
+    "alltoall": ("direct", "pairwise"),
+    "sendrecv": ("direct",),
+}
+KINDS: tuple[str, ...] = tuple(ALGORITHMS)
+
+
+def _fail(msg: str, where: str, value, accepted: str):
+    raise InputError(msg, where=where, value=value, accepted=accepted)
+
+
+def _validate(backend, kind, nodes, size_bytes, algorithm, channels, chunk_bytes, root, sizes, node_groups):
+    if kind not in ALGORITHMS:
+        _fail("unknown collective", "collective kind", kind, "one of " + ", ".join(KINDS))
+    accepted = ALGORITHMS[kind]
+    if algorithm == "ring" and "ring" not in accepted:
+        algorithm = accepted[0]
+    if algorithm not in accepted:
+        _fail(f"unknown algorithm for {kind}", "collective algorithm", algorithm, "one of " + ", ".join(accepted))
+    nodes = list(nodes)
+    if not nodes or not all(isinstance(x, str) for x in nodes):
+        _fail("nodes must be a non-empty list of node names", "collective nodes", nodes, "e.g. ['s0.gpu0', 's0.gpu1']")
+    if len(set(nodes)) != len(nodes):
+        _fail("nodes must be distinct", "collective nodes", nodes, "each rank's node once")
+    graph = getattr(backend, "graph", None)
+    if graph is not None:
+        missing = [x for x in nodes if x not in graph]
+        if missing:
+            _fail("node not in the topology", "collective nodes", missing[0], "a node of the graph")
+    if kind == "sendrecv" and len(nodes) != 2:
+        _fail("sendrecv takes nodes=[src, dst]", "collective nodes", nodes, "exactly two nodes")
+    if not isinstance(size_bytes, int) or isinstance(size_bytes, bool) or size_bytes < 0:
+        _fail("size must be a non-negative integer of bytes", "collective size_bytes", size_bytes, "an int >= 0")
+    if not isinstance(channels, int) or channels < 1:
+        _fail("channels must be a positive integer", "collective channels", channels, "an int >= 1")
+    if chunk_bytes is not None and (not isinstance(chunk_bytes, int) or chunk_bytes < 1):
+        _fail("chunk_bytes must be a positive integer or None", "collective chunk_bytes", chunk_bytes,
+              "an int >= 1 or None")
+    n = len(nodes)
+    if kind in ("broadcast", "reduce") and not (isinstance(root, int) and 0 <= root < n):
+        _fail("root must index nodes", "collective root", root, f"an int in 0..{n - 1}")
+    if sizes is not None:
+        if kind != "alltoall":
+            _fail("sizes is only for alltoall", "collective sizes", "given", "sizes=None")
+        ok = len(sizes) == n and all(len(row) == n for row in sizes)
+        if not ok or not all(isinstance(v, int) and v >= 0 for row in sizes for v in row):
+            _fail("sizes must be an n x n matrix of byte counts", "collective sizes", sizes,
+                  f"{n} rows of {n} non-negative ints")
+    if algorithm == "hierarchical":
+        node_groups = _groups(graph, nodes, node_groups)
+    elif algorithm == "halving_doubling" and kind != "allreduce" and not _hd.is_pow2(n):
+        algorithm = "ring"  # documented fallback
+    return algorithm, nodes, node_groups
+
+
+def _groups(graph, nodes, node_groups):
+    if node_groups is None:
+        if graph is None:
+            _fail("hierarchical needs node_groups", "collective node_groups", None, "a list of lists of nodes")
+        by: dict[str, list[str]] = {}
+        for x in nodes:
+            s = graph.nodes[x].get("server")
+            if s is None:
+                _fail("hierarchical needs node_groups or a 'server' attribute on every node",
+                      "collective node_groups", x, "nodes with a server attribute")
+            by.setdefault(s, []).append(x)
+        node_groups = list(by.values())
+    groups = [list(g) for g in node_groups]
+    flat = [x for g in groups for x in g]
+    if sorted(flat) != sorted(nodes):
+        _fail("node_groups must partition nodes", "collective node_groups", node_groups,
+              "every node in exactly one group")
+    if len({len(g) for g in groups}) != 1:
+        _fail("every server group must have the same number of ranks", "collective node_groups",
+              [len(g) for g in groups], "equal group sizes")
+    return groups
+
+
+def collective(backend, kind: str, nodes: list[str], size_bytes: int, *, algorithm: str = "ring",
+               channels: int = 1, chunk_bytes: int | None = None, tag: FlowTag = EMPTY_TAG, root: int = 0,
+               sizes: list[list[int]] | None = None, node_groups: list[list[str]] | None = None,
+               window: int | None = None) -> Generator[simpy.Event, object, CollectiveResult]:
+    """Generator form of :func:`run_collective`; use as ``result = yield from collective(...)``.
+
+    Arguments are validated when the generator first runs.
+    """
+    algorithm, nodes, node_groups = _validate(backend, kind, nodes, size_bytes, algorithm, channels,
+                                              chunk_bytes, root, sizes, node_groups)
+    env = backend.env
+    run = Run(backend, kind, tag, chunk_bytes,
+              window or COLLECTIVE_PARAMS["connection_window_chunks"].default)
+    start = env.now
+    n = len(nodes)
+    total = size_bytes if sizes is None else sum(map(sum, sizes))
+    if n > 1 and total > 0:
+        yield from _dispatch(run, kind, algorithm, nodes, size_bytes, channels, root, sizes, node_groups)
+    return CollectiveResult(kind, algorithm, n, size_bytes, start, env.now, run.flows, run.bytes_sent)
+
+
+def _dispatch(run, kind, algorithm, nodes, size, channels, root, sizes, node_groups):
+    if kind == "alltoall":
+        m = sizes if sizes is not None else _a2a.uniform_matrix(len(nodes), size)
+        return (_a2a.direct if algorithm == "direct" else _a2a.pairwise)(run, nodes, m, channels)
+    if kind == "sendrecv":
+        return _a2a.sendrecv(run, nodes, size, channels)
+    if algorithm == "hierarchical":
+        return _hier.allreduce(run, nodes, size, channels, node_groups)
+    mod = {"ring": _ring, "tree": _tree, "halving_doubling": _hd}[algorithm]
+    fn = getattr(mod, kind)
+    if kind in ("broadcast", "reduce"):
+        return fn(run, nodes, size, channels, root=root)
+    return fn(run, nodes, size, channels)
+
+
+def run_collective(backend, kind: str, nodes: list[str], size_bytes: int, *, algorithm: str = "ring",
+                   channels: int = 1, chunk_bytes: int | None = None, tag: FlowTag = EMPTY_TAG, root: int = 0,
+                   sizes: list[list[int]] | None = None, node_groups: list[list[str]] | None = None,
+                   window: int | None = None) -> simpy.Process:
+    """Start a collective on ``backend`` now; return its SimPy process.
+
+    The process's value is a :class:`~netsim.collectives.engine.CollectiveResult`.
+    Arguments are validated before the process starts (an
+    :class:`~netsim.errors.InputError` is raised here, not inside the
+    simulation). See :mod:`netsim.collectives` for every argument.
+    """
+    _validate(backend, kind, nodes, size_bytes, algorithm, channels, chunk_bytes, root, sizes, node_groups)
+    return backend.env.process(collective(backend, kind, nodes, size_bytes, algorithm=algorithm,
+                                          channels=channels, chunk_bytes=chunk_bytes, tag=tag, root=root,
+                                          sizes=sizes, node_groups=node_groups, window=window))

@@ -1,0 +1,192 @@
+"""The machinery every collective algorithm shares: connections, chunks, tags, completion.
+
+A collective is a dataflow of point-to-point transfers. Algorithms describe
+*which* rank sends *what* to *whom* after *which* receipt; this module turns
+that into :meth:`netsim.backends.base.Backend.send` calls, with:
+
+* **connections** — one per ``(channel, src, dst)``, a FIFO of chunks with at
+  most ``window`` chunks in flight (NCCL keeps ``NCCL_STEPS`` slots per
+  connection; we default to 2 because on a backend that shares a link fairly
+  between concurrent flows a deep window would blur the chunk pipeline);
+* **chunks** — a step's data is cut into ``chunk_bytes`` pieces (the last one
+  shorter) that move through the algorithm independently, so a ring or tree
+  pipelines as NCCL does; ``chunk_bytes=None`` sends each step's data whole;
+* **tags** — every flow carries the caller's :class:`~netsim.records.FlowTag`
+  with ``collective`` and ``step`` filled in;
+* **callbacks, not processes** — completion of a transfer calls the next
+  action directly (one SimPy event per flow, no process per chunk).
+
+Zero-byte transfers are not sent: their dependants run at once.
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, replace
+from typing import Callable
+
+import simpy
+
+from ..params import Param, ParamTable
+from ..records import FlowTag
+
+COLLECTIVE_PARAMS = ParamTable("collective", [
+    Param("connection_window_chunks", 2, "int",
+          "chunks a connection (channel, src, dst) may have in flight at once; the next chunk is posted "
+          "when one completes", "NCCL keeps NCCL_STEPS=8 slots per connection (src/device/common.h); "
+          "2 keeps fair-share backends' chunk pipeline sharp while hiding one chunk's latency", minimum=1),
+    Param("nccl_chunk_bytes", 512 * 1024, "size",
+          "a typical NCCL ring chunk (NCCL_BUFFSIZE 4 MiB / NCCL_STEPS 8), for callers that want NCCL-like "
+          "pipelining; run_collective's own default is no chunking",
+          "NCCL environment variable docs: NCCL_BUFFSIZE default 4194304; src/include/device.h NCCL_STEPS=8",
+          minimum=1),
+])
+_DEF = COLLECTIVE_PARAMS.defaults()
+
+
+@dataclass(frozen=True)
+class CollectiveResult:
+    """Value of a finished collective's process.
+
+    Times are integer ps on the backend's clock (``env.now``); ``flows`` and
+    ``bytes_sent`` count what was handed to ``backend.send``.
+    """
+
+    kind: str
+    algorithm: str
+    n: int
+    size_bytes: int
+    start_ps: int
+    end_ps: int
+    flows: int
+    bytes_sent: int
+
+    @property
+    def time_s(self) -> float:
+        """Duration in seconds."""
+        return (self.end_ps - self.start_ps) / 1e12
+
+
+def split_even(total: int, parts: int) -> list[int]:
+    """Split ``total`` bytes into ``parts`` integers differing by at most one (larger first).
+
+    >>> split_even(10, 4)
+    [3, 3, 2, 2]
+    """
+    q, r = divmod(int(total), parts)
+    return [q + 1 if i < r else q for i in range(parts)]
+
+
+def pieces(nbytes: int, chunk_bytes: int | None) -> list[int]:
+    """Cut ``nbytes`` into chunks of ``chunk_bytes`` (last one shorter); ``[]`` for 0.
+
+    >>> pieces(10, 4), pieces(8, None), pieces(0, 4)
+    ([4, 4, 2], [8], [])
+    """
+    if nbytes <= 0:
+        return []
+    if not chunk_bytes or nbytes <= chunk_bytes:
+        return [nbytes]
+    full, rest = divmod(nbytes, chunk_bytes)
+    return [chunk_bytes] * full + ([rest] if rest else [])
+
+
+class _Conn:
+    __slots__ = ("src", "dst", "queue", "inflight")
+
+    def __init__(self, src: str, dst: str):
+        self.src, self.dst = src, dst
+        self.queue: deque = deque()
+        self.inflight = 0
+
+
+class Run:
+    """State of one collective in progress (used by the algorithm modules).
+
+    Parameters
+    ----------
+    backend : Backend
+        Where flows go.
+    kind : str
+        Collective name written into every tag's ``collective`` field.
+    tag : FlowTag
+        The caller's tag (iteration, op, group ...).
+    chunk_bytes : int or None
+        Chunk size, bytes; ``None`` = no chunking.
+    window : int
+        Chunks in flight per connection.
+    """
+
+    def __init__(self, backend, kind: str, tag: FlowTag, chunk_bytes: int | None,
+                 window: int = _DEF["connection_window_chunks"]):
+        self.backend = backend
+        self.env: simpy.Environment = backend.env
+        self.kind = kind
+        self.base_tag = replace(tag, collective=kind)
+        self.chunk_bytes = chunk_bytes
+        self.window = window
+        self.flows = 0
+        self.bytes_sent = 0
+        self._tags: dict[int, FlowTag] = {}
+        self._conns: dict[tuple, _Conn] = {}
+
+    def tag_for(self, step: int) -> FlowTag:
+        t = self._tags.get(step)
+        if t is None:
+            t = self._tags[step] = replace(self.base_tag, step=step)
+        return t
+
+    def pieces(self, nbytes: int) -> list[int]:
+        return pieces(nbytes, self.chunk_bytes)
+
+    def send(self, channel: int, src: str, dst: str, nbytes: int, step: int,
+             on_done: Callable[[object], None] | None) -> None:
+        """Queue one chunk on connection ``(channel, src, dst)``; call ``on_done(record)`` on arrival.
+
+        A zero-byte chunk is not sent: ``on_done(None)`` runs immediately.
+        """
+        if nbytes <= 0:
+            if on_done is not None:
+                on_done(None)
+            return
+        key = (channel, src, dst)
+        conn = self._conns.get(key)
+        if conn is None:
+            conn = self._conns[key] = _Conn(src, dst)
+        conn.queue.append((nbytes, step, on_done))
+        self._pump(conn)
+
+    def _pump(self, conn: _Conn) -> None:
+        while conn.inflight < self.window and conn.queue:
+            nbytes, step, on_done = conn.queue.popleft()
+            conn.inflight += 1
+            self.flows += 1
+            self.bytes_sent += nbytes
+            ev = self.backend.send(conn.src, conn.dst, nbytes, self.tag_for(step))
+            ev.callbacks.append(self._arrived_cb(conn, on_done))
+
+    def _arrived_cb(self, conn: _Conn, on_done):
+        def cb(ev):
+            conn.inflight -= 1
+            if on_done is not None:
+                on_done(ev.value)
+            self._pump(conn)
+        return cb
+
+    # -- completion --------------------------------------------------------------------------------
+    def counter(self, count: int) -> tuple[simpy.Event, Callable[[object], None]]:
+        """An event that fires after ``count`` calls of the returned function (now if ``count == 0``)."""
+        done = self.env.event()
+        if count <= 0:
+            done.succeed()
+            return done, _noop
+        left = [count]
+
+        def tick(_=None):
+            left[0] -= 1
+            if left[0] == 0:
+                done.succeed()
+        return done, tick
+
+
+def _noop(_=None) -> None:
+    return None

@@ -1,0 +1,89 @@
+"""Ring algorithms: all-reduce, reduce-scatter, all-gather, and chain broadcast / reduce.
+
+Modelled (as NCCL's ring kernels do):
+
+* ranks ``nodes[0] -> nodes[1] -> ... -> nodes[n-1] -> nodes[0]``; every
+  channel uses the same ring order and carries its own ``1/channels`` share of
+  every segment on its own connections (NCCL's channels inside one NVSwitch
+  server are parallel rings of the same order);
+* the buffer is cut into ``n`` segments (sizes differing by at most a byte),
+  each segment into ``channels`` parts; segment ``s`` of an
+  all-reduce starts at rank ``s`` and travels ``2(n-1)`` hops — the first
+  ``n-1`` reduce it (reduce-scatter), the last ``n-1`` copy it (all-gather).
+  Hop ``h`` is algorithm step ``h``: at step ``k`` rank ``r`` sends segment
+  ``(r-k) mod n``. A rank forwards a chunk at step ``k+1`` only after it
+  received that chunk at step ``k`` (data dependency);
+* chunks: a segment is cut into ``chunk_bytes`` pieces, each travelling the
+  ring on its own, so steps overlap (pipelining);
+* broadcast / reduce: a chain along the ring from the root (broadcast) or
+  ending at the root (reduce), chunks pipelined.
+
+Left out: the reduction's compute time, NCCL's LL/LL128 protocols (flag
+overheads) and the FIFO slot back-pressure of a receiver.
+"""
+from __future__ import annotations
+
+from .engine import Run, split_even
+
+
+def _chains(run: Run, nodes: list[str], size_bytes: int, channels: int, hops: int, start_offset: int,
+            step_offset: int = 0, origins: list[int] | None = None):
+    """Send every chunk of every segment ``hops`` hops round the ring; generator finishing when done.
+
+    Segment ``s`` starts at rank ``(s + start_offset) mod n``. ``origins`` lists
+    which segments to send (default all ``n``); a chain of one rank for
+    broadcast/reduce passes ``origins=[0]`` with one "segment" = the buffer.
+    """
+    n = len(nodes)
+    jobs = []
+    segs = split_even(size_bytes, n) if origins is None else [size_bytes]
+    seg_ids = range(n) if origins is None else origins
+    for seg_bytes, s in zip(segs, seg_ids):
+        for ch, part in enumerate(split_even(seg_bytes, channels)):
+            for nbytes in run.pieces(part):
+                jobs.append((ch, (s + start_offset) % n, nbytes))
+    done, tick = run.counter(len(jobs))
+
+    def hop(ch: int, rank: int, h: int, nbytes: int) -> None:
+        nxt = (rank + 1) % n
+
+        def arrived(_rec):
+            if h + 1 < hops:
+                hop(ch, nxt, h + 1, nbytes)
+            else:
+                tick()
+        run.send(ch, nodes[rank], nodes[nxt], nbytes, step_offset + h, arrived)
+
+    for ch, start, nbytes in jobs:
+        hop(ch, start, 0, nbytes)
+    yield done
+
+
+def allreduce(run: Run, nodes, size_bytes, channels, step_offset=0):
+    """Ring all-reduce: ``2(n-1)`` steps, each rank sends ``2(n-1)/n * S`` bytes."""
+    n = len(nodes)
+    yield from _chains(run, nodes, size_bytes, channels, 2 * (n - 1), 0, step_offset)
+
+
+def reducescatter(run: Run, nodes, size_bytes, channels, step_offset=0):
+    """Ring reduce-scatter of an ``S``-byte input: segment ``s`` ends, reduced, at rank ``s``."""
+    n = len(nodes)
+    yield from _chains(run, nodes, size_bytes, channels, n - 1, 1, step_offset)
+
+
+def allgather(run: Run, nodes, size_bytes, channels, step_offset=0):
+    """Ring all-gather of an ``S``-byte output: segment ``s`` starts at rank ``s``."""
+    n = len(nodes)
+    yield from _chains(run, nodes, size_bytes, channels, n - 1, 0, step_offset)
+
+
+def broadcast(run: Run, nodes, size_bytes, channels, root=0):
+    """Pipelined chain broadcast from ``nodes[root]`` round the ring (``n-1`` hops per chunk)."""
+    n = len(nodes)
+    yield from _chains(run, nodes, size_bytes, channels, n - 1, root, 0, origins=[0])
+
+
+def reduce(run: Run, nodes, size_bytes, channels, root=0):
+    """Pipelined chain reduce ending at ``nodes[root]`` (starts at ``root+1``)."""
+    n = len(nodes)
+    yield from _chains(run, nodes, size_bytes, channels, n - 1, root + 1, 0, origins=[0])

@@ -1,0 +1,200 @@
+"""Flow files: a list of flows to inject (``netsim flows``).
+
+Two formats, chosen by content:
+
+* CSV with a header ``src,dst,size_bytes,start_ns`` and optional ``tag``,
+  ``cc``, ``priority`` columns; node names from the topology; sizes and times
+  may carry units (``1MB``, ``64KiB``, ``10us``);
+* HPCC/ns-3 ``flow.txt``: first line the flow count, then one flow per line
+  ``src dst pg dport size_bytes start_s``; nodes are indices, mapped to the
+  node named ``str(index)`` (an HPCC ``topology.txt`` graph); ``pg`` becomes
+  the priority and ``dport`` the tag ``"dport=N"``.
+
+Unreachable destinations are left to the router (:func:`check_reachable`).
+Left out: HPCC's ``maxPacketCount`` and other per-flow ns-3 options.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import os
+from dataclasses import dataclass
+
+from .errors import InputError
+from .units import UnitError, parse_size, parse_time_ns
+
+REQUIRED = ("src", "dst", "size_bytes", "start_ns")
+OPTIONAL = ("tag", "cc", "priority")
+
+
+@dataclass(frozen=True)
+class FlowSpec:
+    """One flow to inject: ``size_bytes`` from ``src`` to ``dst`` at ``start_ns``."""
+
+    src: str
+    dst: str
+    size_bytes: int
+    start_ns: int
+    tag: str = ""
+    cc: str = ""
+    priority: int | None = None
+
+
+def _node(graph, name: str, source: str, where: str):
+    if name in graph:
+        return name
+    raise InputError("unknown node", source=source, where=where, value=name,
+                     accepted=f"a node of the topology (e.g. {', '.join(map(str, sorted(graph.nodes, key=str)[:3]))}, ...)")
+
+
+def _check(f: FlowSpec, source: str, line: int) -> FlowSpec:
+    if f.size_bytes <= 0:
+        raise InputError("size must be > 0", source=source, where=f"line {line}, field size_bytes",
+                         value=f.size_bytes, accepted="a positive size such as 1500, 64KB or 1MB")
+    if f.src == f.dst:
+        raise InputError("src equals dst", source=source, where=f"line {line}, field dst", value=f.dst,
+                         accepted="a destination different from the source")
+    return f
+
+
+def _size(text, source, where):
+    try:
+        s = text.strip() if isinstance(text, str) else text
+        if s == "":
+            raise UnitError("empty")
+        if isinstance(s, str) and s.startswith("-"):
+            return -parse_size(s[1:])
+        return parse_size(s)
+    except UnitError:
+        raise InputError("bad size", source=source, where=where, value=text,
+                         accepted="bytes, optionally with a unit (1500, 64KB, 1MB, 1MiB)") from None
+
+
+def _time_ns(text, source, where, default_unit="ns"):
+    try:
+        s = text.strip()
+        if s == "":
+            raise UnitError("empty")
+        return parse_time_ns(s, default_unit=default_unit)
+    except UnitError:
+        raise InputError("bad time", source=source, where=where, value=text,
+                         accepted="a non-negative time, ns or with a unit (0, 10us, 1ms)") from None
+
+
+def _read_csv(text: str, graph, source: str) -> list[FlowSpec]:
+    rows = list(csv.reader(io.StringIO(text)))
+    # skip blank and comment lines but remember their line numbers
+    numbered = [(i + 1, r) for i, r in enumerate(rows) if r and any(c.strip() for c in r)
+                and not r[0].lstrip().startswith("#")]
+    if not numbered:
+        raise InputError("empty flow file", source=source, accepted="a CSV header src,dst,size_bytes,start_ns "
+                         "and one flow per line, or an HPCC flow.txt")
+    hline, header = numbered[0]
+    header = [h.strip() for h in header]
+    missing = [c for c in REQUIRED if c not in header]
+    if missing:
+        raise InputError(f"missing header column(s) {', '.join(missing)}", source=source, where=f"line {hline}",
+                         value=",".join(header), accepted="a header src,dst,size_bytes,start_ns[,tag,cc,priority]")
+    unknown = [c for c in header if c not in REQUIRED + OPTIONAL]
+    if unknown:
+        raise InputError("unknown column", source=source, where=f"line {hline}", value=unknown[0],
+                         accepted="columns " + ", ".join(REQUIRED + OPTIONAL))
+    col = {c: i for i, c in enumerate(header)}
+    out = []
+    for line, row in numbered[1:]:
+        if len(row) != len(header):
+            raise InputError(f"expected {len(header)} fields, got {len(row)}", source=source, where=f"line {line}",
+                             value=",".join(row))
+        get = lambda c: row[col[c]].strip() if c in col else ""  # noqa: E731
+        src = _node(graph, get("src"), source, f"line {line}, field src")
+        dst = _node(graph, get("dst"), source, f"line {line}, field dst")
+        size = _size(get("size_bytes"), source, f"line {line}, field size_bytes")
+        start = _time_ns(get("start_ns"), source, f"line {line}, field start_ns")
+        prio = None
+        if get("priority") != "":
+            try:
+                prio = int(get("priority"))
+                if prio < 0:
+                    raise ValueError
+            except ValueError:
+                raise InputError("bad priority", source=source, where=f"line {line}, field priority",
+                                 value=get("priority"), accepted="a non-negative integer") from None
+        out.append(_check(FlowSpec(src, dst, size, start, get("tag"), get("cc"), prio), source, line))
+    return out
+
+
+def _read_hpcc(lines: list[tuple[int, str]], graph, source: str) -> list[FlowSpec]:
+    line0, first = lines[0]
+    try:
+        count = int(first.split()[0])
+    except ValueError:
+        raise InputError("bad flow count", source=source, where=f"line {line0}", value=first,
+                         accepted="HPCC flow.txt: the number of flows on the first line") from None
+    body = lines[1:]
+    if len(body) != count:
+        raise InputError(f"first line says {count} flows, file has {len(body)}", source=source,
+                         where=f"line {line0}", value=count, accepted="the count of flow lines that follow")
+    out = []
+    for line, text in body:
+        cols = text.split()
+        if len(cols) != 6:
+            raise InputError("expected 6 fields 'src dst pg dport size_bytes start_s'", source=source,
+                             where=f"line {line}", value=text.strip())
+        names = []
+        for field, v in (("src", cols[0]), ("dst", cols[1])):
+            names.append(_node(graph, str(int(v)) if v.isdigit() else v, source, f"line {line}, field {field}"))
+        ints = {}
+        for field, v in (("pg", cols[2]), ("dport", cols[3])):
+            try:
+                ints[field] = int(v)
+            except ValueError:
+                raise InputError("not an integer", source=source, where=f"line {line}, field {field}",
+                                 value=v, accepted="an integer") from None
+        size = _size(cols[4], source, f"line {line}, field size_bytes")
+        start = _time_ns(cols[5], source, f"line {line}, field start_s", default_unit="s")
+        out.append(_check(FlowSpec(names[0], names[1], size, start, f"dport={ints['dport']}", "", ints["pg"]),
+                          source, line))
+    return out
+
+
+def load_flows(path, graph) -> list[FlowSpec]:
+    """Read a CSV or HPCC ``flow.txt`` flow file, checking every node against ``graph``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The flow file.
+    graph : networkx.Graph
+        The topology (node names to check against).
+
+    Returns
+    -------
+    list of FlowSpec
+        In file order; ``size_bytes`` integer bytes, ``start_ns`` integer ns.
+
+    Raises
+    ------
+    InputError
+        Naming the file, line, field and value: unknown node, size <= 0,
+        src == dst, bad unit, empty or headerless file, wrong flow count.
+    """
+    source = os.fspath(path)
+    try:
+        with open(source, encoding="utf-8-sig") as fh:  # -sig: tolerate a spreadsheet's BOM
+            text = fh.read()
+    except OSError as exc:
+        raise InputError(f"cannot read flow file ({exc.strerror})", source=source) from None
+    lines = [(i + 1, ln) for i, ln in enumerate(text.splitlines()) if ln.strip() and not ln.lstrip().startswith("#")]
+    if not lines:
+        raise InputError("empty flow file", source=source, accepted="a CSV header src,dst,size_bytes,start_ns "
+                         "and one flow per line, or an HPCC flow.txt")
+    first = lines[0][1].split()
+    if len(first) == 1 and first[0].isdigit():
+        return _read_hpcc(lines, graph, source)
+    return _read_csv(text, graph, source)
+
+
+def check_reachable(flows, router) -> None:
+    """Raise :class:`~netsim.errors.RoutingError` for the first flow whose destination is unreachable."""
+    for f in flows:
+        router.path(f.src, f.dst, 0)

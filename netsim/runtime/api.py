@@ -1,0 +1,207 @@
+"""``run_training``: topology + workload → iteration time, breakdown and traces.
+
+The Python twin of ``netsim run``.  Writes (when ``out_dir`` is given)
+``summary.json``, ``ops.csv``, ``fct.csv`` (with iteration, op, group,
+collective, step), ``traffic_matrix.csv``, ``message_sizes.csv`` and the
+backend's ``queues.csv``/``pfc.csv``/``cc.csv``.  See docs/run.md for every
+summary key.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections import defaultdict
+
+from ..backends.base import TraceSinks, create_backend
+from ..records import FCT_COLUMNS, CsvSink, ListSink, TeeSink, write_json, write_rows
+from ..workloads import OpGraphBuilder, load_workload, place
+from .apnet import apnet_iteration_time, effective_bandwidths
+from .breakdown import KEYS, breakdowns
+from .executor import OPS_COLUMNS, Executor
+
+PS = 1e-12
+
+
+class _TrafficSink:
+    """Aggregates flows into the per-iteration traffic matrix and per-group bytes."""
+
+    def __init__(self):
+        self.matrix: dict[tuple, int] = defaultdict(int)
+        self.group_bytes: dict[tuple, int] = defaultdict(int)
+        self.count = 0
+
+    def add(self, rec) -> None:
+        self.count += 1
+        self.matrix[(rec.iteration, rec.src, rec.dst)] += rec.size_bytes
+        self.group_bytes[(rec.iteration, rec.group)] += rec.size_bytes
+
+    def flush(self) -> None:
+        pass
+
+    close = flush
+
+
+def _resolve_graph(graph):
+    if isinstance(graph, (str, os.PathLike)):
+        from ..topology import load_topology
+        return load_topology(os.fspath(graph))
+    return graph
+
+
+def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", params: dict | None = None,
+                 cc_params: dict | None = None, seed: int = 0, iterations: int = 1, out_dir=None,
+                 workload_overrides=None, progress: bool | None = None, keep_records: bool = False,
+                 topology_name: str | None = None) -> dict:
+    """Simulate ``iterations`` training iterations of ``workload`` on ``graph``.
+
+    Parameters
+    ----------
+    graph : networkx.Graph | str
+        A topology graph, or a spec for :func:`netsim.topology.load_topology`.
+    workload : str | dict | Workload
+        A workload file, its content as a dict, or a loaded Workload.
+    backend, cc, params, cc_params, seed
+        As for :func:`netsim.backends.base.create_backend`.
+    iterations : int
+        Iterations to simulate (>= 1).
+    out_dir : str, optional
+        Where to write the traces and ``summary.json``.
+    workload_overrides : dict or list of (field, value), optional
+        ``--workload-set`` assignments.
+    progress : bool, optional
+        Progress line on stderr (default: when stderr is a terminal).
+    keep_records : bool
+        Keep flows/ops in memory: ``summary["records"]`` = {"fct": [...], "ops": [...]},
+        and the executor under ``summary["_executor"]`` (for tests/notebooks).
+
+    Returns
+    -------
+    dict
+        The summary (also written to ``summary.json``), plus ``paths``.
+    """
+    from ..errors import InputError
+    if not isinstance(iterations, int) or iterations < 1:
+        raise InputError("must be a positive integer", where="--iterations", value=iterations)
+    t0 = time.perf_counter()
+    topo_label = topology_name or (os.fspath(graph) if isinstance(graph, (str, os.PathLike)) else
+                                   getattr(graph, "name", "") or "<graph>")
+    graph = _resolve_graph(graph)
+    wl = load_workload(workload, overrides=workload_overrides)
+    placement = place(wl, graph)
+    builder = OpGraphBuilder(wl, placement)
+    paths: dict[str, str] = {}
+    fct_sinks, ops_sinks, extra = [], [], {}
+    traffic = _TrafficSink()
+    fct_list = ListSink() if keep_records else None
+    ops_list = ListSink(OPS_COLUMNS) if keep_records else None
+    if out_dir is not None:
+        os.makedirs(out_dir, exist_ok=True)
+        p = {n: os.path.join(out_dir, n + ".csv") for n in ("fct", "ops", "queues", "pfc", "cc",
+                                                           "traffic_matrix", "message_sizes")}
+        paths.update(p)
+        paths["summary"] = os.path.join(out_dir, "summary.json")
+        fct_sinks.append(CsvSink(p["fct"], FCT_COLUMNS))
+        ops_sinks.append(CsvSink(p["ops"], OPS_COLUMNS))
+        extra = {"queues": CsvSink(p["queues"], ("time_ns", "node", "port", "priority", "queue_bytes")),
+                 "pfc": CsvSink(p["pfc"], ("time_ns", "node", "port", "priority", "event")),
+                 "cc": CsvSink(p["cc"], ("time_ns", "flow_id", "cc", "cwnd_bytes", "rate_bps", "alpha", "srtt_ns"))}
+    fct_sink = TeeSink(traffic, fct_list, *fct_sinks)
+    ops_sink = TeeSink(ops_list, *ops_sinks)
+    be = create_backend(backend, graph, params=params, seed=seed, cc=cc, cc_params=cc_params,
+                        sinks=TraceSinks(fct=fct_sink, **extra))
+
+    from ..topology import server_of
+
+    def node_groups(nodes):
+        by: dict = {}
+        for n in nodes:
+            by.setdefault(server_of(graph, n), []).append(n)
+        return list(by.values())
+
+    if progress is None:
+        progress = sys.stderr.isatty()
+    ex = Executor(be, builder, placement.gpu_of, node_groups=node_groups, ops_sink=ops_sink, tag=wl.name,
+                  progress=progress)
+    ex.run(iterations)
+    ex.check_complete()
+    be.close()
+    fct_sink.close()
+    ops_sink.close()
+    for s in extra.values():
+        s.close()
+    wall = time.perf_counter() - t0
+
+    summary = _summary(wl, placement, builder, ex, be, graph, traffic, backend=backend, cc=cc, seed=seed,
+                       iterations=iterations, wall=wall, topology=topo_label)
+    if out_dir is not None:
+        write_rows(paths["traffic_matrix"], ("iteration", "src", "dst", "bytes"),
+                   [(i, s, d, b) for (i, s, d), b in sorted(traffic.matrix.items())])
+        write_rows(paths["message_sizes"], ("group", "collective", "size_bytes", "count"),
+                   [(g, c, s, n) for (g, c, s), n in sorted(_message_sizes(ex).items())])
+        write_json(paths["summary"], summary)
+    summary["paths"] = paths
+    if keep_records:
+        summary["records"] = {"fct": fct_list.rows, "ops": ops_list.rows}
+        summary["_executor"] = ex
+        summary["_builder"] = builder
+        summary["_placement"] = placement
+    return summary
+
+
+def _message_sizes(ex) -> dict:
+    out: dict[tuple, int] = defaultdict(int)
+    for ops in ex.iteration_ops.values():
+        for op in ops:
+            if op.is_comm:
+                out[(op.kind, op.collective, op.size_bytes)] += 1
+    return out
+
+
+def _summary(wl, placement, builder, ex, be, graph, traffic, *, backend, cc, seed, iterations, wall, topology):
+    ends = [ex.iteration_end_ps[i] for i in range(iterations)]
+    times = [(e - s) * PS for s, e in zip([0] + ends[:-1], ends)]
+    bds, ranks = breakdowns(ex, placement)
+    mean = sum(times) / len(times)
+    breakdown = {k: sum(b[k] for b in bds) * PS / len(bds) for k in KEYS}
+    bw = effective_bandwidths(graph, placement)
+    apnet = apnet_iteration_time(wl, builder, bw)
+    counts: dict[str, int] = defaultdict(int)
+    op_bytes: dict[str, int] = defaultdict(int)
+    for op in ex.iteration_ops.get(0, []):
+        if op.is_comm:
+            counts[op.kind] += 1
+            op_bytes[op.kind] += op.size_bytes
+    flow_bytes: dict[str, list] = {}
+    for (it, g), b in sorted(traffic.group_bytes.items()):
+        flow_bytes.setdefault(g or "none", [0] * iterations)[it] = b
+    flops_iter = wl.model.fwd_flops_per_sample() * wl.global_batch * (4 if wl.recompute else 3)
+    params_rank = [builder.rank_params(r) for r in range(placement.world_size)]
+    return {
+        "workload": wl.name, "workload_source": wl.source, "topology": topology, "backend": backend, "cc": cc,
+        "seed": seed, "iterations": iterations,
+        "model": {"name": wl.model.name, "family": wl.model.family, "params": wl.model.params(),
+                  "layers": wl.model.layers},
+        "parallelism": {"dp": wl.dp, "tp": wl.tp, "pp": wl.pp, "micro_batches": wl.micro_batches,
+                        "micro_batch": wl.micro_batch, "global_batch": wl.global_batch, "schedule": wl.schedule,
+                        "recompute": wl.recompute, "placement": ",".join(wl.order), "gpus": placement.world_size},
+        "compute": {"gpu": wl.gpu, "peak_flops": wl.peak_flops, "utilization": wl.utilization},
+        "params_per_rank": {"min": min(params_rank), "max": max(params_rank)},
+        "iteration_times_s": times,
+        "iteration_time_s": mean,
+        "breakdown_s": breakdown,
+        "breakdown_iterations_s": [{k: v * PS for k, v in b.items()} for b in bds],
+        "critical_ranks": ranks,
+        "samples_per_s": wl.global_batch / mean if mean > 0 else None,
+        "model_tflops_per_gpu": flops_iter / mean / placement.world_size / 1e12 if mean > 0 else None,
+        "apnet_iteration_time_s": apnet["T_iter"],
+        "apnet_terms_s": {k: v for k, v in apnet.items() if k != "T_iter"},
+        "effective_bandwidth_bps": bw,
+        "collectives_per_iteration": dict(sorted(counts.items())),
+        "collective_bytes_per_iteration": dict(sorted(op_bytes.items())),
+        "flow_bytes_per_iteration": flow_bytes,
+        "flows": traffic.count,
+        "ops": ex._done_ops,
+        "network": be.stats(),
+        "wall_time_s": wall,
+    }

@@ -1,0 +1,82 @@
+"""APNet'24's analytical iteration time and the effective bandwidths it uses.
+
+    T_iter   = T_comp + T_TP + T_PP + T_DP + T_bubble
+    T_TP     = m · (l/p) · k · 2bsh · 2(t−1) / (t · C_TP)      k = 6 with recomputation, else 4
+    T_PP     = m · 2 · 2bsh / C_PP                            (÷ t with scatter/gather)
+    T_DP     = (2N / (p·t)) · 2(d−1) / (d · C_DP)             (grad bytes per value for "2")
+    T_bubble = (p−1) · (T_comp^mb + T_PP^mb + T_TP^mb)
+
+(Li et al., APNet'24; 2 bytes per fp16 value.)  T_comp^mb is the slowest
+stage's forward + backward (+ recomputation) time of one micro-batch on one
+rank, from the same FLOP model the simulation uses.
+
+Effective bandwidth C_x: every group of kind x is a ring over its GPUs (a
+pipeline: its stage-to-stage transfers, both ways); each hop is routed with
+the topology's router (flow id 0); a link's share is its rate divided by the
+number of groups of that kind whose rings cross it (they run concurrently);
+a group's bandwidth is its ring's smallest share, and C_x the smallest over
+groups.  Left out: latency terms, ECMP collisions among a ring's own flows.
+"""
+from __future__ import annotations
+
+PS = 1e-12
+
+
+def _ring_hops(nodes: list[str], kind: str) -> list[tuple[str, str]]:
+    n = len(nodes)
+    if n < 2:
+        return []
+    if kind == "pp":
+        return [(nodes[i], nodes[i + 1]) for i in range(n - 1)] + [(nodes[i + 1], nodes[i]) for i in range(n - 1)]
+    return [(nodes[i], nodes[(i + 1) % n]) for i in range(n)]
+
+
+def effective_bandwidths(graph, placement) -> dict[str, float | None]:
+    """C_TP, C_PP, C_DP in bit/s (None when the degree is 1)."""
+    from ..topology import Router
+    router = Router(graph)
+    out: dict[str, float | None] = {}
+    for kind, label in (("tp", "C_TP"), ("pp", "C_PP"), ("dp", "C_DP")):
+        group_links = []
+        users: dict[tuple, int] = {}
+        for g in placement.groups[kind]:
+            nodes = [placement.gpu_of[r] for r in g]
+            links = set()
+            for a, b in _ring_hops(nodes, kind):
+                path = router.path(a, b, 0)
+                links.update(zip(path[:-1], path[1:]))
+            group_links.append(links)
+            for ln in links:
+                users[ln] = users.get(ln, 0) + 1
+        best = None
+        for links in group_links:
+            if not links:
+                continue
+            c = min(graph.edges[u, v]["rate_bps"] / users[(u, v)] for u, v in links)
+            best = c if best is None else min(best, c)
+        out[label] = best
+    return out
+
+
+def apnet_iteration_time(workload, builder, bandwidths: dict) -> dict[str, float]:
+    """APNet'24's T_iter and its terms, in seconds."""
+    w = workload
+    m, b, p, t, d = w.micro_batches, w.micro_batch, w.pp, w.tp, w.dp
+    comp_mb = max(sum(builder.stage_compute_ps(s)) for s in range(p)) * PS
+    if w.is_transformer:
+        act = b * w.model.seq_len * w.model.hidden * w.act_bytes      # 2bsh
+        layers = w.model.layers
+    else:
+        act = max(builder.boundary_elems[:-1] or [0]) * b * w.act_bytes
+        layers = 0
+    k = 6 if w.recompute else 4
+    c_tp, c_pp, c_dp = bandwidths.get("C_TP"), bandwidths.get("C_PP"), bandwidths.get("C_DP")
+    tp_mb = (layers / p) * k * act * 8 * 2 * (t - 1) / (t * c_tp) if t > 1 and c_tp else 0.0
+    pp_size = act / t if (w.scatter_gather and t > 1) else act
+    pp_mb = 2 * pp_size * 8 / c_pp if p > 1 and c_pp else 0.0
+    n_params = w.model.params()
+    t_dp = (w.grad_bytes * n_params / (p * t)) * 8 * 2 * (d - 1) / (d * c_dp) if d > 1 and c_dp else 0.0
+    terms = {"T_comp": m * comp_mb, "T_TP": m * tp_mb, "T_PP": m * pp_mb, "T_DP": t_dp,
+             "T_bubble": (p - 1) * (comp_mb + pp_mb + tp_mb)}
+    terms["T_iter"] = sum(terms.values())
+    return terms

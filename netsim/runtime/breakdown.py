@@ -1,0 +1,108 @@
+"""Where an iteration's time went: compute, tp, pp, dp, ep, bubble, other.
+
+Method (the values sum exactly to the iteration time):
+
+1. The iteration's window is [end of the previous iteration, end of this one]
+   (the end = when its last op finishes).  The *critical rank* R is the rank of
+   the op that finishes last (normally an optimizer step).
+2. While R's compute stream is busy, time goes to ``compute`` (forward,
+   backward, recomputation) or ``other`` (the optimizer step).
+3. Every gap in R's compute stream is explained by walking the critical path
+   back from the compute op that ends the gap: at each step the dependency
+   that finished last.  Time on an op R takes part in (its TP all-reduce, the
+   pipeline transfer it receives, its DP bucket, an all-to-all) goes to that
+   op's group kind: the *exposed* communication.  Time on ops of other
+   pipeline stages — R waiting for work upstream/downstream, pipeline warm-up
+   and cool-down — goes to ``bubble``; time on ops of R's own stage that R
+   does not take part in (waiting for a slower peer) goes to ``other``.
+
+With free communication this gives exactly APNet'24's split for a pipeline:
+compute = m·(t_f + t_b) and bubble = (p − 1)·(t_f + t_b) on the first stage.
+Communication hidden behind compute (DP buckets overlapping backward) costs
+nothing here, as it should.
+"""
+from __future__ import annotations
+
+KEYS = ("compute", "tp", "pp", "dp", "ep", "bubble", "other")
+
+
+def _latest_dep(op, rank: int):
+    best, key = None, None
+    for d in op.deps:
+        k = (d.end_ps, rank in d.ranks, d.seq)
+        if key is None or k > key:
+            best, key = d, k
+    return best
+
+
+def iteration_breakdown(ops_of_rank, start_ps: int, end_ps: int, rank: int, stage_of) -> dict[str, int]:
+    """Attribute [start_ps, end_ps] of ``rank``'s timeline (ps per key of :data:`KEYS`).
+
+    Parameters
+    ----------
+    ops_of_rank : list of Op
+        The compute/optimizer ops of ``rank`` (any iterations), in stream order.
+    stage_of : callable(rank) -> int
+        Pipeline stage of a rank.
+    """
+    out = dict.fromkeys(KEYS, 0)
+    my_stage = stage_of(rank)
+    t = start_ps
+    for op in ops_of_rank:
+        if op.end_ps < start_ps:
+            continue
+        if op.start_ps > end_ps or t >= end_ps:
+            break
+        s, e = max(op.start_ps, start_ps), min(op.end_ps, end_ps)
+        if s > t:
+            _explain_gap(op, t, s, rank, my_stage, stage_of, out)
+        if e > s:
+            out["other" if op.kind == "optimizer" else "compute"] += e - s
+        t = max(t, e, s)
+    if t < end_ps:
+        out["other"] += end_ps - t
+    return out
+
+
+def _explain_gap(op, g0: int, g1: int, rank: int, my_stage: int, stage_of, out: dict) -> None:
+    t = g1
+    cur = _latest_dep(op, rank)
+    while t > g0 and cur is not None:
+        if cur.end_ps < t:
+            out["other"] += t - max(cur.end_ps, g0)
+            t = max(cur.end_ps, g0)
+            if t <= g0:
+                break
+        seg0 = max(cur.start_ps, g0)
+        if rank in cur.ranks:
+            key = cur.kind if cur.kind in out else ("other" if cur.kind == "optimizer" else "compute")
+        elif any(stage_of(r) != my_stage for r in cur.ranks):
+            key = "bubble"
+        else:
+            key = "other"
+        out[key] += t - seg0
+        t = seg0
+        cur = _latest_dep(cur, rank)
+    if t > g0:
+        out["other"] += t - g0
+
+
+def breakdowns(executor, placement) -> tuple[list[dict], list[int]]:
+    """Per iteration: the breakdown in ps and the critical rank."""
+    comp: dict[int, list] = {}
+    for it in sorted(executor.iteration_ops):
+        for op in executor.iteration_ops[it]:
+            if op.kind in ("compute", "optimizer"):
+                comp.setdefault(op.ranks[0], []).append(op)
+    for lst in comp.values():
+        lst.sort(key=lambda o: (o.start_ps, o.seq))
+    out, ranks = [], []
+    prev_end = 0
+    for it in sorted(executor.iteration_end_ps):
+        end = executor.iteration_end_ps[it]
+        last = max(executor.iteration_ops[it], key=lambda o: (o.end_ps, o.kind == "optimizer", -o.seq))
+        rank = last.ranks[0] if last.kind in ("compute", "optimizer") else min(last.ranks)
+        out.append(iteration_breakdown(comp.get(rank, []), prev_end, end, rank, placement.stage))
+        ranks.append(rank)
+        prev_end = end
+    return out, ranks

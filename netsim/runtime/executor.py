@@ -1,0 +1,183 @@
+"""Executes operation graphs on a backend.
+
+The executor is a dependency-counting scheduler on the backend's SimPy
+environment: an op starts the moment its last dependency finishes — a compute
+op as one ``env.timeout`` (its duration), a collective as
+:func:`netsim.collectives.run_collective` on its ranks' GPU nodes (flows start
+at the GPU; routing takes them through PCIe/NVLink/NIC), a pipeline transfer as
+a ``sendrecv``.  Streams are already dependencies of the graph, so there is one
+pending SimPy event per running op and no process per stream (cheaper, same
+semantics).  Iteration k+1's ops are generated when iteration k's first op
+starts (so a long run never holds more than about two iterations ahead).
+
+Left out: kernel launch latencies and compute/communication interference on
+the GPU (an op's duration does not depend on what else the GPU runs).
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+from ..collectives import run_collective
+from ..errors import SimulationError
+from ..records import FlowTag
+from ..units import ps_to_ns
+
+OPS_COLUMNS = ("rank", "iteration", "op", "kind", "group", "size_bytes", "start_ns", "end_ns")
+
+
+class Executor:
+    """Run ``iterations`` iterations produced by ``builder`` on ``backend``.
+
+    Parameters
+    ----------
+    backend : Backend
+    builder : OpGraphBuilder
+        Its ``build(iteration)`` returns the ops of one iteration.
+    gpu_of : sequence of str
+        GPU node of each rank.
+    node_groups : callable(tuple of ranks) -> list of lists of nodes, optional
+        Server grouping for hierarchical collectives.
+    ops_sink : object with ``add(row)``, optional
+        Receives one :data:`OPS_COLUMNS` row per rank per op.
+    tag : str
+        Goes into every flow's ``tag`` field (the workload name).
+    progress : bool
+        Print a progress line to stderr (use only when it is a terminal).
+    """
+
+    def __init__(self, backend, builder, gpu_of, *, node_groups=None, ops_sink=None, tag: str = "",
+                 progress: bool = False, keep_ops: bool = True):
+        self.backend, self.env = backend, backend.env
+        self.builder, self.gpu_of = builder, tuple(gpu_of)
+        self.node_groups = node_groups
+        self.ops_sink, self.tag = ops_sink, tag
+        self.progress, self.keep_ops = progress, keep_ops
+        self.iteration_ops: dict[int, list] = {}
+        self.remaining: dict[int, int] = {}
+        self.iteration_end_ps: dict[int, int] = {}
+        self.iteration_start_ps: dict[int, int] = {}
+        self._seq = 0
+        self._done_ops = 0
+        self._total_ops = 0
+        self._last_print = 0.0
+        self.events_ops = 0
+
+    # ------------------------------------------------------------------------------------------
+    def run(self, iterations: int) -> None:
+        """Simulate ``iterations`` iterations; raises SimulationError on a deadlock."""
+        self.iterations = iterations
+        self.finished = self.env.event()
+        self._generate(0)
+        try:
+            self.env.run(until=self.finished)
+        except RuntimeError as exc:  # simpy: no events left before `finished`
+            self.check_complete()
+            raise SimulationError(f"simulation stopped early: {exc}") from None
+        if self.progress:
+            sys.stderr.write("\r" + " " * 78 + "\r")
+            sys.stderr.flush()
+
+    def _generate(self, it: int) -> None:
+        if it >= self.iterations or it in self.iteration_ops:
+            return
+        ops = self.builder.build(it)
+        self.iteration_ops[it] = ops
+        self.remaining[it] = len(ops)
+        self._total_ops += len(ops)
+        ready = []
+        for op in ops:
+            op.seq = self._seq
+            self._seq += 1
+            seen = set()
+            pending = 0
+            for d in op.deps:
+                if id(d) in seen:
+                    continue
+                seen.add(id(d))
+                if d.end_ps < 0:
+                    d.succs.append(op)
+                    pending += 1
+            op.pending = pending
+            if pending == 0:
+                ready.append(op)
+        if not ops:
+            self._iteration_done(it)
+        for op in ready:
+            self._start(op)
+
+    def _start(self, op) -> None:
+        env = self.env
+        op.start_ps = env.now
+        it = op.iteration
+        if it not in self.iteration_start_ps:
+            self.iteration_start_ps[it] = env.now
+            self._generate(it + 1)
+        if op.kind in ("compute", "optimizer"):
+            ev = env.timeout(op.duration_ps + op.delay_ps)
+            ev.callbacks.append(lambda _e, op=op: self._finish(op))
+            return
+        if op.delay_ps:
+            ev = env.timeout(op.delay_ps)
+            ev.callbacks.append(lambda _e, op=op: self._launch(op))
+        else:
+            self._launch(op)
+
+    def _launch(self, op) -> None:
+        nodes = [self.gpu_of[r] for r in op.ranks]
+        spec = op.spec
+        tag = FlowTag(self.tag, op.iteration, op.name, op.kind, op.collective if op.collective != "send" else "sendrecv")
+        kind = "sendrecv" if op.collective == "send" else op.collective
+        algorithm = spec.algorithm if kind == "allreduce" else "ring"
+        groups = None
+        if algorithm == "hierarchical" and self.node_groups is not None:
+            groups = self.node_groups(nodes)
+        proc = run_collective(self.backend, kind, nodes, op.size_bytes, algorithm=algorithm,
+                              channels=spec.channels, chunk_bytes=spec.chunk_bytes, tag=tag,
+                              sizes=op.sizes, node_groups=groups)
+        proc.callbacks.append(lambda _e, op=op: self._finish(op))
+
+    def _finish(self, op) -> None:
+        now = self.env.now
+        op.end_ps = now
+        if self.ops_sink is not None:
+            s, e = ps_to_ns(op.start_ps), ps_to_ns(now)
+            for r in op.ranks:
+                self.ops_sink.add((r, op.iteration, op.name, op.kind, op.group, op.size_bytes, s, e))
+        succs, op.succs = op.succs, []
+        for nxt in succs:
+            nxt.pending -= 1
+            if nxt.pending == 0:
+                self._start(nxt)
+        it = op.iteration
+        self.remaining[it] -= 1
+        self._done_ops += 1
+        if self.remaining[it] == 0:
+            self._iteration_done(it)
+        if self.progress and (self._done_ops & 1023) == 0:
+            self._print_progress()
+
+    def _iteration_done(self, it: int) -> None:
+        self.iteration_end_ps[it] = self.env.now
+        if len(self.iteration_end_ps) == self.iterations and not self.finished.triggered:
+            self.finished.succeed()
+        if not self.keep_ops and it - 2 in self.iteration_ops:
+            del self.iteration_ops[it - 2]
+
+    def _print_progress(self) -> None:
+        t = time.monotonic()
+        if t - self._last_print < 0.5:
+            return
+        self._last_print = t
+        done = len(self.iteration_end_ps)
+        sys.stderr.write(f"\rnetsim run: iteration {min(done + 1, self.iterations)}/{self.iterations}, "
+                         f"{self._done_ops}/{self._total_ops} ops, simulated {self.env.now / 1e12:.4f} s   ")
+        sys.stderr.flush()
+
+    def check_complete(self) -> None:
+        """Raise if some op never ran (a dependency that can never be satisfied)."""
+        for it, ops in self.iteration_ops.items():
+            stuck = [op for op in ops if op.end_ps < 0]
+            if stuck:
+                raise SimulationError(f"iteration {it}: {len(stuck)} ops never finished, e.g. {stuck[0].name} "
+                                      f"on ranks {stuck[0].ranks}")

@@ -1,0 +1,328 @@
+"""Loading and saving topologies: YAML, GraphML, HPCC ``topology.txt``, builder expressions.
+
+:func:`load_topology` accepts
+
+* a YAML file (``.yaml``/``.yml``) either listing ``nodes:`` and ``links:``
+  with human units, or naming a ``builder:`` with ``args:`` (see
+  docs/topology.md);
+* a GraphML file (``.graphml``/``.xml``) whose attributes meet the contract;
+* an HPCC/ns-3 ``topology.txt`` (any other file): first line
+  ``nodes switches links``, second the switch ids, then one link per line
+  ``src dst rate delay error_rate``; nodes are named ``"0".."N-1"``;
+* a builder expression ``name:key=value,...`` (lists written ``a|b``).
+
+Everything returned is validated by :func:`~.schema.validate` (numbers, not
+unit strings). Left out: ns-3 topology extensions beyond the five columns.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import networkx as nx
+import yaml
+
+from ..errors import InputError, TopologyError
+from ..units import UnitError, parse_rate, parse_time_ns
+from . import builders as _b
+from .schema import validate
+
+YAML_EXT = (".yaml", ".yml")
+GRAPHML_EXT = (".graphml", ".xml")
+
+
+# -- builder expressions ------------------------------------------------------------------------
+def parse_value(text: str):
+    """Parse one expression value: bool, int, float, list (``a|b``) or string (units kept).
+
+    >>> parse_value("4"), parse_value("0.5"), parse_value("yes"), parse_value("100Gbps")
+    (4, 0.5, True, '100Gbps')
+    >>> parse_value("infiniband|roce")
+    ['infiniband', 'roce']
+    """
+    text = text.strip()
+    if "|" in text:
+        return [parse_value(t) for t in text.split("|")]
+    low = text.lower()
+    if low in ("true", "yes", "on"):
+        return True
+    if low in ("false", "no", "off"):
+        return False
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text
+
+
+def build(name: str, args: dict | None = None, *, source: str | None = None) -> nx.Graph:
+    """Call builder ``name`` with ``args``; unknown names/arguments and bad values are InputError."""
+    if name not in _b.BUILDERS:
+        raise InputError("unknown builder", source=source, where="builder", value=name,
+                         accepted="one of " + ", ".join(_b.BUILDERS))
+    args = dict(args or {})
+    accepted = _b.builder_args(name)
+    for key in args:
+        if key not in accepted:
+            raise InputError(f"unknown argument of builder {name}", source=source, where=f"builder {name}",
+                             value=key, accepted="one of " + ", ".join(accepted))
+    try:
+        graph = _b.BUILDERS[name](**args)
+    except (UnitError, ValueError, TypeError, ZeroDivisionError) as exc:
+        raise InputError(f"invalid arguments for builder {name}: {exc}", source=source,
+                         where=f"builder {name}", value=args) from None
+    return validate(graph, source=source or f"{name}(...)")
+
+
+def build_expression(expr: str, *, source: str | None = None) -> nx.Graph:
+    """Build ``"name:key=value,key=value"``.
+
+    >>> g = build_expression("leaf_spine:leaves=2,spines=2,hosts_per_leaf=2,host_rate_bps=25Gbps")
+    >>> g.number_of_nodes(), g.edges["h0", "leaf0"]["rate_bps"]
+    (8, 25000000000.0)
+    """
+    name, _, rest = expr.partition(":")
+    args: dict[str, Any] = {}
+    for item in filter(None, (p.strip() for p in rest.split(","))):
+        if "=" not in item:
+            raise InputError("expected key=value in builder expression", source=source or expr,
+                             where=f"builder {name.strip()}", value=item)
+        k, v = item.split("=", 1)
+        args[k.strip()] = parse_value(v)
+    return build(name.strip(), args, source=source or expr)
+
+
+# -- YAML -----------------------------------------------------------------------------------------
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """SafeLoader that rejects duplicate mapping keys (YAML silently keeps the last one)."""
+
+
+def _construct_mapping(loader, node, deep=False):
+    seen = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise TopologyError("duplicate key", where=f"line {key_node.start_mark.line + 1}", value=key,
+                                accepted="each name once")
+        seen.add(key)
+    return yaml.SafeLoader.construct_mapping(loader, node, deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _read_yaml(path: str) -> Any:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return yaml.load(fh, Loader=_UniqueKeyLoader)
+    except TopologyError as exc:
+        raise TopologyError(str(exc), source=path) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else None
+        raise TopologyError(f"not valid YAML ({getattr(exc, 'problem', exc)})", source=path, where=where) from None
+
+
+def _apply_node_defaults(g: nx.Graph, defaults, source: str) -> None:
+    if not defaults:
+        return
+    if not isinstance(defaults, dict):
+        raise TopologyError("node_defaults must map a node kind to attributes", source=source,
+                            where="node_defaults", value=defaults)
+    for n, attrs in g.nodes(data=True):
+        for key, value in (defaults.get(attrs.get("kind")) or {}).items():
+            attrs.setdefault(key, value)
+
+
+def topology_from_dict(doc: dict, source: str = "<dict>") -> nx.Graph:
+    """Build a graph from a parsed YAML document (nodes+links or builder+args)."""
+    if not isinstance(doc, dict):
+        raise TopologyError("expected a mapping with nodes: and links:, or builder: and args:", source=source,
+                            value=type(doc).__name__)
+    known = {"name", "description", "builder", "args", "nodes", "links", "link_defaults", "node_defaults"}
+    for key in doc:
+        if key not in known:
+            raise TopologyError("unknown top-level key", source=source, value=key,
+                                accepted="one of " + ", ".join(sorted(known)))
+    if "builder" in doc:
+        g = build(str(doc["builder"]), doc.get("args") or {}, source=source)
+    else:
+        if "nodes" not in doc or "links" not in doc:
+            raise TopologyError("missing nodes: or links:", source=source,
+                                accepted="nodes: and links: lists, or builder: and args:")
+        g = nx.Graph(name=doc.get("name", os.path.basename(source)))
+        nodes = doc["nodes"]
+        if isinstance(nodes, dict):  # name: {attrs}
+            nodes = [{"name": k, **(v or {})} for k, v in nodes.items()]
+        for i, item in enumerate(nodes or []):
+            if not isinstance(item, dict) or "name" not in item:
+                raise TopologyError("a node needs a name", source=source, where=f"nodes[{i}]", value=item,
+                                    accepted="{name: ..., kind: ...}")
+            attrs = dict(item)
+            name = str(attrs.pop("name"))
+            if name in g:
+                raise TopologyError("duplicate node name", source=source, where=f"nodes[{i}]", value=name,
+                                    accepted="each node name once")
+            g.add_node(name, **attrs)
+        ldef = doc.get("link_defaults") or {}
+        for i, item in enumerate(doc["links"] or []):
+            if not isinstance(item, dict):
+                raise TopologyError("a link must be a mapping", source=source, where=f"links[{i}]", value=item)
+            attrs = {**ldef, **item}
+            try:
+                u, v = str(attrs.pop("src")), str(attrs.pop("dst"))
+            except KeyError:
+                raise TopologyError("a link needs src and dst", source=source, where=f"links[{i}]",
+                                    value=item) from None
+            for end in (u, v):
+                if end not in g:
+                    raise TopologyError("link to an unknown node", source=source, where=f"links[{i}]", value=end,
+                                        accepted="a name listed under nodes:")
+            if g.has_edge(u, v):
+                raise TopologyError("duplicate link", source=source, where=f"links[{i}]", value=f"{u} -- {v}",
+                                    accepted="one link per node pair (sum the rates of parallel links)")
+            g.add_edge(u, v, **attrs)
+    _apply_node_defaults(g, doc.get("node_defaults"), source)
+    if "name" in doc:
+        g.graph["name"] = doc["name"]
+    return validate(g, source=source)
+
+
+# -- HPCC topology.txt ------------------------------------------------------------------------------
+def read_hpcc_topology(path: str) -> nx.Graph:
+    """Read an HPCC/ns-3 ``topology.txt``; nodes ``"0".."N-1"``, switches kind switch, the rest host."""
+    with open(path, encoding="utf-8") as fh:
+        lines = [(i + 1, ln.split()) for i, ln in enumerate(fh) if ln.strip() and not ln.lstrip().startswith("#")]
+    if not lines:
+        raise TopologyError("empty topology file", source=path,
+                            accepted="HPCC topology.txt: 'nodes switches links', switch ids, then links")
+    ln, head = lines[0]
+    try:
+        n_nodes, n_sw, n_links = (int(x) for x in head[:3])
+        if len(head) != 3 or min(n_nodes, n_sw, n_links) < 0:
+            raise ValueError
+    except ValueError:
+        raise TopologyError("bad header", source=path, where=f"line {ln}", value=" ".join(head),
+                            accepted="three integers 'nodes switches links'") from None
+    g = nx.Graph(name=os.path.basename(path))
+    for i in range(n_nodes):
+        g.add_node(str(i), kind="host")
+    sw_ids = lines[1][1] if n_sw and len(lines) > 1 else []
+    if len(sw_ids) != n_sw:
+        raise TopologyError(f"expected {n_sw} switch ids", source=path, where=f"line {lines[1][0] if len(lines) > 1 else 2}",
+                            value=" ".join(sw_ids))
+    for s in sw_ids:
+        if not s.isdigit() or int(s) >= n_nodes:
+            raise TopologyError("bad switch id", source=path, where=f"line {lines[1][0]}", value=s,
+                                accepted=f"an integer in 0..{n_nodes - 1}")
+        g.nodes[str(int(s))]["kind"] = "switch"
+    links = lines[2:] if n_sw else lines[1:]
+    if len(links) != n_links:
+        raise TopologyError(f"header says {n_links} links, file has {len(links)}", source=path,
+                            where=f"line {ln}", value=" ".join(head))
+    for ln, cols in links:
+        if len(cols) < 4:
+            raise TopologyError("bad link line", source=path, where=f"line {ln}", value=" ".join(cols),
+                                accepted="'src dst rate delay [error_rate]', e.g. 0 320 100Gbps 1000ns 0.000000")
+        u, v = cols[0], cols[1]
+        for field, end in (("src", u), ("dst", v)):
+            if not end.isdigit() or int(end) >= n_nodes:
+                raise TopologyError("unknown node", source=path, where=f"line {ln}, field {field}", value=end,
+                                    accepted=f"a node index in 0..{n_nodes - 1}")
+        u, v = str(int(u)), str(int(v))
+        attrs: dict[str, Any] = {"kind": "ethernet"}
+        for field, parser, col in (("rate", parse_rate, cols[2]), ("delay", parse_time_ns, cols[3])):
+            try:
+                attrs[f"{field}_{'bps' if field == 'rate' else 'ns'}"] = parser(col)
+            except UnitError:
+                raise TopologyError(f"bad {field}", source=path, where=f"line {ln}, field {field}", value=col,
+                                    accepted="a rate such as 100Gbps" if field == "rate" else "a time such as 1000ns or 0.001ms") from None
+        if len(cols) >= 5:
+            try:
+                er = float(cols[4])
+            except ValueError:
+                er = float("nan")
+            if not 0.0 <= er < 1.0:
+                raise TopologyError("bad error_rate", source=path, where=f"line {ln}, field error_rate",
+                                    value=cols[4], accepted="a loss probability in [0, 1)")
+            if er > 0:
+                attrs["error_rate"] = er
+        if g.has_edge(u, v):
+            raise TopologyError("duplicate link", source=path, where=f"line {ln}", value=f"{u} {v}")
+        g.add_edge(u, v, **attrs)
+    return validate(g, source=path)
+
+
+# -- GraphML ----------------------------------------------------------------------------------------
+def read_graphml(path: str) -> nx.Graph:
+    """Read a GraphML topology; duplicate node ids (networkx silently merges them) are an error."""
+    import xml.etree.ElementTree as ET
+
+    try:
+        seen: set = set()
+        for _, elem in ET.iterparse(path):
+            if elem.tag.rsplit("}", 1)[-1] == "node":
+                nid = elem.get("id")
+                if nid in seen:
+                    raise TopologyError("duplicate node name", source=path, where="node", value=nid,
+                                        accepted="each node id once")
+                seen.add(nid)
+        g = nx.read_graphml(path)
+    except TopologyError:
+        raise
+    except Exception as exc:  # networkx/ElementTree raise several types for malformed XML
+        raise TopologyError(f"cannot read GraphML ({exc})", source=path) from None
+    return validate(g, source=path)
+
+
+# -- entry points ---------------------------------------------------------------------------------------
+def load_topology(spec) -> nx.Graph:
+    """Load a topology from a file path or builder expression (validated, numeric attributes).
+
+    Parameters
+    ----------
+    spec : str, os.PathLike or networkx.Graph
+        ``.yaml``/``.yml`` file, ``.graphml`` file, HPCC ``topology.txt``,
+        builder expression such as ``"leaf_spine:leaves=4,spines=2,hosts_per_leaf=4"``,
+        or a graph (validated and returned).
+
+    Examples
+    --------
+    >>> g = load_topology("fat_tree:k=4")
+    >>> g.number_of_nodes()
+    36
+    """
+    if isinstance(spec, nx.Graph):
+        return validate(spec)
+    spec = os.fspath(spec)
+    if not os.path.exists(spec) and os.path.exists(os.path.expanduser(spec)):
+        spec = os.path.expanduser(spec)
+    if os.path.isfile(spec):
+        low = spec.lower()
+        if low.endswith(YAML_EXT):
+            return topology_from_dict(_read_yaml(spec), source=spec)
+        if low.endswith(GRAPHML_EXT):
+            return read_graphml(spec)
+        return read_hpcc_topology(spec)
+    name, colon, rest = spec.partition(":")
+    if name.strip() in _b.BUILDERS or (colon and "=" in rest and not os.sep in name):
+        return build_expression(spec)
+    if os.path.exists(spec):
+        raise InputError("not a regular file", value=spec)
+    raise InputError("no such topology file or builder", value=spec,
+                     accepted="a .yaml/.graphml/topology.txt path or a builder expression name:key=value,... "
+                              "with name one of " + ", ".join(_b.BUILDERS))
+
+
+def save_topology(graph: nx.Graph, path: str) -> None:
+    """Write ``graph`` as YAML (nodes + links, numeric attributes) or GraphML (``.graphml``)."""
+    path = os.fspath(path)
+    if path.lower().endswith(GRAPHML_EXT):
+        nx.write_graphml(graph, path)
+        return
+    nodes = [{"name": n, **dict(sorted(a.items()))} for n, a in graph.nodes(data=True)]
+    links = [{"src": u, "dst": v, **dict(sorted(a.items()))} for u, v, a in graph.edges(data=True)]
+    doc = {"name": str(graph.graph.get("name", os.path.basename(path))), "nodes": nodes, "links": links}
+    with open(path, "w", encoding="utf-8") as fh:
+        yaml.safe_dump(doc, fh, sort_keys=False, default_flow_style=None, width=120)

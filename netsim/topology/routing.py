@@ -1,0 +1,236 @@
+"""Routing: shortest paths by hop count, ECMP over all equal-hop paths.
+
+Modelled:
+
+* a route's intermediate nodes are never ``gpu`` or ``host`` nodes (they are
+  endpoints only); every other kind (nic, nvswitch, pcie_switch, switch) may
+  transit;
+* GPU-to-GPU traffic that can stay on NVLink does (as NCCL does): when the
+  destination GPU is reachable from a node over NVLink edges only (through
+  NVSwitches, never through another GPU), the route from that node takes the
+  shortest NVLink-only path, else the shortest path over all links;
+* ECMP: :meth:`Router.path` picks one equal-hop path per flow by hashing
+  ``(src, dst, flow_id, seed)`` with CRC-32, then at each branching hop
+  mixing in the CRC-32 of the hop's name through MurmurHash3's ``fmix32``
+  finalizer (per-switch hashing: no polarization between tiers);
+  :meth:`Router.next_hops` gives every equal-cost next hop for per-packet
+  spraying (``routing=spray``).
+
+Speed: one BFS per destination, lazily, on an integer-indexed adjacency;
+distances kept in compact arrays so a 1,024-GPU cluster's all-pairs routes
+fit in memory and compute in seconds. Call :meth:`Router.invalidate` after
+editing the graph (link removal). Left out: weighted (non hop-count) costs,
+adaptive routing, NCCL's PXN (relaying across rails through another GPU).
+"""
+from __future__ import annotations
+
+import zlib
+from array import array
+from collections import deque
+from typing import Hashable, Sequence
+
+import networkx as nx
+
+from ..errors import RoutingError
+from .schema import ENDPOINT_KINDS
+
+_UNREACHED = 0xFFFF
+_M32 = 0xFFFFFFFF
+
+
+def _fmix32(h: int) -> int:
+    """MurmurHash3's 32-bit finalizer: full avalanche (CRC-32 alone is affine, so seeds would only XOR-permute)."""
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & _M32
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & _M32
+    return h ^ (h >> 16)
+MODES = ("ecmp", "spray")
+
+
+class Router:
+    """Hop-count shortest-path router with ECMP.
+
+    Parameters
+    ----------
+    graph : networkx.Graph
+        A validated topology.
+    seed : int
+        Mixed into the ECMP hash.
+    mode : str
+        ``"ecmp"`` (one path per flow) or ``"spray"`` (the backend sprays
+        packets with :meth:`next_hops`; :meth:`path` still gives the flow's
+        ECMP path, e.g. for its ideal FCT).
+
+    Examples
+    --------
+    >>> from netsim.topology.builders import leaf_spine
+    >>> r = Router(leaf_spine(2, 2, 2))
+    >>> r.paths("h0", "h2")
+    [('h0', 'leaf0', 'spine0', 'leaf1', 'h2'), ('h0', 'leaf0', 'spine1', 'leaf1', 'h2')]
+    >>> r.next_hops("leaf0", "h2")
+    ('spine0', 'spine1')
+    """
+
+    def __init__(self, graph: nx.Graph, seed: int = 0, mode: str = "ecmp"):
+        if mode not in MODES:
+            raise RoutingError(f"unknown routing mode {mode!r}; expected one of {', '.join(MODES)}")
+        self.graph = graph
+        self.seed = int(seed)
+        self.mode = mode
+        self.invalidate()
+
+    # -- index -------------------------------------------------------------------------------------
+    def invalidate(self) -> None:
+        """Forget every cached route; call after the graph's nodes or links change."""
+        g = self.graph
+        self._names: list = sorted(g.nodes, key=str)
+        self._idx: dict = {n: i for i, n in enumerate(self._names)}
+        idx = self._idx
+        self._ncrc = [zlib.crc32(str(n).encode()) for n in self._names]
+        self._transit = [g.nodes[n].get("kind") not in ENDPOINT_KINDS for n in self._names]
+        self._adj: list[tuple[int, ...]] = []
+        self._nvadj: list[tuple[int, ...]] = []
+        for n in self._names:
+            nbrs = sorted((idx[m] for m in g[n]))
+            self._adj.append(tuple(nbrs))
+            self._nvadj.append(tuple(m for m in nbrs if g.edges[n, self._names[m]].get("kind") == "nvlink"))
+        self._has_nvlink = any(self._nvadj)
+        self._dist: dict[int, array] = {}
+        self._nvdist: dict[int, array | None] = {}
+        self._nh: dict[int, list] = {}
+        self._intern: dict[tuple[int, ...], tuple[int, ...]] = {}
+
+    def _bfs(self, dst: int, adj) -> array:
+        dist = array("H", [_UNREACHED]) * len(self._names)
+        dist[dst] = 0
+        transit = self._transit
+        q = deque([dst])
+        while q:
+            u = q.popleft()
+            if u != dst and not transit[u]:
+                continue  # endpoints terminate, never relay
+            du = dist[u] + 1
+            for v in adj[u]:
+                if dist[v] == _UNREACHED:
+                    dist[v] = du
+                    q.append(v)
+        return dist
+
+    def _tables(self, dst: int) -> tuple[array, array | None]:
+        dist = self._dist.get(dst)
+        if dist is None:
+            dist = self._dist[dst] = self._bfs(dst, self._adj)
+            nv = None
+            if self._has_nvlink and self._nvadj[dst]:
+                nv = self._bfs(dst, self._nvadj)
+            self._nvdist[dst] = nv
+        return dist, self._nvdist[dst]
+
+    def _next(self, u: int, dst: int) -> tuple[int, ...]:
+        row = self._nh.get(dst)
+        if row is None:
+            row = self._nh[dst] = [None] * len(self._names)
+        nh = row[u]
+        if nh is not None:
+            return nh
+        dist, nv = self._tables(dst)
+        if nv is not None and nv[u] != _UNREACHED and u != dst:
+            d, adj, table = nv[u], self._nvadj[u], nv
+        else:
+            d, adj, table = dist[u], self._adj[u], dist
+        if d == _UNREACHED or u == dst:
+            nh = ()
+        else:
+            transit = self._transit
+            nh = tuple(v for v in adj if table[v] == d - 1 and (v == dst or transit[v]))
+        nh = row[u] = self._intern.setdefault(nh, nh)  # share identical tuples across destinations
+        return nh
+
+    def _index(self, node: Hashable) -> int:
+        try:
+            return self._idx[node]
+        except KeyError:
+            raise RoutingError(f"unknown node {node!r}: not in the topology") from None
+
+    def _check(self, src, dst) -> tuple[int, int]:
+        s, d = self._index(src), self._index(dst)
+        if s == d:
+            raise RoutingError(f"no route from {src!r} to itself")
+        if not self._next(s, d):
+            raise RoutingError(f"destination {dst!r} unreachable from {src!r} "
+                               "(no path whose intermediate nodes are all switches/NICs/NVSwitches/PCIe switches)")
+        return s, d
+
+    # -- public API --------------------------------------------------------------------------------
+    def next_hops(self, node: Hashable, dst: Hashable) -> tuple:
+        """All equal-cost next hops from ``node`` towards ``dst`` (sorted; empty if none)."""
+        names = self._names
+        return tuple(names[v] for v in self._next(self._index(node), self._index(dst)))
+
+    def distance(self, src: Hashable, dst: Hashable) -> int:
+        """Hop count of the route from ``src`` to ``dst`` (links)."""
+        s, d = self._check(src, dst)
+        n = 0
+        while s != d:
+            s = self._next(s, d)[0]
+            n += 1
+        return n
+
+    def path(self, src: Hashable, dst: Hashable, flow_id=0) -> tuple:
+        """The flow's ECMP path ``(src, ..., dst)``; deterministic in (src, dst, flow_id, seed).
+
+        Raises
+        ------
+        RoutingError
+            Unknown node, ``src == dst`` or unreachable destination.
+        """
+        s, d = self._check(src, dst)
+        names, ncrc = self._names, self._ncrc
+        h = zlib.crc32(f"{src}|{dst}|{flow_id}|{self.seed}".encode())
+        out = [names[s]]
+        u = s
+        while u != d:
+            nh = self._next(u, d)
+            if not nh:  # pragma: no cover - guarded by _check
+                raise RoutingError(f"destination {dst!r} unreachable from {src!r}")
+            if len(nh) == 1:
+                u = nh[0]
+            else:
+                u = nh[_fmix32(h ^ ncrc[u]) % len(nh)]
+            out.append(names[u])
+        return tuple(out)
+
+    def paths(self, src: Hashable, dst: Hashable, limit: int = 100_000) -> list[tuple]:
+        """Every equal-cost path from ``src`` to ``dst``, sorted (at most ``limit``)."""
+        s, d = self._check(src, dst)
+        names = self._names
+        out: list[tuple] = []
+        stack: list[tuple[int, tuple[int, ...]]] = [(s, (s,))]
+        while stack and len(out) < limit:
+            u, p = stack.pop()
+            if u == d:
+                out.append(tuple(names[i] for i in p))
+                continue
+            for v in reversed(self._next(u, d)):
+                stack.append((v, p + (v,)))
+        return sorted(out, key=lambda p: tuple(map(str, p)))
+
+
+def path_links(path: Sequence) -> list[tuple]:
+    """Directed links ``(u, v)`` along ``path``.
+
+    >>> path_links(("a", "b", "c"))
+    [('a', 'b'), ('b', 'c')]
+    """
+    return list(zip(path[:-1], path[1:]))
+
+
+def bottleneck_rate_bps(graph: nx.Graph, path: Sequence) -> float:
+    """Lowest ``rate_bps`` along ``path``, bit/s."""
+    return min(graph.edges[u, v]["rate_bps"] for u, v in path_links(path))
+
+
+def path_delay_ns(graph: nx.Graph, path: Sequence) -> float:
+    """Sum of ``delay_ns`` (propagation only) along ``path``, ns."""
+    return sum(graph.edges[u, v]["delay_ns"] for u, v in path_links(path))

@@ -1,0 +1,177 @@
+"""The topology graph contract and its validator.
+
+A topology is a plain :mod:`networkx` graph (``nx.Graph``; every edge is one
+full-duplex link, the same rate and delay in both directions):
+
+* every node has ``kind`` in :data:`NODE_KINDS`
+  (``gpu``, ``host``, ``nic``, ``nvswitch``, ``pcie_switch``, ``switch``);
+* every edge has ``rate_bps`` (> 0, bit/s), ``delay_ns`` (>= 0, propagation,
+  ns) and ``kind`` in :data:`EDGE_KINDS` (``nvlink``, ``pcie``, ``ethernet``,
+  ``infiniband``); an optional ``error_rate`` in [0, 1) is a per-packet random
+  loss probability (from HPCC ``topology.txt``);
+* optional attributes override simulation defaults: any name ending in
+  ``_bytes`` (sizes), ``_ns`` (times) or ``_bps`` (rates) may be written with
+  a unit (``32MB``, ``1us``, ``400Gbps``) and is normalized to a number;
+* GPU-server nodes may carry ``server`` (e.g. ``"s3"``) and ``index`` (local
+  index); NICs may carry ``nic_kind`` in :data:`NIC_KINDS`.
+
+Deliberately left out: per-direction (asymmetric) links and parallel links
+(a ``MultiGraph`` is rejected: merge parallel links into one of summed rate).
+A directed graph is accepted only when it is symmetric; it is converted to an
+undirected graph.
+"""
+from __future__ import annotations
+
+import math
+from numbers import Real
+
+import networkx as nx
+
+from ..errors import TopologyError
+from ..units import UnitError, parse_rate, parse_size, parse_time_ns
+
+NODE_KINDS = ("gpu", "host", "nic", "nvswitch", "pcie_switch", "switch")
+EDGE_KINDS = ("nvlink", "pcie", "ethernet", "infiniband")
+NIC_KINDS = ("infiniband", "roce", "ethernet")
+#: node kinds that only ever terminate traffic (routes never transit them)
+ENDPOINT_KINDS = frozenset({"gpu", "host"})
+
+
+def _unit_parser(key: str):
+    """Return (parser, accepted) for an attribute name carrying a unit, else None."""
+    if key.endswith("_bps"):
+        return parse_rate, "a rate such as 100Gbps or a number of bit/s"
+    if key.endswith("_ns"):
+        return parse_time_ns, "a duration such as 500ns or 1us, or a number of ns"
+    if key.endswith("_bytes"):
+        return parse_size, "a size such as 32MB or 1MiB, or a number of bytes"
+    return None
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, Real) and not isinstance(v, bool) and math.isfinite(float(v))
+
+
+def _normalize_attrs(attrs: dict, source, where: str) -> None:
+    """Parse unit strings in-place for every ``*_bps``/``*_ns``/``*_bytes`` attribute."""
+    for key in list(attrs):
+        conv = _unit_parser(key)
+        if conv is None:
+            continue
+        parser, accepted = conv
+        value = attrs[key]
+        if _is_number(value):
+            if value < 0:
+                raise TopologyError("must not be negative", source=source, where=f"{where}, field {key}",
+                                    value=value, accepted=accepted)
+            continue
+        try:
+            if isinstance(value, str) and value.strip() == "":
+                raise UnitError("empty")
+            attrs[key] = parser(value)
+        except (UnitError, TypeError, ValueError):
+            raise TopologyError("bad unit string", source=source, where=f"{where}, field {key}",
+                                value=value, accepted=accepted) from None
+
+
+def _fmt_edge(u, v) -> str:
+    return f"link {u} -- {v}"
+
+
+def validate(graph: nx.Graph, source: str | None = None) -> nx.Graph:
+    """Check ``graph`` against the topology contract and normalize units in place.
+
+    Parameters
+    ----------
+    graph : networkx.Graph
+        Any networkx graph meeting the contract (built, read from YAML or
+        GraphML). A symmetric ``DiGraph`` is converted to a ``Graph``.
+    source : str, optional
+        File name used in error messages.
+
+    Returns
+    -------
+    networkx.Graph
+        The same graph (or its undirected copy) with numeric attributes:
+        ``rate_bps`` float bit/s, ``delay_ns`` and ``*_ns`` integer ns,
+        ``*_bytes`` integer bytes.
+
+    Raises
+    ------
+    TopologyError
+        Naming the file, node or link, the field, the bad value and what is accepted.
+
+    Examples
+    --------
+    >>> g = nx.Graph()
+    >>> g.add_node("a", kind="host"); g.add_node("b", kind="switch", buffer_bytes="32MB")
+    >>> g.add_edge("a", "b", kind="ethernet", rate_bps="100Gbps", delay_ns="1us")
+    >>> g = validate(g)
+    >>> g.edges["a", "b"]["rate_bps"], g.edges["a", "b"]["delay_ns"], g.nodes["b"]["buffer_bytes"]
+    (100000000000.0, 1000, 32000000)
+    """
+    if not isinstance(graph, nx.Graph):
+        raise TopologyError("not a networkx graph", source=source, value=type(graph).__name__,
+                            accepted="a networkx.Graph")
+    if graph.is_multigraph():
+        raise TopologyError("parallel links (MultiGraph) are not supported", source=source,
+                            accepted="a networkx.Graph; merge parallel links into one of summed rate_bps")
+    if graph.is_directed():
+        for u, v in graph.edges():
+            if not graph.has_edge(v, u):
+                raise TopologyError("directed link without its reverse", source=source,
+                                    where=f"link {u} -> {v}",
+                                    accepted="full-duplex links (an undirected graph, or both directions)")
+        graph = nx.Graph(graph)
+    if graph.number_of_nodes() == 0:
+        raise TopologyError("empty topology", source=source, accepted="at least two nodes and one link")
+    for n, attrs in graph.nodes(data=True):
+        where = f"node {n}"
+        kind = attrs.get("kind")
+        if kind is None:
+            raise TopologyError("missing field kind", source=source, where=where,
+                                accepted="one of " + ", ".join(NODE_KINDS))
+        if kind not in NODE_KINDS:
+            raise TopologyError("unknown node kind", source=source, where=f"{where}, field kind", value=kind,
+                                accepted="one of " + ", ".join(NODE_KINDS))
+        nk = attrs.get("nic_kind")
+        if nk is not None and nk not in NIC_KINDS:
+            raise TopologyError("unknown nic_kind", source=source, where=f"{where}, field nic_kind", value=nk,
+                                accepted="one of " + ", ".join(NIC_KINDS))
+        _normalize_attrs(attrs, source, where)
+    if graph.number_of_edges() == 0:
+        raise TopologyError("topology has no links", source=source, accepted="at least two nodes and one link")
+    for u, v, attrs in graph.edges(data=True):
+        where = _fmt_edge(u, v)
+        if u == v:
+            raise TopologyError("self-loop link", source=source, where=where, accepted="a link between two nodes")
+        kind = attrs.get("kind")
+        if kind is None:
+            raise TopologyError("missing field kind", source=source, where=where,
+                                accepted="one of " + ", ".join(EDGE_KINDS))
+        if kind not in EDGE_KINDS:
+            raise TopologyError("unknown link kind", source=source, where=f"{where}, field kind", value=kind,
+                                accepted="one of " + ", ".join(EDGE_KINDS))
+        for req in ("rate_bps", "delay_ns"):
+            if attrs.get(req) is None:
+                raise TopologyError(f"missing field {req}", source=source, where=where,
+                                    accepted="rate_bps > 0 (e.g. 100Gbps) and delay_ns >= 0 (e.g. 1us)")
+        _normalize_attrs(attrs, source, where)
+        rate = attrs["rate_bps"]
+        if not rate > 0:
+            raise TopologyError("rate_bps must be > 0", source=source, where=f"{where}, field rate_bps",
+                                value=rate, accepted="a positive rate such as 100Gbps")
+        attrs["rate_bps"] = float(rate)
+        attrs["delay_ns"] = int(round(attrs["delay_ns"])) if float(attrs["delay_ns"]).is_integer() \
+            else float(attrs["delay_ns"])
+        if "error_rate" in attrs:
+            er = attrs["error_rate"]
+            try:
+                er = float(er)
+            except (TypeError, ValueError):
+                er = float("nan")
+            if not (0.0 <= er < 1.0):
+                raise TopologyError("error_rate out of range", source=source, where=f"{where}, field error_rate",
+                                    value=attrs["error_rate"], accepted="a loss probability in [0, 1)")
+            attrs["error_rate"] = er
+    return graph

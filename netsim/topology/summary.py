@@ -1,0 +1,104 @@
+"""Topology summary: counts by kind, link rates by kind, bisection bandwidth.
+
+Bisection bandwidth here is the min cut (sum of ``rate_bps``) between the
+first and second half of the endpoints in canonical order (GPUs server-major,
+or hosts by name), computed by max-flow; it is a half-by-rank cut, not the
+minimum over all bisections (NP-hard in general), which for the regular
+builders (leaf-spine, fat tree, GPU clusters) is the usual bisection. It is
+skipped above :data:`BISECTION_MAX_EDGES` links to keep ``topo show`` instant.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+import networkx as nx
+
+from ..units import format_rate, format_time_ns
+from .query import endpoints, natural_key
+
+BISECTION_MAX_EDGES = 20_000
+
+
+def bisection_bandwidth_bps(graph: nx.Graph) -> float | None:
+    """Min-cut capacity (bit/s, one direction) between the two halves of the endpoints.
+
+    >>> from netsim.topology.builders import leaf_spine
+    >>> bisection_bandwidth_bps(leaf_spine(4, 2, 4, host_rate_bps=100e9, fabric_rate_bps=100e9)) / 1e9
+    400.0
+    """
+    eps = endpoints(graph)
+    if len(eps) < 2:
+        return None
+    half = len(eps) // 2
+    h = nx.Graph()
+    for u, v, r in graph.edges(data="rate_bps"):
+        h.add_edge(u, v, capacity=float(r))
+    src, dst = ("__bisect_src__", 0), ("__bisect_dst__", 0)
+    for n in eps[:half]:
+        h.add_edge(src, n)  # no capacity attribute: infinite
+    for n in eps[half:2 * half]:
+        h.add_edge(n, dst)
+    return float(nx.minimum_cut_value(h, src, dst))
+
+
+def summary(graph: nx.Graph, bisection: bool = True) -> dict:
+    """Counts by node kind, link counts/rates by link kind, NIC kinds, servers, bisection bandwidth.
+
+    Returns
+    -------
+    dict
+        ``nodes`` (total), ``links`` (total), ``node_kinds`` {kind: count},
+        ``link_kinds`` {kind: {"count", "rates_bps" {rate: count}, "delays_ns" {delay: count}}},
+        ``nic_kinds`` {nic_kind: count}, ``servers`` (count), ``clusters``,
+        ``bisection_bps`` (float, or None with ``bisection_note``).
+    """
+    nk = Counter(k for _, k in graph.nodes(data="kind"))
+    lk: dict = {}
+    for _, _, a in graph.edges(data=True):
+        d = lk.setdefault(a["kind"], {"count": 0, "rates_bps": Counter(), "delays_ns": Counter()})
+        d["count"] += 1
+        d["rates_bps"][float(a["rate_bps"])] += 1
+        d["delays_ns"][a["delay_ns"]] += 1
+    out = {
+        "name": str(graph.graph.get("name", "")),
+        "nodes": graph.number_of_nodes(),
+        "links": graph.number_of_edges(),
+        "node_kinds": dict(sorted(nk.items())),
+        "link_kinds": {k: {"count": v["count"], "rates_bps": dict(sorted(v["rates_bps"].items())),
+                           "delays_ns": dict(sorted(v["delays_ns"].items()))} for k, v in sorted(lk.items())},
+        "nic_kinds": dict(sorted(Counter(a["nic_kind"] for _, a in graph.nodes(data=True)
+                                         if "nic_kind" in a).items())),
+        "servers": len({a["server"] for _, a in graph.nodes(data=True) if "server" in a}),
+        "clusters": sorted({str(a["cluster"]) for _, a in graph.nodes(data=True) if "cluster" in a},
+                           key=natural_key),
+        "connected": nx.is_connected(graph) if graph.number_of_nodes() else False,
+        "bisection_bps": None,
+    }
+    if not bisection:
+        out["bisection_note"] = "not computed"
+    elif graph.number_of_edges() > BISECTION_MAX_EDGES:
+        out["bisection_note"] = f"skipped: more than {BISECTION_MAX_EDGES} links"
+    else:
+        out["bisection_bps"] = bisection_bandwidth_bps(graph)
+        out["bisection_note"] = "min cut between first and second half of endpoints (rank order)"
+    return out
+
+
+def format_summary(s: dict) -> str:
+    """Human-readable lines for ``netsim topo show``."""
+    lines = [f"topology {s['name'] or '(unnamed)'}: {s['nodes']} nodes, {s['links']} links"
+             + ("" if s["connected"] else " (NOT connected)")]
+    lines.append("nodes: " + ", ".join(f"{k}={v}" for k, v in s["node_kinds"].items()))
+    if s["servers"]:
+        lines.append(f"servers: {s['servers']}" + (f" in clusters {', '.join(s['clusters'])}" if s["clusters"] else ""))
+    if s["nic_kinds"]:
+        lines.append("nic kinds: " + ", ".join(f"{k}={v}" for k, v in s["nic_kinds"].items()))
+    for kind, d in s["link_kinds"].items():
+        rates = ", ".join(f"{format_rate(r)} x{c}" for r, c in d["rates_bps"].items())
+        delays = ", ".join(f"{format_time_ns(t)} x{c}" for t, c in d["delays_ns"].items())
+        lines.append(f"links {kind}: {d['count']} (rate {rates}; delay {delays})")
+    if s.get("bisection_bps") is not None:
+        lines.append(f"bisection bandwidth: {format_rate(s['bisection_bps'])} ({s['bisection_note']})")
+    elif s.get("bisection_note"):
+        lines.append(f"bisection bandwidth: {s['bisection_note']}")
+    return "\n".join(lines)

@@ -1,0 +1,259 @@
+"""TCP CUBIC (RFC 9438) with optional HyStart++ (RFC 9406), as a pure state machine.
+
+Modelled: slow start (one MSS per MSS acknowledged), the cubic window
+``W_cubic(t) = C·(t − K)³ + W_max`` with ``K = ∛((W_max − cwnd_epoch)/C)``, the
+per-ACK target ``W_cubic(t + RTT)`` clamped to ``[cwnd, 1.5·cwnd]``, the
+Reno-friendly estimate ``W_est`` (α_cubic = 3(1−β)/(1+β), switching to 1 once
+``W_est ≥ cwnd_prior``), fast convergence, multiplicative decrease β = 0.7 with
+``ssthresh = max(flight·β, 2 MSS)``, and the timeout rule (cwnd = 1 MSS, and
+the first avoidance epoch afterwards starts with K = 0, W_max = cwnd).
+
+HyStart++ (RFC 9406) is available as ``hystart=on`` but is **off by default**:
+its delay thresholds (RttThresh ≥ 4 ms) are built for Internet RTTs; at a
+datacenter RTT (tens of µs) with switch buffers of a few MB the RTT can never
+grow by 4 ms before a loss, so it would be a no-op. Linux and ns-3.37 use
+*classic* HyStart (ACK trains + delay increase), which is deliberately not
+modelled. The thresholds are parameters, so they can be scaled down to study a
+datacenter variant.
+
+Deliberately left out: ECN response (CUBIC here is not ECN-capable; use
+``dctcp``), spurious-congestion-event undo (RFC 9438 §4.9), pacing, and
+application-limited detection. Reliability (dupacks, NewReno, RTO with
+``min_rto_ns``) is the transport's job.
+
+Windows are kept in bytes; the RFC's segment formulas are applied with
+``C`` scaled by the MSS (``C_bytes = C·MSS`` per s³).
+
+>>> cc = Cubic(Cubic.PARAMS.resolve(), mss_bytes=1000, line_rate_bps=10e9, base_rtt_ns=100_000)
+>>> cc.cwnd_bytes, cc.ssthresh_bytes
+(10000, inf)
+"""
+from __future__ import annotations
+
+import math
+
+from ...params import Param, ParamTable
+from .base import CongestionControl, register
+
+# RFC 9406 constants that are not worth a parameter.
+_CSS_GROWTH_DIVISOR = 4
+
+
+@register
+class Cubic(CongestionControl):
+    """RFC 9438 CUBIC; see the module docstring for what is modelled."""
+
+    name = "cubic"
+    transport = "tcp"
+    ecn_capable = False
+    PARAMS = ParamTable("cubic", [
+        Param("c", 0.4, "float", "cubic scaling constant C, segments/s^3",
+              "RFC 9438 §5.1 (C = 0.4)", minimum=1e-9),
+        Param("beta", 0.7, "float", "multiplicative decrease factor β_cubic (cwnd <- β·cwnd)",
+              "RFC 9438 §4.6 (β_cubic = 0.7)", minimum=0.01, maximum=0.99),
+        Param("fast_convergence", True, "bool", "release bandwidth faster when W_max shrinks",
+              "RFC 9438 §4.7 (SHOULD be on; Linux/ns-3 default on)"),
+        Param("reno_friendly", True, "bool", "use the Reno-friendly estimate W_est when it exceeds W_cubic",
+              "RFC 9438 §4.3"),
+        Param("hystart", False, "bool",
+              "HyStart++ slow-start exit (off: its >=4 ms RttThresh never fires at datacenter RTTs)",
+              "RFC 9406; Linux/ns-3.37 use classic HyStart instead (not modelled)"),
+        Param("hystart_min_rtt_thresh_ns", 4_000_000, "time", "HyStart++ MIN_RTT_THRESH",
+              "RFC 9406 §4.3 (4 ms)"),
+        Param("hystart_max_rtt_thresh_ns", 16_000_000, "time", "HyStart++ MAX_RTT_THRESH",
+              "RFC 9406 §4.3 (16 ms)"),
+        Param("hystart_n_rtt_sample", 8, "int", "HyStart++ N_RTT_SAMPLE (RTT samples per round before deciding)",
+              "RFC 9406 §4.3 (8)", minimum=1),
+        Param("hystart_css_rounds", 5, "int", "HyStart++ CSS_ROUNDS (rounds of conservative slow start)",
+              "RFC 9406 §4.3 (5)", minimum=1),
+        Param("init_cwnd_segments", 10, "int", "initial congestion window, segments",
+              "RFC 6928 (IW10)", minimum=1),
+        Param("min_rto_ns", 1_000_000, "time",
+              "minimum retransmission timeout (read by the tcp transport)",
+              "Vasudevan et al., SIGCOMM 2009: RTO_min <= 1 ms avoids incast collapse in datacenters "
+              "(Linux TCP_RTO_MIN is 200 ms; RFC 6298 says 1 s)", minimum=1),
+    ])
+
+    def __init__(self, params, **kw):
+        super().__init__(params, **kw)
+        p = self.params
+        self.c = float(p["c"])
+        self.beta = float(p["beta"])
+        self.fast_convergence = bool(p["fast_convergence"])
+        self.reno_friendly = bool(p["reno_friendly"])
+        self.min_rto_ns = int(p["min_rto_ns"])
+        self.alpha_cubic = 3.0 * (1.0 - self.beta) / (1.0 + self.beta)
+        mss = self.mss_bytes
+        self._c_bytes = self.c * mss  # bytes per s^3
+        self.cwnd_bytes = int(p["init_cwnd_segments"]) * mss
+        self.ssthresh_bytes: float = math.inf
+        # cubic epoch state (bytes, ns, s)
+        self.w_max_bytes: float | None = None
+        self.cwnd_prior_bytes: float = 0.0
+        self.epoch_start_ns: int | None = None
+        self.k_s: float = 0.0
+        self.w_est_bytes: float = 0.0
+        self._after_timeout = False
+        self.in_recovery = False
+        # RTT tracking (RFC 6298 smoothing, for W_cubic(t + RTT))
+        self.srtt_ns: float | None = None
+        self.min_rtt_ns: float = math.inf
+        # cumulative-ACK bookkeeping (for HyStart++ rounds)
+        self._acked_total = 0
+        # HyStart++ state
+        self.hystart = bool(p["hystart"])
+        self._hs_window_end = 0
+        self._hs_last_round_min = math.inf
+        self._hs_cur_round_min = math.inf
+        self._hs_samples = 0
+        self._hs_css_baseline = math.inf
+        self._hs_css_rounds = 0
+        self.in_css = False
+
+    # -- the closed forms of RFC 9438 --------------------------------------------
+    @staticmethod
+    def k_seconds(w_max: float, cwnd_epoch: float, c: float = 0.4) -> float:
+        """``K = ∛((W_max − cwnd_epoch)/C)`` in seconds (windows in segments).
+
+        >>> round(Cubic.k_seconds(100, 70), 4)
+        4.2172
+        """
+        return math.copysign(abs((w_max - cwnd_epoch) / c) ** (1.0 / 3.0), w_max - cwnd_epoch)
+
+    @staticmethod
+    def w_cubic(t_s: float, w_max: float, k_s: float, c: float = 0.4) -> float:
+        """``W_cubic(t) = C·(t − K)³ + W_max`` (segments, seconds).
+
+        >>> k = Cubic.k_seconds(100, 70)
+        >>> [round(Cubic.w_cubic(t, 100, k), 6) for t in (0, k, 2 * k)]
+        [70.0, 100.0, 130.0]
+        """
+        return c * (t_s - k_s) ** 3 + w_max
+
+    def _w_cubic_bytes(self, t_s: float) -> float:
+        return self._c_bytes * (t_s - self.k_s) ** 3 + self.w_max_bytes
+
+    # -- hooks --------------------------------------------------------------------
+    def on_ack(self, now_ns, acked_bytes, rtt_ns, ece, in_flight_bytes):
+        if rtt_ns is not None and rtt_ns > 0:
+            self._rtt_sample(rtt_ns)
+        self._acked_total += acked_bytes
+        if self.in_recovery or acked_bytes <= 0:
+            return
+        if self.cwnd_bytes < self.ssthresh_bytes:
+            rest = self._slow_start(acked_bytes, rtt_ns, in_flight_bytes)
+            if rest <= 0:
+                return
+            acked_bytes = rest
+        self._avoidance(now_ns, acked_bytes)
+
+    def _slow_start(self, acked, rtt_ns, in_flight) -> int:
+        """Grow in slow start; return the acked bytes left over for avoidance."""
+        if self.hystart:
+            acked = self._hystart_ack(acked, rtt_ns, in_flight)
+            if self.cwnd_bytes >= self.ssthresh_bytes:
+                return 0
+        room = self.ssthresh_bytes - self.cwnd_bytes
+        growth = acked / _CSS_GROWTH_DIVISOR if self.in_css else acked
+        if growth <= room:
+            self.cwnd_bytes += growth
+            return 0
+        self.cwnd_bytes = self.ssthresh_bytes
+        return int(acked - room)
+
+    def _avoidance(self, now_ns, acked):
+        mss = self.mss_bytes
+        cwnd = self.cwnd_bytes
+        if self.epoch_start_ns is None:
+            self.epoch_start_ns = now_ns
+            if self._after_timeout or self.w_max_bytes is None or self.w_max_bytes <= cwnd:
+                # RFC 9438 §4.8 / §4.10: K = 0 and W_max = cwnd at the epoch start
+                self.w_max_bytes = cwnd
+                self.k_s = 0.0
+            else:
+                self.k_s = ((self.w_max_bytes - cwnd) / self._c_bytes) ** (1.0 / 3.0)
+            self._after_timeout = False
+            self.w_est_bytes = cwnd
+        t_s = (now_ns - self.epoch_start_ns) * 1e-9
+        rtt_s = (self.srtt_ns if self.srtt_ns is not None else self.base_rtt_ns) * 1e-9
+        # Reno-friendly estimate (RFC 9438 §4.3), per acked byte
+        a = self.alpha_cubic if self.w_est_bytes < self.cwnd_prior_bytes else 1.0
+        self.w_est_bytes += a * mss * acked / cwnd
+        w_now = self._w_cubic_bytes(t_s)
+        if self.reno_friendly and w_now < self.w_est_bytes:
+            self.cwnd_bytes = max(cwnd, self.w_est_bytes)
+            return
+        target = self._w_cubic_bytes(t_s + rtt_s)
+        if target < cwnd:
+            target = cwnd
+        elif target > 1.5 * cwnd:
+            target = 1.5 * cwnd
+        self.cwnd_bytes = cwnd + (target - cwnd) * acked / cwnd
+
+    def _reduce(self, in_flight_bytes):
+        cwnd = self.cwnd_bytes
+        if self.fast_convergence and self.w_max_bytes is not None and cwnd < self.w_max_bytes:
+            self.w_max_bytes = cwnd * (1.0 + self.beta) / 2.0
+        else:
+            self.w_max_bytes = cwnd
+        self.cwnd_prior_bytes = cwnd
+        flight = in_flight_bytes if in_flight_bytes and in_flight_bytes > 0 else cwnd
+        self.ssthresh_bytes = max(flight * self.beta, 2 * self.mss_bytes)
+        self.epoch_start_ns = None
+        self.in_css = False
+
+    def on_loss(self, now_ns, in_flight_bytes):
+        self._reduce(in_flight_bytes)
+        self.cwnd_bytes = self.ssthresh_bytes
+        self.in_recovery = True
+
+    def on_recovery_end(self, now_ns):
+        self.in_recovery = False
+
+    def on_timeout(self, now_ns, in_flight_bytes):
+        self._reduce(in_flight_bytes)
+        self.cwnd_bytes = self.mss_bytes
+        self._after_timeout = True
+        self.in_recovery = False
+
+    def sample(self):
+        return self.cwnd_bytes, None, None
+
+    # -- RTT and HyStart++ --------------------------------------------------------
+    def _rtt_sample(self, rtt_ns):
+        if self.srtt_ns is None:
+            self.srtt_ns = float(rtt_ns)
+        else:
+            self.srtt_ns += (rtt_ns - self.srtt_ns) / 8.0
+        if rtt_ns < self.min_rtt_ns:
+            self.min_rtt_ns = rtt_ns
+        if self.hystart and rtt_ns < self._hs_cur_round_min:
+            self._hs_cur_round_min = rtt_ns
+        self._hs_samples += 1
+
+    def _hystart_ack(self, acked, rtt_ns, in_flight):
+        """RFC 9406 §4.2 in slow start; may end slow start (ssthresh = cwnd)."""
+        p = self.params
+        if self._acked_total >= self._hs_window_end:  # a new round starts
+            if self.in_css:
+                self._hs_css_rounds += 1
+                if self._hs_css_rounds >= p["hystart_css_rounds"]:
+                    self.ssthresh_bytes = self.cwnd_bytes
+                    self.in_css = False
+                    return acked
+            self._hs_last_round_min = self._hs_cur_round_min
+            self._hs_cur_round_min = math.inf
+            self._hs_samples = 0
+            self._hs_window_end = self._acked_total + in_flight
+        if self._hs_samples >= p["hystart_n_rtt_sample"] and math.isfinite(self._hs_cur_round_min):
+            if not self.in_css and math.isfinite(self._hs_last_round_min):
+                thresh = max(p["hystart_min_rtt_thresh_ns"],
+                             min(self._hs_last_round_min / 8.0, p["hystart_max_rtt_thresh_ns"]))
+                if self._hs_cur_round_min >= self._hs_last_round_min + thresh:
+                    self._hs_css_baseline = self._hs_cur_round_min
+                    self.in_css = True
+                    self._hs_css_rounds = 0
+            elif self.in_css and self._hs_cur_round_min < self._hs_css_baseline:
+                self.in_css = False  # spurious: back to standard slow start
+                self._hs_css_baseline = math.inf
+        return acked

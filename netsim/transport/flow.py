@@ -1,0 +1,270 @@
+"""Reliable-transport state shared by the TCP and RoCE flavours.
+
+A :class:`Flow` holds both ends of one flow: the sender (sequence numbers,
+window/pacing from its :class:`~netsim.transport.cc.base.CongestionControl`,
+the single retransmit timer) and the receiver (next expected byte, CNP
+generation). Subclasses :class:`~netsim.transport.tcp.TcpFlow` and
+:class:`~netsim.transport.roce.RoceFlow` implement ``on_data`` (receiver),
+``on_ack`` (sender) and ``on_timeout``.
+
+The sender never queues data packets: the NIC (the endpoint's egress port)
+pulls :meth:`next_packet` round robin over its sending flows whenever the wire
+is free, after :meth:`ready` says the window allows it, and not before
+``next_tx`` (pacing at ``cc.rate_bps``). Sequence numbers count payload bytes;
+segment boundaries are fixed multiples of the MSS, so a retransmission is the
+same segment as the original.
+
+Hooks called on the congestion control (each preceded by ``advance(now_ns)``):
+``on_send`` for every data packet handed to the NIC (originals and
+retransmissions), ``on_ack`` for every ACK that advances the cumulative
+acknowledgement, ``on_loss`` once when a loss episode starts (3 dupacks for
+TCP, a NACK for RoCE), ``on_recovery_end`` when the episode's last byte is
+acknowledged, ``on_timeout`` on a retransmit timeout, ``on_cnp`` for each CNP.
+"""
+from __future__ import annotations
+
+from collections import deque
+from heapq import heappush
+
+from .packet import ACK, CONTROL_PRIORITY, DATA, Packet
+from .rto import RtoEstimator
+
+NORMAL = 1
+
+
+class _Tick:
+    """A one-shot wake-up of a flow (retransmit timer or pacing); it is its own SimPy event."""
+
+    __slots__ = ("callbacks", "at")
+    _ok = True
+
+    def __init__(self, cb, at: int):
+        self.callbacks = (cb,)
+        self.at = at
+
+
+class Flow:
+    """Sender and receiver state of one flow (see module docstring)."""
+
+    transport = "base"
+    #: ACKs echo the CE mark of the data packet that triggered them (TCP ECE)
+    echo_ce = False
+
+    def __init__(self, net, fid: int, src, dst, size_bytes: int, cc, cc_name: str, prio: int, *,
+                 route, rroute, port, rport, mss_bytes: int, header_bytes: int, ack_bytes: int,
+                 min_rto_ns: int, max_rto_ns: int, initial_rto_ns: int, start_ps: int, record=None):
+        self.net = net
+        self.env = net.env
+        self.fid = fid
+        self.src, self.dst = src, dst
+        self.size = size_bytes
+        self.cc = cc
+        self.cc_name = cc_name
+        self.prio = prio
+        self.ect = bool(getattr(cc, "ecn_capable", False)) or self.transport == "roce"
+        self.route, self.rroute = route, rroute
+        self.port, self.rport = port, rport
+        self.mss = mss_bytes
+        self.hdr = header_bytes
+        self.ack_bytes = ack_bytes
+        self.start_ps = start_ps
+        self.record = record  # extra info for the record (tag, ideal)
+        # sender
+        self.snd_una = 0
+        self.snd_nxt = 0
+        self.snd_max = 0
+        self.inflation = 0
+        self.rtxq: deque = deque()
+        self.in_ring = False
+        self.next_tx = 0.0
+        self.pace_ev = None
+        self.timer_ev = None
+        self.rto_deadline = None
+        self.rto = RtoEstimator(min_rto_ns, max_rto_ns, initial_rto_ns)
+        self.sender_done = False
+        self.ack_end_ps = -1
+        # receiver
+        self.rcv_nxt = 0
+        self.end_ps = -1
+        self.win_bytes = 0
+        # counters
+        self.retransmitted_bytes = 0
+        self.retransmits = 0
+        self.timeouts = 0
+        self.ecn_marked_packets = 0
+        self.cnps_received = 0
+        self.cnps_sent = 0
+
+    # -- sender: what the NIC asks ----------------------------------------------------------------
+    def ready(self) -> bool:
+        """Can a packet be sent now as far as data and window go (pacing aside)?"""
+        if self.rtxq:
+            return not self.sender_done
+        nxt = self.snd_nxt
+        size = self.size
+        if nxt >= size or self.sender_done:
+            return False
+        infl = nxt - self.snd_una - self.inflation
+        if infl <= 0:
+            return True
+        payload = size - nxt
+        if payload > self.mss:
+            payload = self.mss
+        return infl + payload <= self.cc.cwnd_bytes
+
+    def next_packet(self, now: int) -> Packet:
+        """Build the next data packet (a queued retransmission first, else from ``snd_nxt``)."""
+        if self.rtxq:
+            seq = self.rtxq.popleft()
+        else:
+            seq = self.snd_nxt
+        payload = self.size - seq
+        if payload > self.mss:
+            payload = self.mss
+        end = seq + payload
+        if seq == self.snd_nxt:
+            self.snd_nxt = end
+        wire = payload + self.hdr
+        pkt = Packet(self, DATA, seq, wire, payload, self.prio, self.ect, self.route, self.dst, now)
+        pkt.hop = 1
+        if seq < self.snd_max:
+            pkt.rtx = True
+            self.retransmitted_bytes += payload
+            self.retransmits += 1
+        else:
+            self.snd_max = end
+        cc = self.cc
+        now_ns = now // 1000
+        cc.advance(now_ns)
+        cc.on_send(now_ns, payload)
+        rate = cc.rate_bps
+        if rate < self.port.rate_bps:
+            self.next_tx = now + wire * 8e12 / rate
+        if self.rto_deadline is None:
+            self.arm_timer(now)
+        return pkt
+
+    def wait_pacing(self) -> None:
+        """The NIC skipped this flow because of pacing: wake the NIC at ``next_tx``."""
+        if self.pace_ev is None:
+            at = int(self.next_tx) + (0 if self.next_tx == int(self.next_tx) else 1)
+            ev = self.pace_ev = _Tick(self._pace_fire, at)
+            env = self.env
+            heappush(env._queue, (at, NORMAL, next(env._eid), ev))
+
+    def _pace_fire(self, ev) -> None:
+        self.pace_ev = None
+        self.port.kick()
+
+    def wake_sender(self) -> None:
+        """Put the flow back on its NIC's round robin if it can send, and kick the NIC."""
+        if not self.in_ring and self.ready():
+            self.in_ring = True
+            self.port.ring.append(self)
+            self.port.kick()
+
+    # -- the single retransmit timer --------------------------------------------------------------
+    def arm_timer(self, now: int) -> None:
+        """(Re)start the retransmit timer: fires ``rto`` after ``now`` unless re-armed or stopped."""
+        deadline = now + self.rto.rto_ns * 1000
+        self.rto_deadline = deadline
+        ev = self.timer_ev
+        if ev is None or ev.at > deadline:
+            ev = self.timer_ev = _Tick(self._timer_fire, deadline)
+            env = self.env
+            heappush(env._queue, (deadline, NORMAL, next(env._eid), ev))
+
+    def stop_timer(self) -> None:
+        self.rto_deadline = None
+
+    def _timer_fire(self, ev) -> None:
+        if ev is not self.timer_ev:
+            return  # superseded by an earlier deadline
+        self.timer_ev = None
+        deadline = self.rto_deadline
+        if deadline is None or self.sender_done:
+            return
+        now = self.env._now
+        if now < deadline:
+            ev = self.timer_ev = _Tick(self._timer_fire, deadline)
+            env = self.env
+            heappush(env._queue, (deadline, NORMAL, next(env._eid), ev))
+            return
+        self.timeouts += 1
+        self.rto.backoff()
+        self.on_timeout(now)
+        self.arm_timer(now)
+        self.wake_sender()
+
+    # -- sender helpers ---------------------------------------------------------------------------
+    def _new_ack(self, now: int, ack: int, pkt) -> int:
+        """Advance ``snd_una`` to ``ack``; RTT sample (Karn); timer restart/stop. Returns acked bytes."""
+        acked = ack - self.snd_una
+        self.snd_una = ack
+        if self.snd_nxt < ack:
+            self.snd_nxt = ack
+        rtt_ns = None
+        if not pkt.rtx:
+            rtt_ns = (now - pkt.ts) // 1000
+            self.rto.sample(rtt_ns)
+        if ack >= self.size:
+            self.sender_done = True
+            self.stop_timer()
+            self.ack_end_ps = now
+            self.rtxq.clear()
+            self.net.flow_acked(self)
+        elif ack >= self.snd_max:
+            self.stop_timer()
+        else:
+            self.arm_timer(now)
+        self._last_rtt = rtt_ns
+        return acked
+
+    def in_flight(self) -> int:
+        v = self.snd_nxt - self.snd_una - self.inflation
+        return v if v > 0 else 0
+
+    # -- receiver helpers -------------------------------------------------------------------------
+    def send_control(self, kind: int, seq: int, data_pkt) -> None:
+        """Send an ACK/NACK/CNP back to the sender in the control class."""
+        pkt = Packet(self, kind, seq, self.ack_bytes, 0, CONTROL_PRIORITY, False, self.rroute, self.src,
+                     data_pkt.ts if data_pkt is not None else 0)
+        pkt.hop = 1
+        if data_pkt is not None:
+            pkt.rtx = data_pkt.rtx
+            if self.echo_ce:
+                pkt.ece = data_pkt.ce
+        self.rport.send_control(pkt)
+
+    def _delivered(self, now: int) -> None:
+        if self.end_ps < 0 and self.rcv_nxt >= self.size:
+            self.end_ps = now
+            self.net.flow_received(self)
+
+    # -- CNP (RoCE congestion notification) -------------------------------------------------------
+    def on_cnp(self, pkt) -> None:
+        self.cnps_received += 1
+        now_ns = self.env._now // 1000
+        self.cc.advance(now_ns)
+        self.cc.on_cnp(now_ns)
+
+    # -- to implement -----------------------------------------------------------------------------
+    def on_data(self, pkt) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def on_ack(self, pkt) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def on_timeout(self, now: int) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # -- observation ------------------------------------------------------------------------------
+    def sample(self) -> tuple:
+        """``(cwnd_bytes, rate_bps, alpha, srtt_ns)`` for cc.csv (None where not applicable)."""
+        self.cc.advance(self.env._now // 1000)
+        cw, rate, alpha = self.cc.sample()
+        srtt = self.rto.srtt_ns
+        return cw, rate, alpha, (None if srtt is None else int(round(srtt)))
+
+
+ACK_KIND = ACK

@@ -1,0 +1,162 @@
+"""Field readers for the workload schema: typed getters with one-line errors.
+
+Each getter reads one dotted field (``parallelism.dp``) and raises a
+:class:`~netsim.errors.WorkloadError` naming the file, the line (when read from
+YAML), the field, the bad value and what is accepted; unknown keys come with a
+"did you mean" suggestion.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+
+from ..errors import WorkloadError
+from ..units import UnitError, parse_size, parse_time_ns
+
+SECTIONS = ("name", "description", "model", "training", "parallelism", "placement", "collectives", "compute")
+SECTION_KEYS = {
+    "training": ("global_batch", "micro_batch", "precision", "recompute", "grad_bytes"),
+    "parallelism": ("dp", "tp", "pp", "schedule", "partition", "scatter_gather", "bucket_bytes",
+                    "first_bucket_bytes"),
+    "placement": ("order", "gpus", "nic"),
+    "collectives": ("tp", "dp", "pp", "ep"),
+    "compute": ("gpu", "peak_flops", "utilization", "layer_times_ms", "optimizer", "optimizer_bytes_per_param"),
+}
+_FLOPS = re.compile(r"^\s*([0-9.eE+-]+)\s*([kKMGTP]?)\s*(?:flop/?s|flops)?\s*$", re.IGNORECASE)
+_SI = {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+
+
+def set_dotted(doc: dict, key: str, value, *, source: str) -> None:
+    """Set ``a.b.c`` in nested dicts (creating sections), for ``--workload-set``."""
+    parts = [p for p in str(key).split(".") if p]
+    if not parts:
+        raise WorkloadError("empty field name", source=source, where="--workload-set", value=key)
+    cur = doc
+    for i, p in enumerate(parts[:-1]):
+        nxt = cur.get(p)
+        if isinstance(nxt, str) and p == "model":   # model: gpt-3b shorthand
+            nxt = {"preset": nxt}
+            cur[p] = nxt
+        if nxt is None:
+            nxt = cur[p] = {}
+        if not isinstance(nxt, dict):
+            raise WorkloadError("is not a section", source=source, where=f"--workload-set {'.'.join(parts[:i + 1])}",
+                                value=nxt)
+        cur = nxt
+    cur[parts[-1]] = value
+
+
+class Fields:
+    """Typed, located access to one workload document."""
+
+    def __init__(self, doc: dict, source: str, lines: dict):
+        self.doc, self.source, self.lines = doc, source, lines
+
+    def where(self, path: str) -> str:
+        line = self.lines.get(path)
+        return f"line {line}, field {path}" if line else f"field {path}"
+
+    def fail(self, path: str, message: str, value=None, accepted: str | None = None, *, suggest=None):
+        if suggest is not None and isinstance(value, str):
+            close = difflib.get_close_matches(value, list(suggest), n=2)
+            if close:
+                accepted = f"did you mean {' or '.join(close)}? " + (accepted or "")
+        raise WorkloadError(message, source=self.source, where=self.where(path), value=value, accepted=accepted)
+
+    def check_keys(self, prefix: str, d: dict, known) -> None:
+        for k in d:
+            if k not in known:
+                path = f"{prefix}.{k}" if prefix else str(k)
+                close = difflib.get_close_matches(str(k), list(known), n=2)
+                hint = f"did you mean {' or '.join(close)}? " if close else ""
+                raise WorkloadError("unknown key", source=self.source, where=self.where(path), value=k,
+                                    accepted=hint + "one of " + ", ".join(known))
+
+    def section(self, doc: dict, name: str) -> dict:
+        sec = doc.get(name)
+        if sec is None:
+            return {}
+        if not isinstance(sec, dict):
+            self.fail(name, "must be a mapping", sec, "keys " + ", ".join(SECTION_KEYS[name]))
+        self.check_keys(name, sec, SECTION_KEYS[name])
+        return sec
+
+    @staticmethod
+    def _key(path: str) -> str:
+        return path.rsplit(".", 1)[-1]
+
+    def _get(self, d: dict, path: str, default, required: bool):
+        k = self._key(path)
+        if k not in d or d[k] is None:
+            if required:
+                self.fail(path, "missing required field", None, None)
+            return default, False
+        return d[k], True
+
+    def pos_int(self, d, path, default=None, required=False, minimum=1) -> int:
+        v, present = self._get(d, path, default, required)
+        if not present:
+            return v
+        if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+            self.fail(path, "must be an integer" + (" >= 1" if minimum == 1 else " >= 0"), v,
+                      f"an integer >= {minimum}")
+        return v
+
+    def nonneg_int(self, d, path, default=None, required=False) -> int:
+        return self.pos_int(d, path, default, required, minimum=0)
+
+    def number(self, d, path, default, required=False) -> float:
+        v, present = self._get(d, path, default, required)
+        if not present:
+            return v
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+            self.fail(path, "must be a non-negative number", v, "a number")
+        return float(v)
+
+    def fraction(self, d, path, default) -> float:
+        v = self.number(d, path, default)
+        if not 0 < v <= 1:
+            self.fail(path, "must be in (0, 1]", v, "a utilization such as 0.4")
+        return v
+
+    def choice(self, d, path, choices, default) -> str:
+        v, present = self._get(d, path, default, False)
+        if present and str(v) not in choices:
+            self.fail(path, "unknown value", v, "one of " + ", ".join(choices), suggest=choices)
+        return str(v)
+
+    def boolean(self, d, path, default=False) -> bool:
+        v, present = self._get(d, path, default, False)
+        if present and not isinstance(v, bool):
+            self.fail(path, "must be true or false", v, "true or false")
+        return v
+
+    def size(self, d, path, default) -> int:
+        v, present = self._get(d, path, default, False)
+        if not present:
+            return v
+        try:
+            return parse_size(v)
+        except UnitError:
+            self.fail(path, "bad size", v, "a size such as 25MiB, 1MiB or 4096")
+
+    def duration(self, d, path) -> int:
+        v = d.get(self._key(path))
+        try:
+            return parse_time_ns(v, default_unit="ms")
+        except UnitError:
+            self.fail(path, "bad duration", v, "auto, none, or a duration such as 15ms")
+
+    def flops(self, d, path, default) -> float:
+        v, present = self._get(d, path, default, False)
+        if not present:
+            return float(v)
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0:
+            return float(v)
+        m = _FLOPS.match(str(v))
+        if not m:
+            self.fail(path, "bad FLOP/s value", v, "a number or e.g. 125T, 312TFLOPS")
+        try:
+            return float(m.group(1)) * _SI[m.group(2)]
+        except ValueError:
+            self.fail(path, "bad FLOP/s value", v, "a number or e.g. 125T, 312TFLOPS")

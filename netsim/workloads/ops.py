@@ -1,0 +1,70 @@
+"""Operations of the per-iteration graph.
+
+An :class:`Op` is a node of a DAG: a compute kernel of one rank (``kind``
+``compute`` or ``optimizer``, a duration), a collective of a group of ranks
+(``kind`` ``tp``/``dp``/``ep``, or ``pp`` for point-to-point), with the ops it
+waits for.  A collective is *one* op shared by its ranks: it starts when every
+participant has reached it, as NCCL's would.  Streams are expressed as
+dependencies (each op waits for the previous op of its stream), so the
+executor needs nothing but the DAG.
+
+Ops carry rank numbers only; the runtime maps ranks to GPU nodes.
+"""
+from __future__ import annotations
+
+COMM_KINDS = ("tp", "pp", "dp", "ep")
+
+
+class Op:
+    """One operation.
+
+    Attributes
+    ----------
+    name : str
+        Unique within the iteration (collectives: one name for all ranks).
+    kind : str
+        ``compute``, ``optimizer``, ``tp``, ``pp``, ``dp`` or ``ep``.
+    group : str
+        Group instance, e.g. ``tp3`` (the 4th TP group); ``""`` for compute.
+    collective : str
+        ``allreduce``, ``allgather``, ``reducescatter``, ``alltoall``,
+        ``send`` (point to point src→dst), or ``""`` for compute.
+    ranks : tuple of int
+        Participants in ring order (``send``: (src, dst); compute: (rank,)).
+    iteration : int
+    duration_ps : int
+        Compute time (compute/optimizer ops).
+    size_bytes : int
+        Collective size in nccl-tests convention (all-reduce: the buffer per
+        rank; all-gather/reduce-scatter: the full buffer; send: the message).
+    spec : CollectiveSpec | None
+        Algorithm, channels, chunk size for collectives.
+    sizes : list | None
+        Per-destination sizes for uneven all-to-all (MoE), else ``None``.
+    deps : list of Op
+        Ops that must finish before this one starts.
+    """
+
+    __slots__ = ("name", "kind", "group", "collective", "ranks", "iteration", "duration_ps", "size_bytes",
+                 "spec", "sizes", "deps", "succs", "pending", "start_ps", "end_ps", "seq", "delay_ps")
+
+    def __init__(self, name: str, kind: str, ranks: tuple, iteration: int, *, group: str = "",
+                 collective: str = "", duration_ps: int = 0, size_bytes: int = 0, spec=None, sizes=None,
+                 deps=None):
+        self.name, self.kind, self.group, self.collective = name, kind, group, collective
+        self.ranks, self.iteration = ranks, iteration
+        self.duration_ps, self.size_bytes, self.spec, self.sizes = duration_ps, size_bytes, spec, sizes
+        self.deps = [d for d in (deps or ()) if d is not None]
+        self.succs: list = []
+        self.pending = 0
+        self.start_ps = -1
+        self.end_ps = -1
+        self.seq = -1
+        self.delay_ps = 0   # extra latency (what-if injection)
+
+    @property
+    def is_comm(self) -> bool:
+        return self.kind in COMM_KINDS
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"Op({self.name!r}, {self.kind}, ranks={self.ranks}, it={self.iteration})"

@@ -1,0 +1,100 @@
+"""Placement: which GPU runs which rank, and the parallel groups.
+
+A rank has coordinates (tp, dp, pp).  The placement order lists the axes
+fastest-varying first: Megatron's default ``(tp, dp, pp)`` gives
+``rank = tp + t·(dp + d·pp)`` so a TP group is t consecutive ranks (one server
+when t ≤ GPUs per server).  Rank r runs on the r-th GPU of the topology's
+canonical order (``netsim.topology.gpus``: server-major, then local index), or
+on the r-th name of an explicit list.  A GPU's NIC is the nearest one on PCIe
+(``netsim.topology.nic_of``).  Left out (issue 5): choosing NICs per group.
+
+>>> p = Placement.build(2, 2, 2, ("tp", "dp", "pp"), [f"g{i}" for i in range(8)])
+>>> p.groups["tp"][0], p.groups["dp"][0], p.groups["pp"][0]
+((0, 1), (0, 2), (0, 4))
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import WorkloadError
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Ranks ↔ GPUs and the groups of each kind (tuples of ranks, in ring order).
+
+    ``groups[kind][i]`` is the i-th group of that kind; ``group_of[kind][rank]``
+    its index.  TP groups are numbered by (pp, dp), DP groups by (pp, tp),
+    pipelines (kind ``pp``) by (dp, tp), each row-major.
+    """
+
+    dp: int
+    tp: int
+    pp: int
+    order: tuple
+    gpu_of: tuple                  # rank -> GPU node name
+    coords: tuple                  # rank -> (tp, dp, pp)
+    groups: dict
+    group_of: dict
+
+    @classmethod
+    def build(cls, dp: int, tp: int, pp: int, order, gpu_names, *, source: str | None = None) -> "Placement":
+        n = dp * tp * pp
+        if len(gpu_names) < n:
+            raise WorkloadError(f"placement needs dp·tp·pp = {n} GPUs but the topology has {len(gpu_names)}",
+                                source=source, where="field parallelism", value=len(gpu_names),
+                                accepted=f"a topology with at least {n} GPUs, or smaller dp/tp/pp")
+        size = {"tp": tp, "dp": dp, "pp": pp}
+        coords = []
+        for r in range(n):
+            c, rest = {}, r
+            for ax in order:
+                c[ax] = rest % size[ax]
+                rest //= size[ax]
+            coords.append((c["tp"], c["dp"], c["pp"]))
+        rank_of = {c: r for r, c in enumerate(coords)}
+        groups = {
+            "tp": tuple(tuple(rank_of[(i, d, s)] for i in range(tp)) for s in range(pp) for d in range(dp)),
+            "dp": tuple(tuple(rank_of[(i, d, s)] for d in range(dp)) for s in range(pp) for i in range(tp)),
+            "pp": tuple(tuple(rank_of[(i, d, s)] for s in range(pp)) for d in range(dp) for i in range(tp)),
+        }
+        group_of = {k: [0] * n for k in groups}
+        for k, gs in groups.items():
+            for gi, g in enumerate(gs):
+                for r in g:
+                    group_of[k][r] = gi
+        return cls(dp, tp, pp, tuple(order), tuple(gpu_names[:n]), tuple(coords), groups,
+                   {k: tuple(v) for k, v in group_of.items()})
+
+    @property
+    def world_size(self) -> int:
+        return len(self.gpu_of)
+
+    def rank_at(self, tp_i: int, dp_i: int, pp_i: int) -> int:
+        size = {"tp": self.tp, "dp": self.dp, "pp": self.pp}
+        c = {"tp": tp_i, "dp": dp_i, "pp": pp_i}
+        r, mul = 0, 1
+        for ax in self.order:
+            r += c[ax] * mul
+            mul *= size[ax]
+        return r
+
+    def stage(self, rank: int) -> int:
+        return self.coords[rank][2]
+
+
+def place(workload, graph=None, gpu_names=None) -> Placement:
+    """Placement of ``workload`` on ``graph`` (or on an explicit GPU name list)."""
+    if gpu_names is None:
+        from ..topology import gpus
+        gpu_names = gpus(graph)
+    if workload.gpus is not None:
+        known = set(gpu_names)
+        for g in workload.gpus:
+            if g not in known:
+                raise WorkloadError("no such GPU in the topology", source=workload.source,
+                                    where="field placement.gpus", value=g,
+                                    accepted="GPU names such as " + ", ".join(list(gpu_names)[:3]))
+        gpu_names = list(workload.gpus)
+    return Placement.build(workload.dp, workload.tp, workload.pp, workload.order, list(gpu_names),
+                           source=workload.source)

@@ -1,0 +1,399 @@
+"""The workload description: dataclasses and the validated YAML/dict reader.
+
+A workload says *what* is trained and *how it is split*, never on which
+topology: the placement maps ranks onto the first dp·tp·pp GPUs of whatever
+graph it is run on (or onto an explicit list of GPU names).  See
+docs/workloads.md for every field.  Every problem is a one-line
+:class:`~netsim.errors.WorkloadError` naming the file, the line and dotted
+field, the bad value and what is accepted.
+
+>>> w = load_workload({"model": "gpt-1.5b", "training": {"global_batch": 16, "micro_batch": 2},
+...                    "parallelism": {"dp": 2, "tp": 2, "pp": 4}})
+>>> w.micro_batches, w.world_size
+(8, 16)
+"""
+from __future__ import annotations
+
+import copy
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from ..errors import WorkloadError
+from .cnn import CNN_PRESETS
+from .fields import Fields, SECTIONS, set_dotted
+from .gpus import GPUS, gpu_preset
+from .layers import Block, Layer
+from .transformer import TRANSFORMER_PRESETS, TransformerModel
+
+ALGORITHMS = ("ring", "tree", "halving_doubling", "hierarchical")
+GROUP_KINDS = ("tp", "dp", "pp", "ep")
+AXES = ("tp", "dp", "pp")
+#: named placements: axis order, fastest-varying first
+PLACEMENTS = {"megatron": ("tp", "dp", "pp"), "deepspeed": ("tp", "dp", "pp"),
+              "dp_first": ("dp", "tp", "pp"), "pp_first": ("pp", "tp", "dp"),
+              "tp_dp_pp": ("tp", "dp", "pp"), "tp_pp_dp": ("tp", "pp", "dp"),
+              "dp_tp_pp": ("dp", "tp", "pp"), "dp_pp_tp": ("dp", "pp", "tp"),
+              "pp_tp_dp": ("pp", "tp", "dp"), "pp_dp_tp": ("pp", "dp", "tp")}
+BYTES = {"fp16": 2, "bf16": 2, "fp32": 4}
+
+
+@dataclass(frozen=True)
+class CnnModel:
+    """A model given as a list of layers (CNN preset or explicit list)."""
+
+    name: str
+    layer_list: tuple
+    source: str = ""
+    family: str = "cnn"
+
+    def params(self) -> int:
+        return sum(l.params for l in self.layer_list)
+
+    def build_layers(self, tp: int = 1, pp: int = 1) -> list[Layer]:
+        return list(self.layer_list)
+
+    def fwd_flops_per_sample(self) -> float:
+        return sum(l.fwd_flops for l in self.layer_list)
+
+    @property
+    def layers(self) -> int:
+        return len(self.layer_list)
+
+
+@dataclass(frozen=True)
+class CollectiveSpec:
+    """How one group kind runs its collectives."""
+
+    algorithm: str = "ring"
+    channels: int = 1
+    chunk_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A validated workload.  Sizes in bytes, times in ns, rates in FLOP/s."""
+
+    name: str
+    source: str
+    model: Any                       # TransformerModel | CnnModel
+    global_batch: int
+    micro_batch: int
+    precision: str
+    recompute: bool
+    grad_bytes: int
+    dp: int
+    tp: int
+    pp: int
+    schedule: str
+    partition: tuple | None
+    scatter_gather: bool
+    bucket_bytes: int
+    first_bucket_bytes: int
+    order: tuple
+    gpus: tuple | None
+    nic: str
+    collectives: dict
+    gpu: str
+    peak_flops: float
+    utilization: float
+    mem_bw_Bps: float
+    layer_times_ms: dict | None
+    optimizer_ns: int | None         # None = derived from parameters and memory bandwidth
+    optimizer_bytes_per_param: float
+    raw: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def world_size(self) -> int:
+        return self.dp * self.tp * self.pp
+
+    @property
+    def micro_batches(self) -> int:
+        """m: micro-batches per iteration per pipeline."""
+        return self.global_batch // (self.micro_batch * self.dp)
+
+    @property
+    def act_bytes(self) -> int:
+        return BYTES[self.precision]
+
+    @property
+    def is_transformer(self) -> bool:
+        return isinstance(self.model, TransformerModel)
+
+    def layers(self) -> list[Layer]:
+        return self.model.build_layers(self.tp, self.pp)
+
+    def stage_layer_counts(self) -> tuple:
+        n = self.model.layers
+        return self.partition or tuple([n // self.pp] * self.pp)
+
+
+# ----------------------------------------------------------------------------------------------
+def _read(spec, source: str | None) -> tuple[dict, str, dict]:
+    """Return (document, source name, line map) from a path, YAML text or dict."""
+    if isinstance(spec, dict):
+        return copy.deepcopy(spec), source or "<workload>", {}
+    path = os.fspath(spec)
+    if not os.path.exists(path):
+        raise WorkloadError("workload file not found", source=path, accepted="a YAML workload file (see workloads/)")
+    with open(path) as fh:
+        text = fh.read()
+    try:
+        node = yaml.compose(text)
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else None
+        raise WorkloadError("not valid YAML: " + str(getattr(exc, "problem", exc)), source=path, where=where) from None
+    if not isinstance(doc, dict):
+        raise WorkloadError("a workload file must be a mapping", source=path, value=type(doc).__name__,
+                            accepted="keys " + ", ".join(SECTIONS))
+    return doc, path, _line_map(node)
+
+
+def _line_map(node, prefix: str = "", out: dict | None = None) -> dict:
+    out = {} if out is None else out
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            key = f"{prefix}.{k.value}" if prefix else str(k.value)
+            out[key] = k.start_mark.line + 1
+            _line_map(v, key, out)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, v in enumerate(node.value):
+            out[f"{prefix}[{i}]"] = v.start_mark.line + 1
+            _line_map(v, f"{prefix}[{i}]", out)
+    return out
+
+
+def load_workload(spec, *, overrides: dict | list | None = None, source: str | None = None) -> Workload:
+    """Read and validate a workload.
+
+    Parameters
+    ----------
+    spec : str | os.PathLike | dict | Workload
+        A YAML file, or the same content as a dict (a Workload is returned as is
+        unless there are overrides).
+    overrides : dict or list of (dotted field, value)
+        ``--workload-set`` assignments, e.g. ``{"parallelism.dp": 4}``; string
+        values are parsed as YAML scalars.
+    """
+    if isinstance(spec, Workload):
+        if not overrides:
+            return spec
+        spec, source = spec.raw, source or spec.source
+    doc, src, lines = _read(spec, source)
+    items = overrides.items() if isinstance(overrides, dict) else (overrides or [])
+    for key, value in items:
+        if isinstance(value, str):
+            try:
+                value = yaml.safe_load(value)
+            except yaml.YAMLError:
+                pass
+        set_dotted(doc, key, value, source=src)
+    f = Fields(doc, src, lines)
+    return _build(f, doc)
+
+
+def _build(f: Fields, doc: dict) -> Workload:
+    f.check_keys("", doc, SECTIONS)
+    name = str(doc.get("name") or (os.path.splitext(os.path.basename(f.source))[0] if f.source != "<workload>" else "workload"))
+    model = _model(f, doc.get("model"))
+    tr = f.section(doc, "training")
+    par = f.section(doc, "parallelism")
+    plc = f.section(doc, "placement")
+    col = f.section(doc, "collectives")
+    cmp_ = f.section(doc, "compute")
+
+    gb = f.pos_int(tr, "training.global_batch", required=True)
+    mb = f.pos_int(tr, "training.micro_batch", default=1)
+    precision = f.choice(tr, "training.precision", tuple(BYTES), "fp16")
+    recompute = f.boolean(tr, "training.recompute", default=model.family == "gpt")
+    grad_bytes = tr.get("grad_bytes", "auto")
+    if grad_bytes in (None, "auto"):
+        grad_bytes = BYTES[precision]
+    else:
+        grad_bytes = f.pos_int(tr, "training.grad_bytes")
+
+    dp = f.pos_int(par, "parallelism.dp", default=1)
+    tp = f.pos_int(par, "parallelism.tp", default=1)
+    pp = f.pos_int(par, "parallelism.pp", default=1)
+    schedule = f.choice(par, "parallelism.schedule", ("1f1b", "gpipe"), "1f1b")
+    scatter_gather = f.boolean(par, "parallelism.scatter_gather", default=False)
+    bucket = f.size(par, "parallelism.bucket_bytes", 25 * 2**20)
+    first_bucket = f.size(par, "parallelism.first_bucket_bytes", 2**20)
+    partition = _partition(f, par, model, pp)
+    if gb % (mb * dp):
+        f.fail("parallelism.dp" if "dp" in par else "training.global_batch",
+               f"global batch {gb} is not divisible by micro_batch × dp = {mb}×{dp}", gb,
+               "a global_batch that is a multiple of micro_batch·dp")
+    if tp > 1:
+        if not isinstance(model, TransformerModel):
+            f.fail("parallelism.tp", "tensor parallelism needs a transformer model", tp, "tp: 1 for CNN/layer-list models")
+        for what, n in (("heads", model.heads), ("ffn_hidden", model.ffn)):
+            if n % tp:
+                f.fail("parallelism.tp", f"model {what} = {n} is not divisible by tp", tp, f"a divisor of {n}")
+
+    order = _order(f, plc)
+    gpus = plc.get("gpus")
+    if gpus is not None:
+        if not isinstance(gpus, list) or not all(isinstance(g, str) for g in gpus):
+            f.fail("placement.gpus", "must be a list of GPU node names", gpus, "e.g. [s0.gpu0, s0.gpu1]")
+        if len(gpus) != dp * tp * pp:
+            f.fail("placement.gpus", f"dp·tp·pp = {dp}·{tp}·{pp} = {dp * tp * pp} but {len(gpus)} GPUs are placed",
+                   len(gpus), f"exactly {dp * tp * pp} GPU names")
+        if len(set(gpus)) != len(gpus):
+            f.fail("placement.gpus", "a GPU is listed twice", gpus, "distinct GPU names")
+        gpus = tuple(gpus)
+    nic = f.choice(plc, "placement.nic", ("nearest",), "nearest")
+
+    collectives = {}
+    f.check_keys("collectives", col, GROUP_KINDS)
+    for kind in GROUP_KINDS:
+        c = col.get(kind) or {}
+        if not isinstance(c, dict):
+            f.fail(f"collectives.{kind}", "must be a mapping", c, "keys algorithm, channels, chunk_bytes")
+        f.check_keys(f"collectives.{kind}", c, ("algorithm", "channels", "chunk_bytes"))
+        algo = f.choice(c, f"collectives.{kind}.algorithm", ALGORITHMS, "ring")
+        ch = f.pos_int(c, f"collectives.{kind}.channels", default=1)
+        chunk = c.get("chunk_bytes")
+        chunk = None if chunk in (None, "auto") else f.size(c, f"collectives.{kind}.chunk_bytes", None)
+        if chunk is not None and chunk <= 0:
+            f.fail(f"collectives.{kind}.chunk_bytes", "must be positive", c.get("chunk_bytes"), "a size such as 512KiB")
+        collectives[kind] = CollectiveSpec(algo, ch, chunk)
+
+    gpu_name = str(cmp_.get("gpu", "v100-sxm2"))
+    preset = gpu_preset(gpu_name)
+    if preset is None:
+        f.fail("compute.gpu", "unknown GPU preset", gpu_name, "one of " + ", ".join(GPUS), suggest=list(GPUS))
+    peak = f.flops(cmp_, "compute.peak_flops", preset.peak_flops(precision))
+    if peak <= 0:
+        f.fail("training.precision", f"GPU {preset.name} has no {precision} peak", precision,
+               "another precision or compute.peak_flops")
+    util = f.fraction(cmp_, "compute.utilization", preset.utilization)
+    mem_bw = float(preset.mem_bw_Bps)
+    layer_times = _layer_times(f, cmp_, model)
+    opt = cmp_.get("optimizer", "auto")
+    optimizer_ns = None
+    if opt in ("none", None, False, 0):
+        optimizer_ns = 0
+    elif opt != "auto":
+        optimizer_ns = f.duration(cmp_, "compute.optimizer")
+    opt_bpp = f.number(cmp_, "compute.optimizer_bytes_per_param", 32.0)
+
+    return Workload(name=name, source=f.source, model=model, global_batch=gb, micro_batch=mb,
+                    precision=precision, recompute=recompute, grad_bytes=grad_bytes, dp=dp, tp=tp, pp=pp,
+                    schedule=schedule, partition=partition, scatter_gather=scatter_gather, bucket_bytes=bucket,
+                    first_bucket_bytes=first_bucket, order=order, gpus=gpus, nic=nic, collectives=collectives,
+                    gpu=preset.name, peak_flops=peak, utilization=util, mem_bw_Bps=mem_bw,
+                    layer_times_ms=layer_times, optimizer_ns=optimizer_ns, optimizer_bytes_per_param=opt_bpp,
+                    raw=doc)
+
+
+def _model(f: Fields, m):
+    if m is None:
+        f.fail("model", "missing", None, "a preset name (" + ", ".join(list(TRANSFORMER_PRESETS) + list(CNN_PRESETS))
+               + ") or a mapping")
+    if isinstance(m, str):
+        m = {"preset": m}
+    if not isinstance(m, dict):
+        f.fail("model", "must be a preset name or a mapping", m, "e.g. gpt-3b or {preset: gpt-3b, seq_len: 1024}")
+    dims = ("layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden")
+    f.check_keys("model", m, ("preset", "name", "family", "tied_embeddings", "layer_list") + dims)
+    preset = m.get("preset")
+    names = list(TRANSFORMER_PRESETS) + list(CNN_PRESETS)
+    if preset is not None and preset not in names:
+        f.fail("model.preset", "unknown model preset", preset, "one of " + ", ".join(names), suggest=names)
+    if preset in CNN_PRESETS or "layer_list" in m:
+        if preset in CNN_PRESETS:
+            extra = [k for k in m if k not in ("preset", "name")]
+            if extra:
+                f.fail(f"model.{extra[0]}", "CNN presets take no dimensions", extra[0], "only preset and name")
+            build, src = CNN_PRESETS[preset]
+            return CnnModel(str(m.get("name", preset)), tuple(build()), src)
+        return CnnModel(str(m.get("name", "custom")), _layer_list(f, m["layer_list"]), "user layer list")
+    base = TRANSFORMER_PRESETS.get(preset)
+    vals = {}
+    for d in dims:
+        if d in m:
+            vals[d] = f.pos_int(m, f"model.{d}") if d != "ffn_hidden" else int(m[d])
+        elif base is None and d != "ffn_hidden":
+            f.fail(f"model.{d}", "missing transformer dimension", None,
+                   "layers, hidden, heads, seq_len and vocab, or a preset")
+    if "tied_embeddings" in m:
+        vals["tied_embeddings"] = f.boolean(m, "model.tied_embeddings")
+    if "family" in m:
+        vals["family"] = f.choice(m, "model.family", ("gpt", "bert"), "gpt")
+    name = str(m.get("name") or preset or "transformer")
+    model = base.with_dims(name=name, **vals) if base else TransformerModel(name=name, **vals)
+    if model.hidden % model.heads:
+        f.fail("model.heads", f"hidden {model.hidden} is not divisible by heads", model.heads, "a divisor of hidden")
+    return model
+
+
+def _layer_list(f: Fields, items) -> tuple:
+    if not isinstance(items, list) or not items:
+        f.fail("model.layer_list", "must be a non-empty list", items,
+               "items {name, params, fwd_flops[, out_elems]} (fwd_flops per sample)")
+    out = []
+    for i, it in enumerate(items):
+        w = f"model.layer_list[{i}]"
+        if not isinstance(it, dict):
+            f.fail(w, "must be a mapping", it, "{name, params, fwd_flops[, out_elems]}")
+        f.check_keys(w, it, ("name", "params", "fwd_flops", "out_elems"))
+        p = f.nonneg_int(it, w + ".params", required=True)
+        fl = f.number(it, w + ".fwd_flops", None, required=True)
+        oe = f.nonneg_int(it, w + ".out_elems", default=0)
+        nm = str(it.get("name", f"layer{i}"))
+        out.append(Layer(nm, (Block("layer", fl, 2 * fl, True, 0, ((nm, p),)),), oe))
+    return tuple(out)
+
+
+def _partition(f: Fields, par: dict, model, pp: int):
+    n = model.layers
+    part = par.get("partition", "even")
+    if part in (None, "even"):
+        if n % pp:
+            f.fail("parallelism.pp", f"model layers ({n}) not divisible by pp", pp,
+                   f"a divisor of {n}, or parallelism.partition: [layers per stage]")
+        return None
+    if not isinstance(part, list) or len(part) != pp or not all(isinstance(x, int) and x >= 1 for x in part):
+        f.fail("parallelism.partition", f"must be 'even' or a list of {pp} positive layer counts", part,
+               f"e.g. {[n // pp] * pp}")
+    if sum(part) != n:
+        f.fail("parallelism.partition", f"layer counts sum to {sum(part)}, model has {n} layers", part,
+               f"{pp} counts summing to {n}")
+    return tuple(part)
+
+
+def _order(f: Fields, plc: dict) -> tuple:
+    order = plc.get("order", "megatron")
+    if isinstance(order, str) and order in PLACEMENTS:
+        return PLACEMENTS[order]
+    seq = order if isinstance(order, list) else str(order).replace(" ", "").split(",")
+    if sorted(seq) != sorted(AXES):
+        f.fail("placement.order", "unknown placement order", order,
+               "one of " + ", ".join(PLACEMENTS) + " or a list of tp, dp, pp (fastest-varying first)",
+               suggest=list(PLACEMENTS))
+    return tuple(seq)
+
+
+def _layer_times(f: Fields, cmp_: dict, model):
+    lt = cmp_.get("layer_times_ms")
+    if lt is None:
+        return None
+    if not isinstance(lt, dict):
+        f.fail("compute.layer_times_ms", "must be a mapping layer → [forward_ms, backward_ms]", lt,
+               "e.g. {default: [1.2, 2.4], logits: [0.5, 1.0]}")
+    names = [l.name for l in model.build_layers()] + ["default"]
+    out = {}
+    for k, v in lt.items():
+        w = f"compute.layer_times_ms.{k}"
+        if k not in names:
+            f.fail(w, "no such layer in the model", k, "default or a layer name such as " + ", ".join(names[:4]),
+                   suggest=names)
+        if not (isinstance(v, list) and len(v) == 2 and all(isinstance(x, (int, float)) and x >= 0 for x in v)):
+            f.fail(w, "must be [forward_ms, backward_ms]", v, "two non-negative numbers of milliseconds per micro-batch")
+        out[str(k)] = (float(v[0]), float(v[1]))
+    return out

@@ -1,0 +1,77 @@
+"""Max-min solver against hand-computed allocations and the defining property."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from netsim.backends.flow.maxmin import maxmin, maxmin_small
+
+INF = math.inf
+
+
+@pytest.mark.parametrize("paths,capacity,cap,expected", [
+    # 3 flows on 2 links: the long flow and each short flow split every link
+    ([[0, 1], [0], [1]], [1.0, 1.0], None, [0.5, 0.5, 0.5]),
+    # the long flow is held to 0.5 by link 0; the short flow on link 1 takes the rest
+    ([[0, 1], [0], [1]], [1.0, 2.0], None, [0.5, 0.5, 1.5]),
+    # two levels: link 1 (4/2 = 2) saturates first, link 0 then splits 10 - 2 = 8 in two
+    ([[0], [0], [0, 1], [1]], [10.0, 4.0], None, [4.0, 4.0, 2.0, 2.0]),
+    # parking lot: one flow across 3 links, one local flow per link
+    ([[0, 1, 2], [0], [1], [2]], [1.0, 1.0, 1.0], None, [0.5, 0.5, 0.5, 0.5]),
+    # a per-flow cap below the fair share frees capacity for the others
+    ([[0], [0], [0]], [10.0], [1.0, INF, INF], [1.0, 4.5, 4.5]),
+    # a cap above the fair share does not bind
+    ([[0], [0]], [10.0], [7.0, INF], [5.0, 5.0]),
+    # two levels across 4 links: link 3 (2/3 over 2 flows) first at 1/3, then links 0
+    # and 2 at 1/2; link 1 is left with 1/6 spare (not a bottleneck of anyone)
+    ([[0, 1, 2], [0], [1, 3], [2], [3]], [1.0, 1.0, 1.0, 2.0 / 3.0],
+     None, [1 / 2, 1 / 2, 1 / 3, 1 / 2, 1 / 3]),
+])
+def test_hand_computed(paths, capacity, cap, expected):
+    got = maxmin(paths, capacity, cap)
+    assert np.allclose(got, expected, rtol=1e-12, atol=1e-12)
+    small = maxmin_small(paths, capacity, cap if cap is not None else [INF] * len(paths))
+    assert np.allclose(small, expected, rtol=1e-12, atol=1e-12)
+
+
+@st.composite
+def problems(draw):
+    n_links = draw(st.integers(1, 12))
+    n_flows = draw(st.integers(1, 30))
+    caps = draw(st.lists(st.floats(0.1, 100.0), min_size=n_links, max_size=n_links))
+    paths = [draw(st.lists(st.integers(0, n_links - 1), min_size=1, max_size=min(5, n_links), unique=True))
+             for _ in range(n_flows)]
+    fcap = [draw(st.one_of(st.just(INF), st.floats(0.05, 50.0))) for _ in range(n_flows)]
+    return paths, caps, fcap
+
+
+@settings(max_examples=150, deadline=None)
+@given(problems())
+def test_maxmin_properties(problem):
+    paths, capacity, fcap = problem
+    rates = maxmin(paths, capacity, fcap)
+    tol = 1e-9
+    load = np.zeros(len(capacity))
+    for p, r in zip(paths, rates):
+        for l in p:
+            load[l] += r
+    # feasibility: no link over capacity, no flow over its cap
+    assert np.all(load <= np.asarray(capacity) * (1 + tol))
+    assert np.all(rates <= np.asarray(fcap) * (1 + tol))
+    assert np.all(rates > 0)
+    # every flow is bottlenecked: at its cap, or on a saturated link where nobody gets more
+    for f, (p, r) in enumerate(zip(paths, rates)):
+        if r >= fcap[f] * (1 - tol):
+            continue
+        ok = False
+        for l in p:
+            if load[l] >= capacity[l] * (1 - tol):
+                biggest = max(rates[g] for g, q in enumerate(paths) if l in q)
+                if r >= biggest * (1 - tol):
+                    ok = True
+                    break
+        assert ok, f"flow {f} is not bottlenecked"
+    # the pure-Python solver gives the same (unique) allocation
+    assert np.allclose(maxmin_small(paths, capacity, fcap), rates, rtol=1e-9)

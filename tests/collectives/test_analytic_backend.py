@@ -1,0 +1,95 @@
+"""The analytic backend: lone-flow times, FIFO at the source, records, params, stats."""
+import pytest
+
+from coll_helpers import star
+from netsim.backends.analytic import ANALYTIC_PARAMS, lone_flow_ps
+from netsim.backends.base import TraceSinks, create_backend
+from netsim.errors import InputError
+from netsim.records import FCT_COLUMNS, CsvSink, FlowTag, ListSink
+
+
+def _be(g, **params):
+    sink = ListSink()
+    return create_backend("analytic", g, params=params, sinks=TraceSinks(fct=sink)), sink
+
+
+def test_lone_flow_store_and_forward_two_hops():
+    # 100 Gbps, 500 ns per link, mtu 1500 / header 62: 10 full packets
+    g = star(2)
+    be, sink = _be(g)
+    size = 10 * 1438
+    ev = be.send("h0", "h1", size, FlowTag(op="x"))
+    be.env.run()
+    wire = size + 10 * 62
+    want_ns = 1000 + (wire * 8 / 100e9 + 1500 * 8 / 100e9) * 1e9
+    rec = ev.value
+    assert rec is sink.rows[0] and rec.fct_ns == round(want_ns) and rec.ideal_fct_ns == rec.fct_ns
+    assert rec.slowdown == 1.0 and rec.op == "x"
+
+
+def test_lone_flow_with_a_slow_middle_link():
+    # hops 10G, 1G, 10G; 3 packets of 1000 B: first packet to the bottleneck, all through it, last after
+    t = lone_flow_ps([10e9, 1e9, 10e9], [0, 0, 0], 3000, 1000, 0)
+    assert t == pytest.approx((1000 * 8 / 10e9 + 3000 * 8 / 1e9 + 1000 * 8 / 10e9) * 1e12)
+
+
+def test_flows_from_one_source_queue_fifo_others_do_not():
+    g = star(3)
+    be, sink = _be(g, header_bytes=0)
+    e1 = be.send("h0", "h1", 1_500_000)
+    e2 = be.send("h0", "h2", 1_500_000)
+    e3 = be.send("h1", "h2", 1_500_000)
+    be.env.run()
+    ser_ns = 1_500_000 * 8 / 100e9 * 1e9
+    assert e2.value.end_ns - e1.value.end_ns == round(ser_ns)
+    assert e3.value.end_ns == e1.value.end_ns  # different source: no interaction (no incast model)
+    assert e2.value.slowdown > 1.9
+
+
+def test_sw_latency_added_per_message_and_unknown_keys_rejected():
+    g = star(2)
+    be0, _ = _be(g)
+    be1, _ = _be(g, sw_latency_ns="3us")
+    a = be0.send("h0", "h1", 5000)
+    b = be1.send("h0", "h1", 5000)
+    be0.env.run()
+    be1.env.run()
+    assert b.value.fct_ns - a.value.fct_ns == 3000
+    with pytest.raises(InputError, match="sw_latency_ns"):
+        _be(g, sw_latency=1)
+    _be(g, ecn_kmin_bytes="10KB", pfc="off")  # packet-network names are accepted, ignored
+
+
+def test_params_are_documented_with_sources():
+    for p in ANALYTIC_PARAMS:
+        assert p.doc and p.source
+
+
+def test_stats_and_csv_columns(tmp_path):
+    g = star(4)
+    csv = CsvSink(tmp_path / "fct.csv", FCT_COLUMNS)
+    be = create_backend("analytic", g, sinks=TraceSinks(fct=csv))
+    for i in range(1, 4):
+        be.send("h0", f"h{i}", 1000 * i)
+    be.env.run()
+    be.close()
+    st = be.stats()
+    assert {k: st[k] for k in ("flows", "completed", "bytes_delivered")} == {"flows": 3, "completed": 3,
+                                                                             "bytes_delivered": 6000}
+    assert st["sim_time_ns"] > 0 and st["events"] == 3
+    lines = (tmp_path / "fct.csv").read_text().splitlines()
+    assert lines[0] == ",".join(FCT_COLUMNS) and len(lines) == 4
+
+
+def test_matches_ideal_fct_of_packet_helper_when_available():
+    ideal = pytest.importorskip("netsim.backends.ideal")
+    from netsim.topology import Router, gpu_cluster
+    g = gpu_cluster(servers=2, gpus_per_server=2, spines=0)
+    be, _ = _be(g)
+    path = Router(g).path("s0.gpu0", "s1.gpu1", 0)
+    for size in (1, 1438, 100_000, 1_000_003):
+        ev = be.send("s0.gpu0", "s1.gpu1", size)
+        be.env.run()
+        want = ideal.ideal_fct_ns(g, path, size, ANALYTIC_PARAMS["mtu_bytes"].default,
+                                  ANALYTIC_PARAMS["header_bytes"].default)
+        assert abs(ev.value.ideal_fct_ns - want) <= 1

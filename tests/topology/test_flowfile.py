@@ -1,0 +1,91 @@
+"""Flow files: CSV and HPCC flow.txt parsing, and every bad-input case as a one-line InputError."""
+import os
+
+import pytest
+
+from netsim.errors import InputError, RoutingError
+from netsim.flowfile import FlowSpec, check_reachable, load_flows
+from netsim.topology import Router, leaf_spine, load_topology, validate
+from tests.conftest import TOPOLOGIES
+
+G = leaf_spine(2, 2, 2)
+
+
+def _w(tmp_path, text, name="flows.csv"):
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+def test_csv_with_units_and_optional_columns(tmp_path):
+    p = _w(tmp_path, "src,dst,size_bytes,start_ns,tag,cc,priority\n"
+                     "h0,h3,1MB,10us,a,dcqcn,3\n"
+                     "# comment\n"
+                     "h1,h2,64KiB,0,,,\n")
+    flows = load_flows(p, G)
+    assert flows == [FlowSpec("h0", "h3", 1_000_000, 10_000, "a", "dcqcn", 3),
+                     FlowSpec("h1", "h2", 65536, 0, "", "", None)]
+
+
+def test_csv_columns_any_order(tmp_path):
+    flows = load_flows(_w(tmp_path, "start_ns,size_bytes,dst,src\n5,100,h1,h0\n"), G)
+    assert flows == [FlowSpec("h0", "h1", 100, 5)]
+
+
+@pytest.mark.parametrize("text,match", [
+    ("src,dst,size_bytes,start_ns\nh0,h9,100,0\n", r"line 2, field dst: unknown node \(got 'h9'\)"),
+    ("src,dst,size_bytes,start_ns\nh0,h1,0,0\n", r"line 2, field size_bytes: size must be > 0 \(got 0\)"),
+    ("src,dst,size_bytes,start_ns\nh0,h1,-5,0\n", r"line 2, field size_bytes: size must be > 0 \(got -5\)"),
+    ("src,dst,size_bytes,start_ns\nh1,h1,100,0\n", r"line 2, field dst: src equals dst \(got 'h1'\)"),
+    ("src,dst,size_bytes,start_ns\nh0,h1,10MBB,0\n", r"line 2, field size_bytes: bad size \(got '10MBB'\)"),
+    ("src,dst,size_bytes,start_ns\nh0,h1,10,1ys\n", r"line 2, field start_ns: bad time \(got '1ys'\)"),
+    ("", "empty flow file"),
+    ("\n\n", "empty flow file"),
+    ("h0,h1,100,0\n", r"line 1: missing header column"),
+    ("src,dst,size_bytes,start_ns\nh0,h1,100\n", "line 2: expected 4 fields"),
+    ("src,dst,size,start_ns\nh0,h1,100,0\n", "missing header column.*size_bytes"),
+    ("src,dst,size_bytes,start_ns,prio\nh0,h1,100,0,1\n", r"unknown column \(got 'prio'\)"),
+    ("src,dst,size_bytes,start_ns,priority\nh0,h1,100,0,high\n", "field priority: bad priority"),
+])
+def test_csv_errors(tmp_path, text, match):
+    p = _w(tmp_path, text)
+    with pytest.raises(InputError, match=match) as exc:
+        load_flows(p, G)
+    assert str(exc.value).startswith(p) and "\n" not in str(exc.value)
+
+
+def test_missing_file():
+    with pytest.raises(InputError, match="cannot read flow file"):
+        load_flows("/nonexistent/flows.csv", G)
+
+
+def test_hpcc_flow_txt():
+    g = load_topology(os.path.join(TOPOLOGIES, "hpcc_small", "topology.txt"))
+    flows = load_flows(os.path.join(TOPOLOGIES, "hpcc_small", "flow.txt"), g)
+    assert len(flows) == 6
+    assert flows[0] == FlowSpec("0", "4", 1_000_000, 2_000_000_000, "dport=100", "", 3)
+    assert flows[2].start_ns == 2_000_001_000
+    check_reachable(flows, Router(g))
+
+
+@pytest.mark.parametrize("text,match", [
+    ("3\n0 4 3 100 1000 2.0\n", "first line says 3 flows, file has 1"),
+    ("1\n0 44 3 100 1000 2.0\n", r"line 2, field dst: unknown node \(got '44'\)"),
+    ("1\n0 4 3 100 0 2.0\n", "size must be > 0"),
+    ("1\n4 4 3 100 10 2.0\n", "src equals dst"),
+    ("1\n0 4 x 100 10 2.0\n", "field pg: not an integer"),
+    ("1\n0 4 3 100 10\n", "expected 6 fields"),
+])
+def test_hpcc_flow_errors(tmp_path, text, match):
+    g = load_topology(os.path.join(TOPOLOGIES, "hpcc_small", "topology.txt"))
+    with pytest.raises(InputError, match=match):
+        load_flows(_w(tmp_path, text, "flow.txt"), g)
+
+
+def test_check_reachable_raises_routing_error(tmp_path):
+    g = leaf_spine(2, 1, 2)
+    g.add_node("island", kind="host")
+    g = validate(g)
+    flows = load_flows(_w(tmp_path, "src,dst,size_bytes,start_ns\nh0,island,100,0\n"), g)
+    with pytest.raises(RoutingError, match="unreachable"):
+        check_reachable(flows, Router(g))

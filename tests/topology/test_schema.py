@@ -1,0 +1,141 @@
+"""Contract validation: each bad-topology case of issue 2 is a one-line TopologyError (exit 2)."""
+import networkx as nx
+import pytest
+
+from netsim.errors import InputError, TopologyError
+from netsim.topology import load_topology, validate
+
+
+def _graph(**edge):
+    g = nx.Graph()
+    g.add_node("a", kind="host")
+    g.add_node("b", kind="switch")
+    attrs = {"kind": "ethernet", "rate_bps": "100Gbps", "delay_ns": "1us"}
+    attrs.update(edge)
+    g.add_edge("a", "b", **{k: v for k, v in attrs.items() if v is not None})
+    return g
+
+
+def test_units_normalized():
+    g = _graph(buffer_bytes="1MiB")
+    g.nodes["b"]["ecn_kmin_bytes"] = "100KB"
+    g.nodes["b"]["pfc_xoff_bytes"] = 5000
+    g = validate(g)
+    e = g.edges["a", "b"]
+    assert e["rate_bps"] == 1e11 and isinstance(e["rate_bps"], float)
+    assert e["delay_ns"] == 1000
+    assert e["buffer_bytes"] == 2 ** 20
+    assert g.nodes["b"]["ecn_kmin_bytes"] == 100_000
+
+
+def test_unknown_node_kind():
+    g = _graph()
+    g.nodes["a"]["kind"] = "router"
+    with pytest.raises(TopologyError, match=r"node a.*unknown node kind.*'router'.*gpu, host"):
+        validate(g, source="t.yaml")
+
+
+def test_missing_node_kind():
+    g = _graph()
+    del g.nodes["b"]["kind"]
+    with pytest.raises(TopologyError, match="node b: missing field kind"):
+        validate(g)
+
+
+def test_unknown_link_kind():
+    with pytest.raises(TopologyError, match=r"link a -- b, field kind: unknown link kind \(got 'wifi'\)"):
+        validate(_graph(kind="wifi"))
+
+
+@pytest.mark.parametrize("rate", [None, 0, "0Gbps", -5])
+def test_missing_or_zero_rate(rate):
+    with pytest.raises(TopologyError, match="rate_bps"):
+        validate(_graph(rate_bps=rate))
+
+
+def test_malformed_unit():
+    with pytest.raises(TopologyError, match=r"field rate_bps: bad unit string \(got '10Gbsp'\)"):
+        validate(_graph(rate_bps="10Gbsp"), source="x.yaml")
+
+
+def test_negative_delay_and_bad_error_rate():
+    with pytest.raises(TopologyError, match="delay_ns"):
+        validate(_graph(delay_ns=-1))
+    with pytest.raises(TopologyError, match="error_rate"):
+        validate(_graph(error_rate=1.0))
+
+
+def test_errors_are_input_errors():
+    assert issubclass(TopologyError, InputError)
+
+
+def test_directed_symmetric_accepted_asymmetric_rejected():
+    d = nx.DiGraph(_graph())
+    g = validate(d)
+    assert not g.is_directed() and g.number_of_edges() == 1
+    d.remove_edge("b", "a")
+    with pytest.raises(TopologyError, match="directed"):
+        validate(d)
+
+
+def test_multigraph_rejected():
+    with pytest.raises(TopologyError, match="MultiGraph"):
+        validate(nx.MultiGraph(_graph()))
+
+
+def _write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+def test_yaml_duplicate_node_names(tmp_path):
+    p = _write(tmp_path, "dup.yaml", """
+nodes:
+  - {name: a, kind: host}
+  - {name: a, kind: switch}
+links: []
+""")
+    with pytest.raises(TopologyError, match=r"dup.yaml: nodes\[1\]: duplicate node name \(got 'a'\)"):
+        load_topology(p)
+
+
+def test_yaml_duplicate_node_names_mapping_form(tmp_path):
+    p = _write(tmp_path, "dup2.yaml", "nodes:\n  a: {kind: host}\n  a: {kind: switch}\nlinks: []\n")
+    with pytest.raises(TopologyError, match=r"dup2.yaml: line 3: duplicate key \(got 'a'\)"):
+        load_topology(p)
+
+
+def test_yaml_link_to_unknown_node_and_bad_unit(tmp_path):
+    p = _write(tmp_path, "bad.yaml", """
+nodes: [{name: a, kind: host}, {name: b, kind: switch}]
+links: [{src: a, dst: c, kind: ethernet, rate_bps: 10Gbps, delay_ns: 1us}]
+""")
+    with pytest.raises(TopologyError, match=r"links\[0\]: link to an unknown node \(got 'c'\)"):
+        load_topology(p)
+    p = _write(tmp_path, "bad2.yaml", """
+nodes: [{name: a, kind: host}, {name: b, kind: switch}]
+links: [{src: a, dst: b, kind: ethernet, rate_bps: 10Gbsp, delay_ns: 1us}]
+""")
+    with pytest.raises(TopologyError, match=r"bad2.yaml: link a -- b, field rate_bps: bad unit string \(got '10Gbsp'\)"):
+        load_topology(p)
+
+
+def test_cli_one_line_exit_2(tmp_path, capsys):
+    from netsim.cli import main
+    p = _write(tmp_path, "k.yaml", "nodes: [{name: a, kind: router}]\nlinks: []\n")
+    assert main(["topo", "validate", p]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "router" in err and "k.yaml" in err
+
+
+def test_graphml_duplicate_node_ids(tmp_path):
+    p = _write(tmp_path, "dup.graphml", """<?xml version="1.0" encoding="UTF-8"?>
+<graphml xmlns="http://graphml.graphdrawing.org/xmlns">
+<key id="k" for="node" attr.name="kind" attr.type="string"/>
+<graph edgedefault="undirected">
+<node id="a"><data key="k">host</data></node>
+<node id="a"><data key="k">switch</data></node>
+</graph></graphml>""")
+    with pytest.raises(TopologyError, match=r"duplicate node name \(got 'a'\)"):
+        load_topology(p)
