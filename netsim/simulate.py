@@ -120,7 +120,11 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
     # route every flow once before running: unknown/unreachable nodes fail fast
     from .topology import Router
     router = Router(graph, seed=seed)
-    for f in flows:
+    for i, f in enumerate(flows):
+        for role, n in (("src", f.src), ("dst", f.dst)):
+            if n in graph and graph.nodes[n].get("kind") not in ("gpu", "host"):
+                raise InputError("flows start and end at gpu/host nodes", where=f"flow {i + 1}, field {role}",
+                                 value=n, accepted="a node of kind gpu or host")
         router.path(f.src, f.dst, 0)
     order = sorted(range(len(flows)), key=lambda i: (flows[i].start_ns, i))
 
@@ -159,3 +163,29 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
     else:
         summary["records"] = list(fct_sink.rows)
     return summary
+
+
+def parse_cc_assignments(items, cc: str) -> dict:
+    """``--cc-param`` strings to ``{cc_name: {key: value}}``.
+
+    ``KEY=VALUE`` applies to the run's ``cc``; ``CC.KEY=VALUE`` to the
+    algorithm named ``CC``.
+
+    >>> parse_cc_assignments(["g=1/256", "cubic.beta=0.7"], "dcqcn")
+    {'dcqcn': {'g': '1/256'}, 'cubic': {'beta': '0.7'}}
+    """
+    from .params import parse_assignments
+    out: dict = {}
+    for key, value in parse_assignments(items, what="--cc-param"):
+        name, sep, rest = key.partition(".")
+        if sep and rest:
+            out.setdefault(name, {})[rest] = value
+        else:
+            out.setdefault(cc, {})[key] = value
+    return out
+
+
+def parse_set_assignments(items) -> dict:
+    """``--set KEY=VALUE`` strings to a dict (checked later against ``SIM_PARAMS``)."""
+    from .params import parse_assignments
+    return dict(parse_assignments(items, what="--set"))

@@ -20,7 +20,7 @@ from .metrics import DEFAULT_SIZE_EDGES, fct_table, iteration_breakdown, pfc_pau
 from .traffic import natural_key
 
 KIND_COLORS = {"compute": "#4C72B0", "tp": "#DD8452", "pp": "#55A868", "dp": "#C44E52",
-               "ep": "#8172B3", "bubble": "#BBBBBB", "other": "#937860"}
+               "ep": "#8172B3", "optimizer": "#7F7F7F", "bubble": "#BBBBBB", "other": "#937860"}
 
 
 def _finish(fig: Figure, path) -> Figure:
@@ -166,20 +166,23 @@ def _heatmap(fig, ax, m: np.ndarray, rows, cols, cbar_label: str, vmax=None):
     return im
 
 
-def utilization_heatmap(util: pd.DataFrame, path=None, title: str = "Link utilization", max_links: int = 64) -> Figure:
-    """Heat map of a links × time table (from ``links.link_utilization`` or ``throughput``)."""
+def utilization_heatmap(util: pd.DataFrame, path=None, title: str = "Link utilization", max_links: int = 64,
+                        value_label: str = "utilization", ylabel: str = "link") -> Figure:
+    """Heat map of a links × time table (from ``links.link_utilization`` or ``throughput``;
+    for the latter pass e.g. ``value_label="Gbit/s", ylabel="node"``)."""
     fig, ax = _new(figsize=(7.0, 4.5))
     u = util
     if u.shape[1] > max_links:
         u = u[u.mean().sort_values(ascending=False, kind="stable").index[:max_links]]
     div, unit = time_unit(float(u.index.max()) if len(u) else 1)
     m = u.to_numpy(dtype=float).T if u.size else np.zeros((1, 1))
-    _heatmap(fig, ax, m, list(u.columns), [], "utilization", vmax=max(1.0, float(np.nanmax(m)) if m.size else 1.0))
+    vmax = max(1.0, float(np.nanmax(m)) if m.size else 1.0) if value_label == "utilization" else None
+    _heatmap(fig, ax, m, list(u.columns), [], value_label, vmax=vmax)
     if len(u):
         ticks = np.linspace(0, len(u) - 1, min(6, len(u))).astype(int)
-        ax.set_xticks(ticks, [f"{u.index[i] / div:g}" for i in ticks])
+        ax.set_xticks(ticks, [f"{u.index[i] / div:.3g}" for i in ticks])
     ax.set_xlabel(f"time ({unit})")
-    ax.set_ylabel("link")
+    ax.set_ylabel(ylabel)
     ax.set_title(title)
     return _finish(fig, path)
 
@@ -228,7 +231,8 @@ def gantt(ops, iteration: int | None = None, ranks=None, path=None, title: str |
     ax.set_xlabel(f"time since iteration start ({unit})")
     ax.set_title(title or f"Iteration {iteration} timeline")
     if kinds:
-        ax.legend(fontsize="small", loc="upper right", ncols=min(len(kinds), 5))
+        ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.14 * 4.5 / fig.get_figheight()),
+                  ncols=min(len(kinds), 6), frameon=False)
     return _finish(fig, path)
 
 

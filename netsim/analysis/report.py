@@ -31,8 +31,8 @@ SECTIONS: tuple[tuple[str, str], ...] = (
 )
 
 SUMMARY_KEYS = ("flows", "completed", "bytes_delivered", "drops", "ecn_marks", "pfc_pauses", "pauses",
-                "cnps", "retransmitted_bytes", "simulated_time_ns", "events", "iteration_time_s",
-                "apnet_iteration_time_s", "wall_time_s")
+                "cnps", "retransmitted_bytes", "simulated_time_ns", "sim_time_ns", "events", "iteration_time_s",
+                "apnet_iteration_time_s", "samples_per_s", "sim_events", "wall_time_s")
 
 _CSS = """body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}
 h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;margin-top:2em}
@@ -97,10 +97,11 @@ def _section_bodies(runs: list[Run], graph=None, seed: int = 0) -> dict[str, str
                 title = "Link utilization"
             except Exception:  # noqa: BLE001 - mapping flows to a graph is best effort here
                 util = None
+            kw = {}
             if util is None:
                 util = throughput(r.fct, by="src") / 1e9
-                title = "Egress throughput per node (Gbit/s)"
-            out["utilization"] += _h3(r, multi) + _png(plots.utilization_heatmap(util, title=f"{title} — {r.label}"))
+                title, kw = "Egress throughput per node", {"value_label": "Gbit/s", "ylabel": "node"}
+            out["utilization"] += _h3(r, multi) + _png(plots.utilization_heatmap(util, title=f"{title} — {r.label}", **kw))
         tm = traffic_matrix(r)
         if tm.size and (len(r.traffic_matrix) or len(r.ops)):
             ch = traffic_matrix_change(r)

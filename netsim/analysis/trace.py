@@ -169,6 +169,6 @@ def write_trace(run_dir: str | os.PathLike, out: str | os.PathLike | None = None
     doc = build_trace(run, graph=graph, router=router, seed=seed, queues=queues)
     out = os.fspath(out) if out is not None else os.path.join(os.fspath(run_dir), "trace.json")
     with open(out, "w") as fh:
-        json.dump(doc, fh, separators=(",", ":"))
+        fh.write(json.dumps(doc, separators=(",", ":")))  # dumps uses the C encoder; dump does not
         fh.write("\n")
     return out

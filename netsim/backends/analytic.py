@@ -1,4 +1,4 @@
-"""Analytic backend: closed-form alpha-beta cost per flow, no network contention.
+"""Analytic backend: closed-form alpha-beta cost per flow, no fabric contention.
 
 A flow of ``S`` bytes on its routed path takes exactly the time it would take
 *alone* on that path with packetized store-and-forward — the packet helper's
@@ -8,17 +8,22 @@ packets that is ``a + 8 W / r_b``: ``W`` wire bytes, ``r_b`` the bottleneck
 rate, ``a`` = propagation plus one packet's serialization on every other
 hop. Plus ``sw_latency_ns`` per message (host/NCCL software overhead).
 
-The only interaction between flows: a source sends its flows **one after
-another** (FIFO) on the first link of their paths, each paced at its path's
-bottleneck rate. Without it a rank could send to all its peers at full rate
-at once, and an all-to-all would take ``1/(n-1)`` of its real time. Nothing
-else is shared: no queueing in the fabric, no incast at receivers, no ECN,
+The only interaction between flows: each flow's bytes are paced through the
+**first bottleneck link of its path** (the first link with the path's lowest
+rate — a GPU's NVLink, a NIC's uplink), and flows charged to the same such
+link share it: equally (``source_sharing=fair``, processor sharing, what the
+packet backend's per-flow interleaving and the flow backend's max-min give)
+or one after another (``fifo``). A flow's time is then its drain time there
+plus the rest of its lone-flow time (latency, store-and-forward). Without
+this a rank could send to all its peers at full rate at once and an
+all-to-all would take ``1/(n-1)`` of its real time. Nothing else is shared:
+no queueing on other links, no incast at receivers, no ACK traffic, no ECN,
 no PFC, no congestion control (``cc`` is recorded but ignored), no loss.
 
 Parameters: :data:`ANALYTIC_PARAMS` (``mtu_bytes`` and ``header_bytes``
 default to the packet backend's values so the two agree on wire bytes);
 every other packet-network ``--set`` name is accepted and ignored.
-One SimPy event per flow.
+Two SimPy events per flow (drain, delivery).
 """
 from __future__ import annotations
 
@@ -52,6 +57,12 @@ ANALYTIC_PARAMS = ParamTable("analytic backend", [
           "~3.4 us per ring step on NVLink and 8.4 us per call, Simple protocol)",
           "NVIDIA NCCL src/graph/tuning.cc (hwLat NVLink Ring/Simple 3.4 us, baseLat Ring/Simple 8.4 us)",
           minimum=0),
+    Param("source_sharing", "fair", "choice",
+          "how flows charged to the same bottleneck link share it: fair = equal shares (processor sharing), "
+          "as the packet and flow backends' fair queueing / max-min do; fifo = one after another, the "
+          "ideal of one ordered stream (NCCL's connection FIFO)",
+          "netsim choice (issue #6: the analytic backend must agree with the packet backend without contention)",
+          choices=("fair", "fifo")),
 ])
 
 
@@ -89,6 +100,21 @@ def lone_flow_ps(rates_bps: list[float], delays_ns: list[float], size_bytes: int
     return ideal_fct_exact_ns(list(zip(rates_bps, delays_ns)), size_bytes, mtu_bytes, header_bytes) * 1000.0
 
 
+class _Flow:
+    __slots__ = ("bits", "cap", "rate", "tail", "lone", "meta", "event")
+
+    def __init__(self, bits: float, cap: float, tail: float, lone: float, meta: tuple, event):
+        self.bits, self.cap, self.rate, self.tail, self.lone, self.meta, self.event = \
+            bits, cap, cap, tail, lone, meta, event
+
+
+class _Share:
+    __slots__ = ("rate_bps", "flows", "last_ps", "gen")
+
+    def __init__(self, rate_bps: float, now: int):
+        self.rate_bps, self.flows, self.last_ps, self.gen = rate_bps, [], now, 0
+
+
 class AnalyticBackend(Backend):
     """Closed-form per-flow cost; see the module docstring for what is modelled."""
 
@@ -108,7 +134,11 @@ class AnalyticBackend(Backend):
         self._hdr = self.params["header_bytes"]
         self._sw_ps = self.params["sw_latency_ns"] * 1000
         self._paths: dict[tuple, tuple] = {}  # path -> (rates, delays, bottleneck_bps, mtu)
-        self._busy_ps: dict[tuple, float] = {}  # first directed link -> time it is free (ps)
+        self._routes: dict[tuple, list] = {}  # (src, dst) -> equal-cost paths (at most 2 kept)
+        self._costs: dict[tuple, tuple] = {}  # (path, size) -> see _cost
+        self._busy_ps: dict[tuple, float] = {}  # fifo: first directed link -> time it is free (ps)
+        self._shares: dict[tuple, _Share] = {}  # fair: first directed link -> its active flows
+        self._fifo = self.params["source_sharing"] == "fifo"
         self._next_id = 0
         self.flows = self.completed = self.bytes_delivered = self.events = 0
 
@@ -137,32 +167,105 @@ class AnalyticBackend(Backend):
         return (a_ps + self._sw_ps) / PS_PER_S, bott * (mtu - self._hdr) / mtu
 
     # -- the seam ----------------------------------------------------------------------------------
+    def _route(self, src: str, dst: str, fid: int) -> tuple:
+        paths = self._routes.get((src, dst))
+        if paths is None:
+            paths = self._routes[(src, dst)] = [tuple(p) for p in self.router.paths(src, dst, limit=2)]
+        return paths[0] if len(paths) == 1 else tuple(self.router.path(src, dst, fid))
+
+    def _cost(self, path: tuple, size_bytes: int) -> tuple:
+        """``(lone_ps, wire_bits, tail_ps, link, bottleneck_bps)`` of ``size_bytes`` on ``path`` (cached)."""
+        key = (path, size_bytes)
+        c = self._costs.get(key)
+        if c is None:
+            rates, delays, bott, mtu = self._path_info(path)
+            lone = lone_flow_ps(rates, delays, size_bytes, mtu, self._hdr) + self._sw_ps
+            npk = max(1, math.ceil(size_bytes / (mtu - self._hdr)))
+            bits = (size_bytes + npk * self._hdr) * 8.0
+            k = rates.index(bott)
+            # the first bottleneck link is where this flow's bytes are paced
+            c = (lone, bits, lone - bits * PS_PER_S / bott, (path[k], path[k + 1]), bott)
+            if len(self._costs) > 200_000:
+                self._costs.clear()
+            self._costs[key] = c
+        return c
+
     def send(self, src: str, dst: str, size_bytes: int, tag: FlowTag = EMPTY_TAG, *,
              cc: str | None = None, priority: int | None = None) -> simpy.Event:
         fid = self._next_id
         self._next_id += 1
         self.flows += 1
         now = self.env.now
-        if src == dst:
-            lone = 0.0
-            start_tx = now
-        else:
-            path = tuple(self.router.path(src, dst, fid))
-            rates, delays, bott, mtu = self._path_info(path)
-            lone = lone_flow_ps(rates, delays, size_bytes, mtu, self._hdr)
-            npk = max(1, math.ceil(size_bytes / (mtu - self._hdr)))
-            occupy = (size_bytes + npk * self._hdr) * 8 * PS_PER_S / bott
-            link = (path[0], path[1])
-            start_tx = max(float(now), self._busy_ps.get(link, 0.0))
-            self._busy_ps[link] = start_tx + occupy
-        end_ps = int(round(start_tx + lone + self._sw_ps if src != dst else start_tx))
-        start_ns, end_ns = ps_to_ns(now), ps_to_ns(end_ps)
-        ideal_ns = max(1, ps_to_ns(int(round(lone + self._sw_ps)))) if src != dst else 0
-        rec = make_record(fid, src, dst, int(size_bytes), start_ns, end_ns, ideal_ns, tag,
-                          cc=cc or self.cc, priority=priority or 0)
-        ev = self.env.timeout(end_ps - now, value=rec)
-        self.events += 1
+        meta = (fid, src, dst, int(size_bytes), now, tag, cc or self.cc, priority or 0)
+        ev = self.env.event()
         ev.callbacks.append(self._done)
+        if src == dst:
+            return self._finish_at(meta, now, 0.0, ev)
+        lone, bits, tail, link, bott = self._cost(self._route(src, dst, fid), int(size_bytes))
+        if self._fifo:
+            start_tx = max(float(now), self._busy_ps.get(link, 0.0))
+            self._busy_ps[link] = start_tx + bits * PS_PER_S / bott
+            return self._finish_at(meta, start_tx + lone, lone, ev)
+        sh = self._shares.get(link)
+        if sh is None:
+            sh = self._shares[link] = _Share(bott, now)
+        self._advance(sh, now)
+        sh.flows.append(_Flow(bits, bott, tail, lone, meta, ev))
+        self._reschedule(sh)
+        return ev
+
+    # -- processor sharing of a source's first link --------------------------------------------------
+    def _advance(self, sh: "_Share", now: int) -> None:
+        dt = (now - sh.last_ps) / PS_PER_S
+        if dt > 0:
+            for f in sh.flows:
+                f.bits -= f.rate * dt
+        sh.last_ps = now
+
+    def _reschedule(self, sh: "_Share") -> None:
+        sh.gen += 1
+        if not sh.flows:
+            return
+        flows = sh.flows
+        if len(flows) == 1:
+            f = flows[0]
+            f.rate = sh.rate_bps
+            t_ps = max(f.bits, 0.0) / f.rate * PS_PER_S
+        else:
+            share = sh.rate_bps / len(flows)  # every flow here is bottlenecked by this link: equal shares
+            for f in flows:
+                f.rate = share
+            t_ps = min(f.bits for f in flows) / share * PS_PER_S
+        gen = sh.gen
+        ev = self.env.timeout(max(0, int(round(t_ps))))
+        self.events += 1
+        ev.callbacks.append(lambda _e: self._drained(sh) if sh.gen == gen else None)
+
+    def _drained(self, sh: "_Share") -> None:
+        now = self.env.now
+        self._advance(sh, now)
+        keep = []
+        for f in sh.flows:
+            if f.bits * PS_PER_S <= f.rate * 1.0:  # within 1 ps of done
+                self._finish_at(f.meta, now + f.tail, f.lone, f.event)
+            else:
+                keep.append(f)
+        sh.flows = keep
+        self._reschedule(sh)
+
+    def _finish_at(self, meta: tuple, end_ps: float, lone_ps: float, ev: simpy.Event) -> simpy.Event:
+        """Make ``ev`` succeed at ``end_ps`` with the flow's record (one scheduled event)."""
+        fid, src, dst, size, start_ps, tag, cc, prio = meta
+        now = self.env.now
+        end = max(int(round(end_ps)), now)
+        ideal_ns = max(1, ps_to_ns(int(round(lone_ps)))) if lone_ps > 0 else 0
+        rec = make_record(fid, src, dst, size, ps_to_ns(start_ps), ps_to_ns(end), ideal_ns, tag, cc=cc,
+                          priority=prio)
+        # what simpy.Timeout does in its constructor, applied to the event already handed out
+        ev._ok = True
+        ev._value = rec
+        self.env.schedule(ev, simpy.events.NORMAL, end - now)
+        self.events += 1
         return ev
 
     def _done(self, ev) -> None:

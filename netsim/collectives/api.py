@@ -37,6 +37,10 @@ def _fail(msg: str, where: str, value, accepted: str):
 
 
 def _validate(backend, kind, nodes, size_bytes, algorithm, channels, chunk_bytes, root, sizes, node_groups):
+    if isinstance(kind, str):  # accept all_reduce / all-reduce / AllReduce
+        kind = kind.lower().replace("_", "").replace("-", "")
+    if isinstance(algorithm, str):  # accept halving-doubling
+        algorithm = algorithm.lower().replace("-", "_")
     if kind not in ALGORITHMS:
         _fail("unknown collective", "collective kind", kind, "one of " + ", ".join(KINDS))
     accepted = ALGORITHMS[kind]
@@ -77,7 +81,7 @@ def _validate(backend, kind, nodes, size_bytes, algorithm, channels, chunk_bytes
         node_groups = _groups(graph, nodes, node_groups)
     elif algorithm == "halving_doubling" and kind != "allreduce" and not _hd.is_pow2(n):
         algorithm = "ring"  # documented fallback
-    return algorithm, nodes, node_groups
+    return kind, algorithm, nodes, node_groups
 
 
 def _groups(graph, nodes, node_groups):
@@ -111,8 +115,8 @@ def collective(backend, kind: str, nodes: list[str], size_bytes: int, *, algorit
 
     Arguments are validated when the generator first runs.
     """
-    algorithm, nodes, node_groups = _validate(backend, kind, nodes, size_bytes, algorithm, channels,
-                                              chunk_bytes, root, sizes, node_groups)
+    kind, algorithm, nodes, node_groups = _validate(backend, kind, nodes, size_bytes, algorithm, channels,
+                                                    chunk_bytes, root, sizes, node_groups)
     env = backend.env
     run = Run(backend, kind, tag, chunk_bytes,
               window or COLLECTIVE_PARAMS["connection_window_chunks"].default)

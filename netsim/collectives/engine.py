@@ -152,25 +152,31 @@ class Run:
         conn = self._conns.get(key)
         if conn is None:
             conn = self._conns[key] = _Conn(src, dst)
-        conn.queue.append((nbytes, step, on_done))
-        self._pump(conn)
+        if conn.inflight < self.window and not conn.queue:
+            self._post(conn, nbytes, step, on_done)
+        else:
+            conn.queue.append((nbytes, step, on_done))
 
-    def _pump(self, conn: _Conn) -> None:
-        while conn.inflight < self.window and conn.queue:
-            nbytes, step, on_done = conn.queue.popleft()
-            conn.inflight += 1
-            self.flows += 1
-            self.bytes_sent += nbytes
-            ev = self.backend.send(conn.src, conn.dst, nbytes, self.tag_for(step))
-            ev.callbacks.append(self._arrived_cb(conn, on_done))
+    def _post(self, conn: _Conn, nbytes: int, step: int, on_done) -> None:
+        conn.inflight += 1
+        self.flows += 1
+        self.bytes_sent += nbytes
+        tag = self._tags.get(step)
+        if tag is None:
+            tag = self.tag_for(step)
+        ev = self.backend.send(conn.src, conn.dst, nbytes, tag)
 
-    def _arrived_cb(self, conn: _Conn, on_done):
-        def cb(ev):
+        def arrived(ev):
             conn.inflight -= 1
             if on_done is not None:
                 on_done(ev.value)
-            self._pump(conn)
-        return cb
+            queue = conn.queue
+            while queue and conn.inflight < self.window:
+                self._post(conn, *queue.popleft())
+        if ev.callbacks is None:  # already processed (a backend that completes instantly)
+            arrived(ev)
+        else:
+            ev.callbacks.append(arrived)
 
     # -- completion --------------------------------------------------------------------------------
     def counter(self, count: int) -> tuple[simpy.Event, Callable[[object], None]]:

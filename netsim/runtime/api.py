@@ -43,10 +43,10 @@ class _TrafficSink:
 
 
 def _resolve_graph(graph):
+    from ..topology import load_topology, validate
     if isinstance(graph, (str, os.PathLike)):
-        from ..topology import load_topology
         return load_topology(os.fspath(graph))
-    return graph
+    return validate(graph)
 
 
 def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", params: dict | None = None,
@@ -149,6 +149,15 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
     return summary
 
 
+def _scheduled_events(env) -> int | None:
+    """SimPy events scheduled so far (SimPy numbers them with an internal counter)."""
+    eid = getattr(env, "_eid", None)
+    try:
+        return next(eid) if eid is not None else None
+    except TypeError:
+        return None
+
+
 def _message_sizes(ex) -> dict:
     out: dict[tuple, int] = defaultdict(int)
     for ops in ex.iteration_ops.values():
@@ -203,5 +212,6 @@ def _summary(wl, placement, builder, ex, be, graph, traffic, *, backend, cc, see
         "flows": traffic.count,
         "ops": ex._done_ops,
         "network": be.stats(),
+        "sim_events": _scheduled_events(be.env),
         "wall_time_s": wall,
     }

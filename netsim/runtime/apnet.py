@@ -8,14 +8,20 @@
 
 (Li et al., APNet'24; 2 bytes per fp16 value.)  T_comp^mb is the slowest
 stage's forward + backward (+ recomputation) time of one micro-batch on one
-rank, from the same FLOP model the simulation uses.
+rank, from the same FLOP model the simulation uses.  Stages are rarely
+equal (the last one also computes the logits), so the compute part of the
+bubble is the sum of the *other* stages' per-micro-batch times, which is
+(p−1)·T_comp^mb when they are equal: T_comp + T_bubble is then the classic
+(m−1)·max_s T_s + Σ_s T_s of a pipeline.
 
 Effective bandwidth C_x: every group of kind x is a ring over its GPUs (a
-pipeline: its stage-to-stage transfers, both ways); each hop is routed with
-the topology's router (flow id 0); a link's share is its rate divided by the
-number of groups of that kind whose rings cross it (they run concurrently);
-a group's bandwidth is its ring's smallest share, and C_x the smallest over
-groups.  Left out: latency terms, ECMP collisions among a ring's own flows.
+pipeline: its stage-to-stage transfers in one direction — the formula already
+counts activation and gradient one after the other); each ring hop is spread
+evenly over its equal-cost paths (ECMP in the fluid limit); a link's load is
+the number of ring hops of kind x crossing it (groups run concurrently;
+fractions for split hops; at least 1); a group's bandwidth is the smallest
+rate ÷ load over its links, and C_x the smallest over groups.  Left out:
+latency terms, ECMP hash collisions (the packet backend shows them).
 """
 from __future__ import annotations
 
@@ -27,32 +33,33 @@ def _ring_hops(nodes: list[str], kind: str) -> list[tuple[str, str]]:
     if n < 2:
         return []
     if kind == "pp":
-        return [(nodes[i], nodes[i + 1]) for i in range(n - 1)] + [(nodes[i + 1], nodes[i]) for i in range(n - 1)]
+        return [(nodes[i], nodes[i + 1]) for i in range(n - 1)]
     return [(nodes[i], nodes[(i + 1) % n]) for i in range(n)]
 
 
-def effective_bandwidths(graph, placement) -> dict[str, float | None]:
+def effective_bandwidths(graph, placement, max_paths: int = 64) -> dict[str, float | None]:
     """C_TP, C_PP, C_DP in bit/s (None when the degree is 1)."""
     from ..topology import Router
     router = Router(graph)
     out: dict[str, float | None] = {}
     for kind, label in (("tp", "C_TP"), ("pp", "C_PP"), ("dp", "C_DP")):
         group_links = []
-        users: dict[tuple, int] = {}
+        load: dict[tuple, float] = {}
         for g in placement.groups[kind]:
             nodes = [placement.gpu_of[r] for r in g]
             links = set()
             for a, b in _ring_hops(nodes, kind):
-                path = router.path(a, b, 0)
-                links.update(zip(path[:-1], path[1:]))
+                paths = router.paths(a, b, limit=max_paths)
+                for path in paths:
+                    for ln in zip(path[:-1], path[1:]):
+                        load[ln] = load.get(ln, 0.0) + 1.0 / len(paths)
+                        links.add(ln)
             group_links.append(links)
-            for ln in links:
-                users[ln] = users.get(ln, 0) + 1
         best = None
         for links in group_links:
             if not links:
                 continue
-            c = min(graph.edges[u, v]["rate_bps"] / users[(u, v)] for u, v in links)
+            c = min(graph.edges[u, v]["rate_bps"] / max(load[(u, v)], 1.0) for u, v in links)
             best = c if best is None else min(best, c)
         out[label] = best
     return out
@@ -62,7 +69,9 @@ def apnet_iteration_time(workload, builder, bandwidths: dict) -> dict[str, float
     """APNet'24's T_iter and its terms, in seconds."""
     w = workload
     m, b, p, t, d = w.micro_batches, w.micro_batch, w.pp, w.tp, w.dp
-    comp_mb = max(sum(builder.stage_compute_ps(s)) for s in range(p)) * PS
+    stage_mb = [sum(builder.stage_compute_ps(s)) * PS for s in range(p)]
+    comp_mb = max(stage_mb)
+    others_mb = sum(stage_mb) - comp_mb          # = (p-1)·T_comp^mb for uniform stages
     if w.is_transformer:
         act = b * w.model.seq_len * w.model.hidden * w.act_bytes      # 2bsh
         layers = w.model.layers
@@ -77,6 +86,6 @@ def apnet_iteration_time(workload, builder, bandwidths: dict) -> dict[str, float
     n_params = w.model.params()
     t_dp = (w.grad_bytes * n_params / (p * t)) * 8 * 2 * (d - 1) / (d * c_dp) if d > 1 and c_dp else 0.0
     terms = {"T_comp": m * comp_mb, "T_TP": m * tp_mb, "T_PP": m * pp_mb, "T_DP": t_dp,
-             "T_bubble": (p - 1) * (comp_mb + pp_mb + tp_mb)}
+             "T_bubble": others_mb + (p - 1) * (pp_mb + tp_mb)}
     terms["T_iter"] = sum(terms.values())
     return terms

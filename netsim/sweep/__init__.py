@@ -1,7 +1,7 @@
 """Parameter sweeps: many ``netsim flows`` / ``netsim run`` points on Dask, one results table.
 
 >>> from netsim.sweep import parse_sweep, expand
->>> spec = parse_sweep({"command": "flows", "topology": "dumbbell:hosts=4", "flows": "f.csv",
+>>> spec = parse_sweep({"command": "flows", "topology": "dumbbell:n_left=4", "flows": "f.csv",
 ...                     "grid": {"set.ecn_kmin_bytes": [5000, 10000], "cc": ["none", "dcqcn"]}}, "s.yaml")
 >>> len(spec.axes), spec.repetitions
 (2, 1)

@@ -3,7 +3,8 @@
 The point's folder gets ``point.json`` (its parameters) first, then the
 command's own outputs (``summary.json``, traces) and the command's stdout and
 stderr in ``log.txt``, and last ``done.json`` — the done marker: status
-(``ok`` | ``failed``), error message, wall seconds. A folder without
+(``ok`` | ``failed``), error message, wall seconds, and the figures computed
+from the point's ``fct.csv`` (:mod:`netsim.sweep.figures`). A folder without
 ``done.json`` is an interrupted point and is run again by ``--resume``.
 
 The command is ``netsim.cli.main(argv)``: exactly what a user would type, so
@@ -22,6 +23,8 @@ import os
 import threading
 import time
 from typing import Any, Callable
+
+from .figures import fct_figures
 
 POINT_FILE = "point.json"
 DONE_FILE = "done.json"
@@ -109,10 +112,11 @@ def run_point(task: dict[str, Any], out_dir: str, main: Callable[[list[str]], in
     if rc == 0 and not error and not isinstance(summary, dict):
         error, summary = f"{SUMMARY_FILE} is not a JSON object", None
     status = "failed" if error else "ok"
-    done = {"status": status, "error": error, "wall_s": round(wall_s, 6), "exit_status": rc}
+    figures = fct_figures(out_dir) if status == "ok" else {}
+    done = {"status": status, "error": error, "wall_s": round(wall_s, 6), "exit_status": rc, "figures": figures}
     write_json_atomic(os.path.join(out_dir, DONE_FILE), done)
-    return {"index": task["index"], "point_id": task["point_id"], "status": status,
-            "error": error, "wall_s": wall_s, "summary": summary if status == "ok" else None}
+    return {"index": task["index"], "point_id": task["point_id"], "status": status, "error": error,
+            "wall_s": wall_s, "summary": summary if status == "ok" else None, "figures": figures}
 
 
 def load_done(out_dir: str) -> dict[str, Any] | None:
@@ -126,4 +130,5 @@ def load_done(out_dir: str) -> dict[str, Any] | None:
             summary = json.load(fh)
     except (OSError, ValueError):
         return None
-    return {"status": "ok", "error": "", "wall_s": float(done.get("wall_s", 0.0)), "summary": summary}
+    return {"status": "ok", "error": "", "wall_s": float(done.get("wall_s", 0.0)), "summary": summary,
+            "figures": done.get("figures") or {}}

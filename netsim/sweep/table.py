@@ -4,7 +4,7 @@ Columns: ``point`` (index), ``point_id`` (folder name), the point's varied
 parameters (axis names, ``repetition`` when repeated, ``seed``), then every
 scalar figure of its ``summary.json`` (nested dicts flattened with dots, in
 order of first appearance over the points in index order; lists are left
-out), then ``point_wall_s``, ``status`` (ok|failed) and ``error``. A summary
+out) and the ``fct.*`` figures of :mod:`netsim.sweep.figures`, then ``point_wall_s``, ``status`` (ok|failed) and ``error``. A summary
 key that collides with a parameter column is prefixed ``summary.``.
 
 ``results.csv`` is rewritten atomically (temporary file + ``os.replace``)
@@ -22,7 +22,7 @@ from typing import Any, Iterable
 FIXED_HEAD = ("point", "point_id")
 FIXED_TAIL = ("point_wall_s", "status", "error")
 # Columns that measure the host, not the simulation: excluded when comparing tables.
-WALL_CLOCK_MARKERS = ("wall", "per_wall", "_per_s", "elapsed")
+WALL_CLOCK_MARKERS = ("wall",)
 
 
 def flatten(obj: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -42,9 +42,9 @@ def flatten(obj: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def is_wall_clock(column: str) -> bool:
-    """True for columns that depend on the host's speed (wall time, rates per wall second).
+    """True for columns that depend on the host's speed (``wall_time_s``, ``point_wall_s``).
 
-    >>> is_wall_clock("wall_time_s"), is_wall_clock("point_wall_s"), is_wall_clock("fct_ns.p99")
+    >>> is_wall_clock("wall_time_s"), is_wall_clock("point_wall_s"), is_wall_clock("samples_per_s")
     (True, True, False)
     """
     return any(m in column for m in WALL_CLOCK_MARKERS)
@@ -56,6 +56,8 @@ def make_row(point: dict[str, Any], outcome: dict[str, Any]) -> dict[str, Any]:
     row.update(point["axes"])
     for key, value in flatten(outcome.get("summary") or {}).items():
         row[f"summary.{key}" if key in row or key in FIXED_TAIL else key] = value
+    for key, value in (outcome.get("figures") or {}).items():
+        row.setdefault(key, value)
     row["point_wall_s"] = round(float(outcome.get("wall_s") or 0.0), 6)
     row["status"] = outcome["status"]
     row["error"] = outcome.get("error") or ""

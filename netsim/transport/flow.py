@@ -61,7 +61,7 @@ class Flow:
         self.cc = cc
         self.cc_name = cc_name
         self.prio = prio
-        self.ect = bool(getattr(cc, "ecn_capable", False)) or self.transport == "roce"
+        self.ect = bool(getattr(cc, "ecn_capable", False))
         self.route, self.rroute = route, rroute
         self.port, self.rport = port, rport
         self.mss = mss_bytes
@@ -87,6 +87,7 @@ class Flow:
         self.rcv_nxt = 0
         self.end_ps = -1
         self.win_bytes = 0
+        self.rx_payload_bytes = 0  # every payload byte that reached the receiver, duplicates included
         # counters
         self.retransmitted_bytes = 0
         self.retransmits = 0
@@ -226,14 +227,27 @@ class Flow:
 
     # -- receiver helpers -------------------------------------------------------------------------
     def send_control(self, kind: int, seq: int, data_pkt) -> None:
-        """Send an ACK/NACK/CNP back to the sender in the control class."""
-        pkt = Packet(self, kind, seq, self.ack_bytes, 0, CONTROL_PRIORITY, False, self.rroute, self.src,
-                     data_pkt.ts if data_pkt is not None else 0)
+        """Send an ACK/NACK (``data_pkt`` given) or a CNP back to the sender in the control class.
+
+        An ACK/NACK reuses the delivered data packet's object (it is dead once
+        delivered), keeping its ``ts``/``rtx`` for the RTT echo and turning
+        its CE mark into ECE where the transport echoes it.
+        """
+        if data_pkt is None:
+            pkt = Packet(self, kind, seq, self.ack_bytes, 0, CONTROL_PRIORITY, False, self.rroute, self.src, 0)
+        else:
+            pkt = data_pkt
+            pkt.kind = kind
+            pkt.seq = seq
+            pkt.size = self.ack_bytes
+            pkt.payload = 0
+            pkt.prio = CONTROL_PRIORITY
+            pkt.ect = False
+            pkt.ece = pkt.ce and self.echo_ce
+            pkt.ce = False
+            pkt.route = self.rroute
+            pkt.dst = self.src
         pkt.hop = 1
-        if data_pkt is not None:
-            pkt.rtx = data_pkt.rtx
-            if self.echo_ce:
-                pkt.ece = data_pkt.ce
         self.rport.send_control(pkt)
 
     def _delivered(self, now: int) -> None:

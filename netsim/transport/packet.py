@@ -1,11 +1,8 @@
-"""The packet: a small slotted object that is also its own SimPy event.
+"""The packet: a small slotted object with protocol fields only.
 
-A packet in flight is scheduled directly on the environment's heap
-(``env.schedule(pkt, NORMAL, delay)``): when it pops, SimPy calls
-``pkt.callbacks`` — the receiving node's handler — with the packet itself.
-That gives exactly one pending event per packet-hop and no per-packet
-process, timer or allocation beyond the packet. ``_ok`` is a class attribute
-so SimPy treats every packet as a successful event.
+No per-packet process, timer or event: a packet on a link waits in the
+link's pipe (``netsim.backends.packet.port``) with its arrival time
+``ts_arr``; a delivered data packet is turned into its own ACK.
 
 A packet carries its route as a tuple of egress ports (``route`` and the
 index of the next one, ``hop``), so switches do no lookup under ECMP. Under
@@ -59,15 +56,15 @@ class Packet:
         ACK: echo of the CE mark of the packet that triggered it.
     rtx : bool
         DATA: this is a retransmission (no RTT sample from it, Karn).
+    ts_arr : int
+        Arrival time (ps) at the end of the link it is on.
     """
 
-    __slots__ = ("callbacks", "flow", "kind", "seq", "size", "payload", "prio", "ect", "ce",
-                 "route", "hop", "in_port", "pfc_port", "ts", "ece", "rtx", "dst")
-    _ok = True  # SimPy: a packet event always "succeeds"
+    __slots__ = ("flow", "kind", "seq", "size", "payload", "prio", "ect", "ce",
+                 "route", "hop", "in_port", "pfc_port", "ts", "ece", "rtx", "dst", "ts_arr")
 
     def __init__(self, flow, kind: int, seq: int, size: int, payload: int, prio: int, ect: bool,
                  route, dst, ts: int = 0):
-        self.callbacks = None
         self.flow = flow
         self.kind = kind
         self.seq = seq

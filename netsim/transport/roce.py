@@ -40,6 +40,7 @@ class RoceFlow(Flow):
     # -- receiver ---------------------------------------------------------------------------------
     def on_data(self, pkt) -> None:
         now = self.env._now
+        self.rx_payload_bytes += pkt.payload
         if pkt.ce:
             self.ecn_marked_packets += 1
             last = self.last_cnp_ps

@@ -42,6 +42,7 @@ class TcpFlow(Flow):
     # -- receiver ---------------------------------------------------------------------------------
     def on_data(self, pkt) -> None:
         now = self.env._now
+        self.rx_payload_bytes += pkt.payload
         if pkt.ce:
             self.ecn_marked_packets += 1
         seq = pkt.seq

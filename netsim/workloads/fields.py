@@ -16,7 +16,7 @@ from ..units import UnitError, parse_size, parse_time_ns
 SECTIONS = ("name", "description", "model", "training", "parallelism", "placement", "collectives", "compute")
 SECTION_KEYS = {
     "training": ("global_batch", "micro_batch", "precision", "recompute", "grad_bytes"),
-    "parallelism": ("dp", "tp", "pp", "schedule", "partition", "scatter_gather", "bucket_bytes",
+    "parallelism": ("dp", "tp", "pp", "schedule", "partition", "scatter_gather", "overlap_p2p", "bucket_bytes",
                     "first_bucket_bytes"),
     "placement": ("order", "gpus", "nic"),
     "collectives": ("tp", "dp", "pp", "ep"),

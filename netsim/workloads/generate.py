@@ -19,8 +19,9 @@ schedule (``1f1b``/``gpipe``):
 * optimizer step per rank, after its last backward and its last DP bucket.
 
 Compute ops of a rank chain in stream order; a TP all-reduce blocks the
-compute stream (Megatron's are synchronous); DP buckets chain on the DP
-stream; point-to-point ops are independent.  The next iteration's ops of a
+compute stream (Megatron's are synchronous); so does a pipeline send unless
+``overlap_p2p`` (Megatron's ``--overlap-p2p-communication``) is set; DP buckets
+chain on the DP stream.  The next iteration's ops of a
 rank wait for its optimizer step.  Extension points for issue 5: ``_fwd_layer``
 / ``_bwd_layer`` (per-layer collectives such as MoE all-to-alls, ZeRO-3
 all-gathers), ``_dp_sync`` (ZeRO reduce-scatter/all-gather) and
@@ -222,6 +223,8 @@ class OpGraphBuilder:
             key = (direction, b_stage, j, d, i)
             op = self._p2p(key, r, peer, f"{direction}{j}.s{s}-s{peer_stage}", size)
             op.deps.append(self.cur[r])
+            if not w.overlap_p2p:
+                self.cur[r] = op          # Megatron's p2p is synchronous: the sender waits for its send
 
     def _run_block(self, s, tg, gi, name: str, ps_index: int, li: int, bi: int, tp_elems: int) -> None:
         for r in tg:

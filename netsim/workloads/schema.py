@@ -90,6 +90,7 @@ class Workload:
     schedule: str
     partition: tuple | None
     scatter_gather: bool
+    overlap_p2p: bool
     bucket_bytes: int
     first_bucket_bytes: int
     order: tuple
@@ -221,6 +222,7 @@ def _build(f: Fields, doc: dict) -> Workload:
     pp = f.pos_int(par, "parallelism.pp", default=1)
     schedule = f.choice(par, "parallelism.schedule", ("1f1b", "gpipe"), "1f1b")
     scatter_gather = f.boolean(par, "parallelism.scatter_gather", default=False)
+    overlap_p2p = f.boolean(par, "parallelism.overlap_p2p", default=False)
     bucket = f.size(par, "parallelism.bucket_bytes", 25 * 2**20)
     first_bucket = f.size(par, "parallelism.first_bucket_bytes", 2**20)
     partition = _partition(f, par, model, pp)
@@ -284,7 +286,8 @@ def _build(f: Fields, doc: dict) -> Workload:
 
     return Workload(name=name, source=f.source, model=model, global_batch=gb, micro_batch=mb,
                     precision=precision, recompute=recompute, grad_bytes=grad_bytes, dp=dp, tp=tp, pp=pp,
-                    schedule=schedule, partition=partition, scatter_gather=scatter_gather, bucket_bytes=bucket,
+                    schedule=schedule, partition=partition, scatter_gather=scatter_gather, overlap_p2p=overlap_p2p,
+                    bucket_bytes=bucket,
                     first_bucket_bytes=first_bucket, order=order, gpus=gpus, nic=nic, collectives=collectives,
                     gpu=preset.name, peak_flops=peak, utilization=util, mem_bw_Bps=mem_bw,
                     layer_times_ms=layer_times, optimizer_ns=optimizer_ns, optimizer_bytes_per_param=opt_bpp,

@@ -99,3 +99,41 @@ def test_closed_form_trivial_and_unknown():
 def test_process_is_a_simpy_process():
     be = _be()
     assert isinstance(run_collective(be, "allreduce", NODES, 10), simpy.Process)
+
+
+_DET_SCRIPT = """
+import sys
+from netsim.backends.base import TraceSinks, create_backend
+from netsim.collectives import run_collective
+from netsim.records import FCT_COLUMNS, CsvSink
+from netsim.topology import gpu_cluster
+g = gpu_cluster(servers=2, gpus_per_server=4, spines=2, servers_per_leaf=1)
+sink = CsvSink(sys.argv[1], FCT_COLUMNS)
+be = create_backend("analytic", g, seed=7, sinks=TraceSinks(fct=sink))
+nodes = sorted(x for x, k in g.nodes(data="kind") if k == "gpu")
+for algo in ("hierarchical", "tree", "halving_doubling"):
+    run_collective(be, "allreduce", nodes, 3_000_001, algorithm=algo, chunk_bytes=100_000)
+run_collective(be, "alltoall", nodes, 800_000, algorithm="pairwise")
+be.env.run()
+be.close()
+"""
+
+
+def test_byte_identical_across_processes_and_hash_seeds(tmp_path):
+    import os
+    import subprocess
+    import sys
+    outs = []
+    for seed in ("1", "2"):
+        out = tmp_path / f"fct{seed}.csv"
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        subprocess.run([sys.executable, "-c", _DET_SCRIPT, str(out)], check=True, env=env)
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1] and outs[0].count(b"\n") > 100
+
+
+def test_spelling_variants_are_normalized():
+    _, rows, p = run_on(star(4), lambda be: run_collective(be, "All-Reduce", NODES, 4000,
+                                                            algorithm="halving-doubling"))
+    assert (p.value.kind, p.value.algorithm) == ("allreduce", "halving_doubling")
+    assert {r.collective for r in rows} == {"allreduce"}

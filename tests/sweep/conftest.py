@@ -1,7 +1,7 @@
 """Fixtures of the sweep tests (scenario helpers live in sweep_scenario.py)."""
 import pytest
 
-from sweep_scenario import SIX_POINTS, point_main, write_sweep
+from sweep_scenario import SIX_POINTS, write_sweep
 
 
 @pytest.fixture(scope="session")
@@ -11,5 +11,5 @@ def six_point_reference(tmp_path_factory):
 
     folder = tmp_path_factory.mktemp("six")
     spec = write_sweep(folder, SIX_POINTS)
-    res = run_sweep(spec, str(folder / "out"), workers=2, main=point_main())
+    res = run_sweep(spec, str(folder / "out"), workers=2)
     return spec, folder / "out", res

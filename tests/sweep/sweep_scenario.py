@@ -2,14 +2,11 @@
 import os
 import textwrap
 
-FLOWS_CSV = "src,dst,size_bytes,start_ns\n" + "".join(f"left{i},right0,50000,0\n" for i in range(4))
-
-
-def write_sweep(folder, body: str, name: str = "sweep.yaml") -> str:
-    """Write flows.csv and a sweep file (``body`` is YAML appended to the base run) into ``folder``."""
+def write_sweep(folder, body: str, name: str = "sweep.yaml", flow_bytes: int = 50_000) -> str:
+    """Write flows.csv (4-to-1 incast) and a sweep file (``body`` is YAML appended to the base run)."""
     folder = str(folder)
     with open(os.path.join(folder, "flows.csv"), "w") as fh:
-        fh.write(FLOWS_CSV)
+        fh.write("src,dst,size_bytes,start_ns\n" + "".join(f"left{i},right0,{flow_bytes},0\n" for i in range(4)))
     path = os.path.join(folder, name)
     with open(path, "w") as fh:
         fh.write(textwrap.dedent("""\
@@ -29,37 +26,6 @@ grid:
 """
 
 
-
-
-def _fake_main(argv):  # TEMPORARY stand-in until `netsim flows` exists
-    import json
-    import sys
-
-    from netsim.params import ParamTable  # noqa: F401
-    from netsim.units import parse_rate, parse_size
-    from netsim.sweep.points import parse_builder
-
-    out = argv[argv.index("--out") + 1]
-    sets = dict(a.split("=", 1) for flag, a in zip(argv, argv[1:]) if flag == "--set")
-    try:
-        for v in sets.values():
-            parse_size(v)
-    except Exception as exc:
-        print(f"netsim flows: error: --set: {exc}", file=sys.stderr)
-        return 2
-    _, args = parse_builder(argv[1])
-    rate = parse_rate(args.get("bottleneck_rate_bps", args.get("host_rate_bps", "100Gbps")))
-    os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "summary.json"), "w") as fh:
-        json.dump({"flows": 4, "fct": {"max_ns": 4 * 50000 * 8 / rate * 1e9}, "wall_time_s": 0.01}, fh)
-    return 0
-
-
-def point_main():
-    """None (the real netsim.cli.main) once `netsim flows` exists, else the stand-in."""
-    import netsim.cli
-    names = netsim.cli.build_parser()._subparsers._group_actions[0].choices
-    return None if "flows" in names else _fake_main
 
 
 def read_table(path):

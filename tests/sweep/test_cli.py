@@ -6,7 +6,7 @@ import pytest
 from netsim.cli import main
 from netsim.sweep import run_sweep
 
-from sweep_scenario import point_main, write_sweep
+from sweep_scenario import write_sweep
 
 
 def test_bad_sweep_file_is_one_line_exit_2(tmp_path, capsys):
@@ -35,7 +35,7 @@ def test_progress_counts_done_running_failed(tmp_path):
     pytest.importorskip("dask.distributed")
     spec = write_sweep(tmp_path, "grid:\n  set.ecn_kmax_bytes: [200KB, 10Gbsp, 100KB]\n")
     stream = io.StringIO()
-    res = run_sweep(spec, str(tmp_path / "out"), workers=1, progress=stream, main=point_main())
+    res = run_sweep(spec, str(tmp_path / "out"), workers=1, progress=stream)
     shown = stream.getvalue()
     assert (res.ok, res.failed) == (2, 1)
     assert "sweep: 0/3 done, 1 running, 0 failed" in shown

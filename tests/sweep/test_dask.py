@@ -11,9 +11,11 @@ import pytest
 
 from netsim.sweep import point_id, run_sweep
 from netsim.sweep.runner import load_plan
+from netsim.sweep.figures import fct_figures
 from netsim.sweep.table import make_row, write_csv
+from netsim.units import parse_rate
 
-from sweep_scenario import SIX_POINTS, point_main, read_table, write_sweep
+from sweep_scenario import SIX_POINTS, read_table, write_sweep
 
 pytest.importorskip("dask.distributed")
 
@@ -21,14 +23,15 @@ pytest.importorskip("dask.distributed")
 def test_local_cluster_equals_points_run_one_by_one(six_point_reference, tmp_path):
     spec, out, res = six_point_reference
     assert (res.points, res.ran, res.ok, res.failed) == (6, 6, 6, 0)
-    main = point_main() or __import__("netsim.cli", fromlist=["main"]).main
+    from netsim.cli import main
     rows = []
     for point in load_plan(str(out)):
         folder = tmp_path / str(point["index"])
         assert main(point["argv"] + ["--out", str(folder)]) == 0
         with open(folder / "summary.json") as fh:
             summary = json.load(fh)
-        rows.append(make_row(point, {"status": "ok", "summary": summary, "wall_s": 0.0}))
+        rows.append(make_row(point, {"status": "ok", "summary": summary, "wall_s": 0.0,
+                                     "figures": fct_figures(str(folder))}))
         # the point's folder is named by the hash of its parameters, which point.json records
         with open(out / "points" / point["point_id"] / "point.json") as fh:
             assert point_id(json.load(fh)["params"]) == point["point_id"]
@@ -38,6 +41,11 @@ def test_local_cluster_equals_points_run_one_by_one(six_point_reference, tmp_pat
     assert cols == serial_cols and dask_rows == serial_rows
     assert [r["point"] for r in dask_rows] == [str(i) for i in range(6)]
     assert cols[:4] == ["point", "point_id", "topology.host_rate_bps", "topology.bottleneck_rate_bps"]
+    # physics: 4 x 50 KB through min(receiver link, bottleneck) cannot finish sooner than 1.6 Mbit at that rate
+    for row in dask_rows:
+        rate = min(parse_rate(row["topology.host_rate_bps"]), parse_rate(row["topology.bottleneck_rate_bps"]))
+        assert float(row["fct.max_ns"]) >= 4 * 50_000 * 8 / rate * 1e9
+        assert row["completed"] == "4" and row["bytes_delivered"] == "200000"
     pd = pytest.importorskip("pandas")
     pytest.importorskip("pyarrow")
     frame = pd.read_parquet(out / "results.parquet")
@@ -50,7 +58,7 @@ def test_invalid_parameter_fails_its_point_only(tmp_path):
           set.ecn_kmax_bytes: [200KB, 10Gbsp]
           topology.bottleneck_rate_bps: [50Gbps, 100Gbps]
         """)
-    res = run_sweep(spec, str(tmp_path / "out"), workers=2, main=point_main())
+    res = run_sweep(spec, str(tmp_path / "out"), workers=2)
     assert (res.ok, res.failed) == (2, 2)
     _, rows = read_table(tmp_path / "out" / "results.csv")
     for row in rows:
@@ -76,25 +84,24 @@ def test_stopped_sweep_resumes_only_the_rest(six_point_reference, tmp_path):
             raise Stop
 
     with pytest.raises(Stop):
-        run_sweep(spec, str(out), workers=2, on_point=stop_after_two, main=point_main())
+        run_sweep(spec, str(out), workers=2, on_point=stop_after_two)
     _, partial = read_table(out / "results.csv")
     assert sorted(r["point_id"] for r in partial) == sorted(seen)
     stamps = {pid: os.stat(out / "points" / pid / "done.json").st_mtime_ns for pid in seen}
     with pytest.raises(Exception, match="already holds a sweep"):
-        run_sweep(spec, str(out), workers=2, main=point_main())
+        run_sweep(spec, str(out), workers=2)
     # points that were running when the sweep stopped may have finished: they count as done
     done = {d for d in os.listdir(out / "points") if (out / "points" / d / "done.json").exists()}
     assert set(seen) <= done
-    res = run_sweep(spec, str(out), workers=2, resume=True, main=point_main())
+    res = run_sweep(spec, str(out), workers=2, resume=True)
     assert (res.skipped, res.ran, res.ok) == (len(done), 6 - len(done), 6)
     assert stamps == {pid: os.stat(out / "points" / pid / "done.json").st_mtime_ns for pid in seen}
     assert read_table(out / "results.csv") == read_table(six_point_reference[1] / "results.csv")
 
 
-def test_killed_sweep_process_resumes(six_point_reference, tmp_path):
-    if point_main() is not None:
-        pytest.skip("needs the real netsim flows")
-    spec = write_sweep(tmp_path, SIX_POINTS)
+def test_killed_sweep_process_resumes(tmp_path):
+    # 2 MB flows so that each point takes a visible fraction of a second
+    spec = write_sweep(tmp_path, SIX_POINTS, flow_bytes=2_000_000)
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "netsim", "sweep", spec, "--out", str(out),
                              "--workers", "1", "--quiet"], start_new_session=True,
@@ -110,10 +117,13 @@ def test_killed_sweep_process_resumes(six_point_reference, tmp_path):
             os.killpg(proc.pid, signal.SIGKILL)  # the sweep and its Dask workers, at once
         proc.wait(timeout=30)
     _, partial = read_table(out / "results.csv")
-    assert 1 <= len(partial) < 6, "the sweep finished before it could be killed"
+    done = {d for d in os.listdir(out / "points") if (out / "points" / d / "done.json").exists()}
+    assert {r["point_id"] for r in partial} <= done
+    assert 1 <= len(done) < 6, "the sweep finished before it could be killed"
     res = run_sweep(spec, str(out), workers=2, resume=True)
-    assert res.skipped == len(partial) and res.ran == 6 - len(partial)
-    assert read_table(out / "results.csv") == read_table(six_point_reference[1] / "results.csv")
+    assert (res.skipped, res.ran, res.ok) == (len(done), 6 - len(done), 6)
+    _, rows = read_table(out / "results.csv")
+    assert [r["point"] for r in rows] == [str(i) for i in range(6)] and len({r["point_id"] for r in rows}) == 6
 
 
 def _free_port():
@@ -139,11 +149,8 @@ def test_scheduler_address_gives_the_same_table(six_point_reference, tmp_path):
             client.wait_for_workers(2, timeout=30)
         spec = write_sweep(tmp_path, SIX_POINTS)
         out = tmp_path / "out"
-        if point_main() is None:
-            from netsim.cli import main
-            assert main(["sweep", spec, "--out", str(out), "--scheduler", address, "--quiet"]) == 0
-        else:
-            run_sweep(spec, str(out), scheduler=address, main=point_main())
+        from netsim.cli import main
+        assert main(["sweep", spec, "--out", str(out), "--scheduler", address, "--quiet"]) == 0
         assert read_table(out / "results.csv") == read_table(six_point_reference[1] / "results.csv")
     finally:
         for proc in reversed(procs):

@@ -27,8 +27,9 @@ def alpha_beta(graph, src, dst):
     return a, min(rates) * PAYLOAD / MTU
 
 
-def simulate(graph, kind, nodes, S, **kw):
-    be = create_backend("analytic", graph, params={"mtu_bytes": MTU, "header_bytes": HDR})
+def simulate(graph, kind, nodes, S, sharing="fair", **kw):
+    be = create_backend("analytic", graph, params={"mtu_bytes": MTU, "header_bytes": HDR,
+                                                   "source_sharing": sharing})
     proc = run_collective(be, kind, nodes, S, **kw)
     be.env.run()
     return proc.value
@@ -83,14 +84,21 @@ def test_ring_allreduce_across_servers_multi_hop(n):
 
 @pytest.mark.parametrize("n", [8, 16])
 def test_double_binary_tree_near_closed_form(n):
-    """Pipelined (256 KiB chunks) double binary tree within 2 % of 2 log2(n) a + 2 S/B."""
+    """Pipelined (256 KiB chunks) double binary tree vs 2 log2(n) a + 2 S/B.
+
+    With FIFO connections (the ideal pipeline) within 2 %; with fair sharing
+    between the two chunks a connection keeps in flight, within 10 % (slower:
+    each chunk's hop takes longer, so the pipeline fills more slowly).
+    """
     g = gpu_cluster(servers=n, gpus_per_server=1, spines=0)
     nodes = [f"s{i}.gpu0" for i in range(n)]
     S = 64 * 2**20
     a, B = alpha_beta(g, nodes[0], nodes[1])
-    res = simulate(g, "allreduce", nodes, S, algorithm="tree", chunk_bytes=256 * 1024)
     want = closed_form_time_s("allreduce", "tree", n, S, B, a)
-    assert abs(res.time_s / want - 1) < 0.02
+    fifo = simulate(g, "allreduce", nodes, S, sharing="fifo", algorithm="tree", chunk_bytes=256 * 1024)
+    fair = simulate(g, "allreduce", nodes, S, algorithm="tree", chunk_bytes=256 * 1024)
+    assert abs(fifo.time_s / want - 1) < 0.02
+    assert 0.99 < fair.time_s / want < 1.10
     # without pipelining it is much slower: the pipelined form is not met by accident
     slow = simulate(g, "allreduce", nodes, S, algorithm="tree")
     assert slow.time_s > 1.5 * want
@@ -98,12 +106,13 @@ def test_double_binary_tree_near_closed_form(n):
 
 @pytest.mark.parametrize("n", [3, 5, 8])
 def test_pipelined_chain_broadcast_and_reduce(server, n):
+    """The ideal chunk pipeline (FIFO connections): (n-1) a + (n-2) c + S/B."""
     nodes = [f"s0.gpu{i}" for i in range(n)]
     C = 64 * PAYLOAD * 8
     S = 16 * C
     a, B = alpha_beta(server, nodes[0], nodes[1])
     for kind in ("broadcast", "reduce"):
-        res = simulate(server, kind, nodes, S, chunk_bytes=C, root=1)
+        res = simulate(server, kind, nodes, S, sharing="fifo", chunk_bytes=C, root=1)
         want = closed_form_time_s(kind, "ring", n, S, B, a, chunk_bytes=C)
         assert res.time_s == pytest.approx(want, rel=1e-9, abs=2e-11)
 

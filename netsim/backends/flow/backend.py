@@ -38,11 +38,13 @@ import numpy as np
 import simpy
 
 from ...errors import InputError
+from ...params import Param, ParamTable
 from ...records import EMPTY_TAG, FlowRecord, FlowTag
 from ...units import PS_PER_NS, PS_PER_S, ps_to_ns
 from ..base import Backend, TraceSinks, register_backend
 from .ccmodel import CCModel, resolve_model
 from .maxmin import maxmin_csr, maxmin_small
+from .portfair import is_flat, port_fair
 
 #: components with at most this many flows are solved in pure Python
 SMALL_COMPONENT = 6
@@ -54,7 +56,8 @@ MAX_DEFER = 64
 
 class _Flow:
     __slots__ = ("fid", "src", "dst", "size", "start_ps", "links", "rem", "t_upd", "rate", "finish",
-                 "ver", "cap", "lat_ps", "ideal_ns", "event", "tag", "cc", "prio", "eta")
+                 "ver", "cap", "lat_ps", "ideal_ns", "event", "tag", "cc", "prio", "eta", "lossless",
+                 "solo")
 
 
 class _PathInfo:
@@ -68,16 +71,37 @@ class _PathInfo:
         self.consts: dict = {}
 
 
+#: parameters of the flow backend itself (``--set`` accepts them next to the network's)
+FLOW_PARAMS = ParamTable("flow-backend", [
+    Param("flow_fairness", "auto", "choice",
+          "how a link is shared: maxmin (per flow), port (per ingress port, as PFC/credit backpressure "
+          "shares a FIFO), auto (port for lossless flows when pfc is on, else maxmin)",
+          "netsim flow backend; port fairness of PFC: docs/flow-backend.md (matches the packet backend)",
+          choices=("auto", "maxmin", "port")),
+    Param("flow_port_fair_max_flows", 3000, "int",
+          "largest connected component solved with port fairness (larger ones fall back to max-min, "
+          "counted in stats as port_fair_fallbacks)",
+          "netsim choice: keeps one recomputation under ~1 s of pure-Python work", minimum=0),
+])
+
+
 def _sim_params(params: dict) -> dict:
     """Resolve network parameters against the packet backend's table when present."""
+    params = dict(params or {})
+    own = FLOW_PARAMS.resolve({k: params.pop(k) for k in list(params) if k in FLOW_PARAMS},
+                              source="--set")
     try:
-        from ..packet.defaults import resolve_params
+        from ..packet.defaults import lossless_set, resolve_params
     except ModuleNotFoundError:  # packet helper's table not there yet
         out = {"mtu_bytes": 1500, "header_bytes": 62, "ack_bytes": 64, "routing": "ecmp",
-               "roce_priority": 3, "tcp_priority": 0}
-        out.update(params or {})
-        return out
-    return resolve_params(params or {}, source="--set")
+               "roce_priority": 3, "tcp_priority": 0, "pfc": True}
+        out.update(params)
+        out["_lossless"] = frozenset({3}) if out["pfc"] else frozenset()
+    else:
+        out = resolve_params(params, source="--set")
+        out["_lossless"] = lossless_set(out)
+    out.update(own)
+    return out
 
 
 def _ideal_fn():
@@ -127,6 +151,12 @@ class FlowBackend(Backend):
         self._ideal = _ideal_fn()
         self._models: dict[str, CCModel] = {}
         self._prio_default: dict[str, int] = {}
+        fair = self.params["flow_fairness"]
+        self._lossless_prios = self.params["_lossless"] if fair == "auto" else (
+            frozenset(range(8)) if fair == "port" else frozenset())
+        self._port_max = int(self.params["flow_port_fair_max_flows"])
+        self.port_fair_solves = 0
+        self.port_fair_fallbacks = 0
         self._model(self.cc)  # validate the default algorithm now
         # directed links
         self._lid: dict[tuple[str, str], int] = {}
@@ -249,6 +279,7 @@ class FlowBackend(Backend):
         f.finish = -1
         f.ver = 0
         f.cap = cap
+        f.solo = info.bott if info.bott < cap else cap
         f.ideal_ns = ideal_ns
         f.lat_ps = lat
         f.event = ev = simpy.Event(env)
@@ -256,6 +287,7 @@ class FlowBackend(Backend):
         f.cc = ccname
         f.prio = self._prio_default[ccname] if priority is None else priority
         f.eta = model.efficiency
+        f.lossless = f.prio in self._lossless_prios
         users = self._users
         for l in links:
             users[l][fid] = f
@@ -292,63 +324,91 @@ class FlowBackend(Backend):
             self.recompute_wall_s += time.perf_counter() - t0
         self._ensure_timer()
 
-    def _component(self, dirty: set[int]) -> list[_Flow]:
-        users = self._users
-        seen = set()
-        flows: dict[int, _Flow] = {}
-        stack = []
-        for l in dirty:
-            if users[l]:
-                seen.add(l)
-                stack.append(l)
-        while stack:
-            for fid, f in users[stack.pop()].items():
-                if fid not in flows:
-                    flows[fid] = f
-                    for l2 in f.links:
-                        if l2 not in seen:
-                            seen.add(l2)
-                            stack.append(l2)
-        return [flows[k] for k in sorted(flows)]
+    def _components(self, dirty: set[int]) -> list[list[_Flow]]:
+        """Connected components (links <-> active flows) reached from the ``dirty`` links.
 
-    def _recompute(self, dirty: set[int]) -> None:
-        comp = self._component(dirty)
-        if not comp:
-            return
-        self.recomputations += 1
-        n = len(comp)
-        if n > self.max_component:
-            self.max_component = n
+        Each component is sorted by flow id; components come in order of their
+        smallest dirty link, so the result is deterministic.
+        """
+        users = self._users
+        seen: set[int] = set()
+        out = []
+        for seed in sorted(dirty):
+            if seed in seen or not users[seed]:
+                continue
+            seen.add(seed)
+            flows: dict[int, _Flow] = {}
+            stack = [seed]
+            while stack:
+                for fid, f in users[stack.pop()].items():
+                    if fid not in flows:
+                        flows[fid] = f
+                        for l2 in f.links:
+                            if l2 not in seen:
+                                seen.add(l2)
+                                stack.append(l2)
+            out.append([flows[k] for k in sorted(flows)] if len(flows) > 1 else list(flows.values()))
+        return out
+
+    def _link_caps(self, comp: list[_Flow]) -> dict[int, float]:
+        """Capacity of every link of ``comp`` (bytes/ps), times the CC efficiency when shared."""
         cap = self._cap
         users = self._users
-        if n == 1:
-            f = comp[0]
-            r = min(cap[l] for l in f.links)
-            rates = [r if r < f.cap else f.cap]
-        elif n <= SMALL_COMPONENT:
-            lcap = {}
-            for f in comp:
-                for l in f.links:
-                    if l not in lcap:
-                        u = users[l]
-                        lcap[l] = cap[l] * (min(g.eta for g in u.values()) if len(u) > 1 else 1.0)
-            rates = maxmin_small([f.links for f in comp], lcap, [f.cap for f in comp])
-        else:
-            lens = np.fromiter((len(f.links) for f in comp), dtype=np.int64, count=n)
-            glinks = np.fromiter(chain.from_iterable(f.links for f in comp), dtype=np.int64,
-                                 count=int(lens.sum()))
-            uniq, local = np.unique(glinks, return_inverse=True)
-            capacity = self._cap_arr[uniq]
-            eta = np.fromiter((f.eta for f in comp), dtype=np.float64, count=n)
-            if eta.min() < 1.0:
-                cnt = np.bincount(local, minlength=len(uniq))
-                le = np.ones(len(uniq))
-                np.minimum.at(le, local, np.repeat(eta, lens))
-                capacity = capacity * np.where(cnt > 1, le, 1.0)
-            fcap = np.fromiter((f.cap for f in comp), dtype=np.float64, count=n)
-            ptr = np.zeros(n + 1, dtype=np.int64)
-            np.cumsum(lens, out=ptr[1:])
-            rates = maxmin_csr(ptr, local, capacity, fcap)[0].tolist()
+        lcap = {}
+        for f in comp:
+            for l in f.links:
+                if l not in lcap:
+                    u = users[l]
+                    lcap[l] = cap[l] * (min(g.eta for g in u.values()) if len(u) > 1 else 1.0)
+        return lcap
+
+    def _maxmin(self, comp: list[_Flow]) -> list[float]:
+        """Vectorized max-min fair rates of ``comp``."""
+        n = len(comp)
+        lens = np.fromiter((len(f.links) for f in comp), dtype=np.int64, count=n)
+        glinks = np.fromiter(chain.from_iterable(f.links for f in comp), dtype=np.int64,
+                             count=int(lens.sum()))
+        uniq, local = np.unique(glinks, return_inverse=True)
+        capacity = self._cap_arr[uniq]
+        eta = np.fromiter((f.eta for f in comp), dtype=np.float64, count=n)
+        if eta.min() < 1.0:
+            cnt = np.bincount(local, minlength=len(uniq))
+            le = np.ones(len(uniq))
+            np.minimum.at(le, local, np.repeat(eta, lens))
+            capacity = capacity * np.where(cnt > 1, le, 1.0)
+        fcap = np.fromiter((f.cap for f in comp), dtype=np.float64, count=n)
+        ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(lens, out=ptr[1:])
+        return maxmin_csr(ptr, local, capacity, fcap)[0].tolist()
+
+    def _recompute(self, dirty: set[int]) -> None:
+        comps = self._components(dirty)
+        if not comps:
+            return
+        self.recomputations += 1
+        for comp in comps:
+            n = len(comp)
+            if n == 1:
+                f = comp[0]
+                self._apply(comp, (f.solo,))
+                continue
+            if n > self.max_component:
+                self.max_component = n
+            if all(f.lossless for f in comp) and not is_flat([f.links for f in comp]):
+                if n <= self._port_max:
+                    self.port_fair_solves += 1
+                    rates = port_fair([f.links for f in comp], self._link_caps(comp), [f.cap for f in comp])[0]
+                else:
+                    self.port_fair_fallbacks += 1
+                    rates = self._maxmin(comp)
+            elif n <= SMALL_COMPONENT:
+                rates = maxmin_small([f.links for f in comp], self._link_caps(comp), [f.cap for f in comp])
+            else:
+                rates = self._maxmin(comp)
+            self._apply(comp, rates)
+
+    def _apply(self, comp, rates) -> None:
+        """Give ``comp`` its new ``rates``: advance remaining bytes, reschedule completions."""
         now = self.env.now
         heap = self._heap
         for f, r in zip(comp, rates):
@@ -438,8 +498,10 @@ class FlowBackend(Backend):
             "events": self.events,
             "recomputations": self.recomputations,
             "recompute_wall_s": round(self.recompute_wall_s, 6),
-            "max_component_flows": self.max_component,
+            "max_component_flows": max(self.max_component, min(self.n_flows, 1)),
             "max_active_flows": self.max_active,
+            "port_fair_solves": self.port_fair_solves,
+            "port_fair_fallbacks": self.port_fair_fallbacks,
             "queues": "not modelled by flow backend (queues.csv and pfc.csv are empty)",
             "pfc": "not modelled by flow backend (lossless fluid links)",
         }

@@ -51,7 +51,8 @@ class PacketBackend(Backend):
 
     name = "packet"
 
-    def __init__(self, graph, *, env, params, seed, cc, cc_params, sinks, hpcc_fct: bool = False):
+    def __init__(self, graph, *, env, params, seed, cc, cc_params, sinks, hpcc_fct: bool = False,
+                 keep_flows: bool = False):
         from ...topology.routing import Router
         self.env = env
         self.graph = graph
@@ -84,7 +85,9 @@ class PacketBackend(Backend):
         self._node_id: dict | None = None
         self._wall0 = time.perf_counter()
         self._eid0 = self._eid_now()
-        self._records: dict = {}
+        self.last_ps = 0
+        #: every flow object, by id (only with ``keep_flows=True``: for tests and debugging)
+        self.all_flows: dict | None = {} if keep_flows else None
 
     # -- configuration ----------------------------------------------------------------------------
     def _check_cc(self, name: str, where: str):
@@ -186,6 +189,8 @@ class PacketBackend(Backend):
         ev = self.env.event()
         flow.record = (tag, ideal, ev, path, mtu, hdr, bott)
         net.flows[fid] = flow
+        if self.all_flows is not None:
+            self.all_flows[fid] = flow
         net.active += 1
         self.flows_started += 1
         net.queue_sampler.ensure()
@@ -217,6 +222,8 @@ class PacketBackend(Backend):
     def _maybe_retire(self, flow) -> None:
         if flow.end_ps < 0 or not flow.sender_done:
             return
+        if self.env._now > self.last_ps:
+            self.last_ps = self.env._now
         net = self.net
         if net.flows.pop(flow.fid, None) is None:
             return
@@ -301,6 +308,7 @@ class PacketBackend(Backend):
             "drops": net.drops,
             "dropped_bytes": net.dropped_bytes,
             "dropped_payload_bytes": net.dropped_payload_bytes,
+            "drops_by_priority": {str(i): n for i, n in enumerate(net.drops_by_prio[:8]) if n},
             "ecn_marks": sum(q.ecn_marks for q in ports),
             "ecn_marked_packets_received": t["ecn_marked_packets"],
             "cnps": t["cnps"],
@@ -312,7 +320,7 @@ class PacketBackend(Backend):
             "timeouts": t["timeouts"],
             "packet_hops": hops_,
             "jain_fairness": self.jain_fairness(),
-            "sim_time_ns": (now + 500) // PS_PER_NS,
+            "sim_time_ns": ((self.last_ps if not net.flows else now) + 500) // PS_PER_NS,
             "events": self._eid_now() - self._eid0,
         }
 

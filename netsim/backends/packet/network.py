@@ -80,6 +80,7 @@ class Network:
         self.dropped_bytes = 0
         self.dropped_payload_bytes = 0
         self.headroom_overflows = 0
+        self.drops_by_prio = [0] * 9
         self.pfc_events = 0
         self.touched_ports: list = []
         self._route_cache: dict = {}
@@ -125,16 +126,20 @@ class Network:
         port.strict = pa["scheduler"] == "strict"
         q = per_priority(pa, "dwrr_quantum_bytes")
         port.quantum[:8] = [x if x > 0 else pa["mtu_bytes"] for x in q]
-        # PFC thresholds of b's ingress for this link
-        auto_head = int(2 * port.delay_ps / PS_PER_NS * port.rate_bps / 8e9) + 2 * pb["mtu_bytes"]
+        # PFC thresholds of b's ingress for this link (0 = auto, from this link's delay and rate)
+        auto_xon = int(2 * port.delay_ps / PS_PER_NS * port.rate_bps / 8e9) + 2 * pb["mtu_bytes"]
         if isinstance(nb, Forwarder) and nb.is_switch:
-            port.xoff[:8] = per_priority(pb, "pfc_xoff_bytes")
-            port.xon[:8] = per_priority(pb, "pfc_xon_bytes")
-            port.headroom[:8] = [h if h > 0 else auto_head for h in per_priority(pb, "pfc_headroom_bytes")]
+            xon = per_priority(pb, "pfc_xon_bytes")
+            xoff = per_priority(pb, "pfc_xoff_bytes")
+            head = per_priority(pb, "pfc_headroom_bytes")
         else:
-            port.xoff[:8] = [pb["internal_xoff_bytes"]] * 8
-            port.xon[:8] = [pb["internal_xon_bytes"]] * 8
-            port.headroom[:8] = [auto_head] * 8
+            xon = [pb["internal_xon_bytes"]] * 8
+            xoff = [pb["internal_xoff_bytes"]] * 8
+            head = [0] * 8
+        xon = [x if x > 0 else auto_xon for x in xon]
+        port.xon[:8] = xon
+        port.xoff[:8] = [x if x > 0 else 2 * n for x, n in zip(xoff, xon)]
+        port.headroom[:8] = [h if h > 0 else auto_xon for h in head]
         if isinstance(na, Endpoint):
             from collections import deque
             port.ring = deque()
@@ -153,6 +158,7 @@ class Network:
     # -- events from the devices ------------------------------------------------------------------
     def drop(self, pkt, port) -> None:
         self.drops += 1
+        self.drops_by_prio[pkt.prio] += 1
         self.dropped_bytes += pkt.size
         self.dropped_payload_bytes += pkt.payload
         if pkt.pfc_port is not None:  # never queued, nothing to release

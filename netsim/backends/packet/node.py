@@ -91,14 +91,24 @@ class Forwarder(Node):
             return
         route = pkt.route
         if route is not None:
-            port = route[pkt.hop]
-            pkt.hop += 1
+            hop = pkt.hop
+            port = route[hop]
+            pkt.hop = hop + 1
         else:
             port = self._spray_port(pkt)
         prio = pkt.prio
-        if not port.wake_pending and port.busy_until <= self.env._now and not port.paused[prio]:
-            port.start(pkt)
-            return
+        if not port.wake_pending:
+            if port.busy_until <= self.env._now:
+                if not port.paused[prio]:
+                    port.start(pkt)
+                    return
+            elif prio == CONTROL_PRIORITY:
+                port.commit(pkt)
+                return
+        self.admit(pkt, port, in_port, prio)
+
+    def admit(self, pkt, port, in_port, prio: int) -> None:
+        """Slow path: the egress is busy or paused — buffer admission, PFC accounting, ECN, queue."""
         size = pkt.size
         buf = self.buf
         if prio != CONTROL_PRIORITY:
@@ -106,10 +116,11 @@ class Forwarder(Node):
                 c = in_port.ing[prio] + size
                 in_port.ing[prio] = c
                 pkt.pfc_port = in_port
-                if c > in_port.xoff[prio] and not in_port.pause_sent[prio]:
-                    self.net.pfc_signal(in_port, prio, True)
-                if c > in_port.xoff[prio] + in_port.headroom[prio]:
-                    self.net.headroom_overflows += 1
+                if c > in_port.xoff[prio]:
+                    if not in_port.pause_sent[prio]:
+                        self.net.pfc_signal(in_port, prio, True)
+                    if c > in_port.xoff[prio] + in_port.headroom[prio]:
+                        self.net.headroom_overflows += 1
             elif buf.static:
                 if port.qtotal + size > port.limit:
                     port.drops += 1

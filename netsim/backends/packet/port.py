@@ -4,9 +4,11 @@ One :class:`Port` per direction of every link (``node -> peer``). Speed
 design (the hot path of the whole simulator):
 
 * a packet starts serialization the moment the port is free; the port then
-  schedules only the packet's *arrival* at the peer (``ser + delay`` later) —
-  the packet object itself is the SimPy event, so an uncongested hop costs one
-  event;
+  only records the packet's *arrival* time at the peer (``ser + delay``
+  later) in the link's pipe, a FIFO of the packets on the wire (a link
+  delivers in order). The pipe has one pending SimPy event, for its head, so
+  an uncongested hop costs one event and the event heap holds one entry per
+  busy link rather than one per packet in flight;
 * a port with more work queued schedules itself (it is its own event, at
   most one pending) for the instant its current transmission ends
   (``busy_until``) and picks the next packet then. So a busy port has one
@@ -35,20 +37,29 @@ from ...transport.packet import CONTROL_PRIORITY, N_PRIORITIES
 NORMAL = 1  # SimPy's NORMAL event priority
 
 
+class _PipeEvent:
+    """The arrival of the head packet of a link's pipe (one pending per busy link)."""
+
+    __slots__ = ("callbacks",)
+    _ok = True
+
+
 class Port:
     """Egress of ``node`` towards ``peer`` over a link of ``rate_bps`` / ``delay_ps``."""
 
     __slots__ = ("callbacks", "env", "net", "node", "peer", "name", "peer_name", "rate_bps", "ps_per_byte",
                  "delay_ps", "err", "rem", "busy_until", "wake_pending", "queues", "qbytes", "nq", "cq",
                  "dprios", "paused", "pause_since", "pause_time_ps", "pauses", "ring", "buf", "wake_cbs",
-                 "deliver_cbs", "ing", "pause_sent", "xoff", "xon", "headroom", "tx_packets", "tx_bytes",
+                 "ing", "pause_sent", "xoff", "xon", "headroom", "tx_packets", "tx_bytes",
                  "drops", "ecn_marks", "deficit", "quantum", "rr", "fresh", "strict", "kmin", "kmax",
-                 "pmax", "mark_deq", "ecn_on", "touched", "last_sample", "limit", "qtotal")
+                 "pmax", "mark_deq", "ecn_on", "touched", "last_sample", "limit", "qtotal", "known", "hq", "eid", "pipe", "pipe_cbs", "recv", "_pipe_ev")
     _ok = True  # SimPy event protocol: a port wake always succeeds
 
     def __init__(self, net, node, peer, rate_bps: float, delay_ps: int, err: float = 0.0):
         self.callbacks = None
         self.env = net.env
+        self.hq = net.env._queue     # SimPy's event heap and id counter (scheduling without Event objects)
+        self.eid = net.env._eid
         self.net = net
         self.node = node            # sending Node
         self.peer = peer            # receiving Node
@@ -67,6 +78,8 @@ class Port:
         self.qtotal = 0              # bytes queued, all priorities
         self.cq = self.queues[CONTROL_PRIORITY]
         self.dprios: list[int] = []  # data priorities seen here, in service order
+        self.known = [False] * N_PRIORITIES
+        self.known[CONTROL_PRIORITY] = True
         self.paused = [False] * N_PRIORITIES
         self.pause_since = [0] * N_PRIORITIES
         self.pause_time_ps = 0
@@ -74,7 +87,11 @@ class Port:
         self.ring = None             # deque of sending flows (endpoint ports only)
         self.buf = node.buf          # the node's shared-buffer accounting
         self.wake_cbs = (self._wake,)
-        self.deliver_cbs = (peer.receive,)
+        self.pipe = deque()          # packets on the wire, in arrival order (FIFO link)
+        self.recv = peer.receive
+        # forwarding peers get the inlined fast path; endpoints the generic one
+        self.pipe_cbs = (self._arrive_fwd,) if hasattr(peer, "admit") else (self._arrive,)
+        self._pipe_ev = _PipeEvent()
         # PFC ingress accounting of the *peer* for traffic arriving over this link
         self.ing = [0] * N_PRIORITIES
         self.pause_sent = [False] * N_PRIORITIES
@@ -102,6 +119,7 @@ class Port:
     # -- queueing ---------------------------------------------------------------------------------
     def add_prio(self, prio: int) -> None:
         """Register a data priority for service at this port (kept in service order)."""
+        self.known[prio] = True
         if prio not in self.dprios:
             self.dprios.append(prio)
             self.dprios.sort(reverse=True)
@@ -112,6 +130,8 @@ class Port:
         """Queue ``pkt`` (accounting already done by the node) and make sure it gets served."""
         prio = pkt.prio
         size = pkt.size
+        if not self.known[prio]:
+            self.add_prio(prio)
         self.queues[prio].append(pkt)
         self.qbytes[prio] += size
         self.qtotal += size
@@ -132,12 +152,34 @@ class Port:
 
     def send_control(self, pkt) -> None:
         """Send an ACK/NACK/CNP from this (endpoint) port: now if idle, else first in line."""
-        if not self.wake_pending and self.env._now >= self.busy_until:
-            self.start(pkt)
-            if self.nq or self.ring:
-                self._schedule_wake()
+        if not self.wake_pending:
+            if self.env._now >= self.busy_until:
+                self.start(pkt)
+                if self.nq or self.ring:
+                    self._schedule_wake()
+            else:
+                self.commit(pkt)
         else:
             self.enqueue(pkt)
+
+    def commit(self, pkt) -> None:
+        """Transmit a control packet right after the current transmission (port busy, nothing pending).
+
+        Exactly what a wake-up at ``busy_until`` would do — control is served
+        first and never paused — without the wake-up event.
+        """
+        t = pkt.size * self.ps_per_byte + self.rem
+        ser = int(t)
+        self.rem = t - ser
+        bu = self.busy_until = self.busy_until + ser
+        self.tx_packets += 1
+        pkt.in_port = self
+        pkt.ts_arr = arr = bu + self.delay_ps
+        pipe = self.pipe
+        pipe.append(pkt)
+        if len(pipe) == 1:
+            self._pipe_ev.callbacks = self.pipe_cbs
+            heappush(self.hq, (arr, NORMAL, next(self.eid), self._pipe_ev))
 
     def kick(self) -> None:
         """New work may be eligible (flow window opened, pacing expired, PFC resume)."""
@@ -155,16 +197,47 @@ class Port:
         heappush(env._queue, (self.busy_until, NORMAL, next(env._eid), self))
 
     def _wake(self, _ev) -> None:
+        """The wire is free: pick the next packet (control, data queues, then flows) and send it."""
         self.wake_pending = False
-        pkt = self._pick()
-        if pkt is None:
+        cq = self.cq
+        if cq:
+            pkt = cq.popleft()
+            size = pkt.size
+            self.qbytes[CONTROL_PRIORITY] -= size
+            self.qtotal -= size
+            self.nq -= 1
+            self.buf.used -= size
+        elif self.nq:
+            pkt = self._pick_data()
+            if pkt is None:
+                if not self.ring:
+                    return
+                pkt = self._pick_flow()
+                if pkt is None:
+                    return
+        elif self.ring:
+            pkt = self._pick_flow()
+            if pkt is None:
+                return
+        else:
             return
-        self.start(pkt)
+        t = pkt.size * self.ps_per_byte + self.rem
+        ser = int(t)
+        self.rem = t - ser
+        bu = self.busy_until = self.env._now + ser
+        self.tx_packets += 1
+        pkt.in_port = self
+        pkt.ts_arr = arr = bu + self.delay_ps
+        hq, eid = self.hq, self.eid
+        pipe = self.pipe
+        pipe.append(pkt)
+        if len(pipe) == 1:
+            self._pipe_ev.callbacks = self.pipe_cbs
+            heappush(hq, (arr, NORMAL, next(eid), self._pipe_ev))
         if self.nq or self.ring:
             self.wake_pending = True
-            env = self.env
             self.callbacks = self.wake_cbs
-            heappush(env._queue, (self.busy_until, NORMAL, next(env._eid), self))
+            heappush(hq, (bu, NORMAL, next(eid), self))
 
     # -- transmission -----------------------------------------------------------------------------
     def start(self, pkt) -> None:
@@ -172,13 +245,74 @@ class Port:
         t = pkt.size * self.ps_per_byte + self.rem
         ser = int(t)
         self.rem = t - ser
-        env = self.env
-        now = env._now
-        self.busy_until = now + ser
+        bu = self.busy_until = self.env._now + ser
         self.tx_packets += 1
         pkt.in_port = self
-        pkt.callbacks = self.deliver_cbs
-        heappush(env._queue, (now + ser + self.delay_ps, NORMAL, next(env._eid), pkt))
+        pkt.ts_arr = arr = bu + self.delay_ps
+        pipe = self.pipe
+        pipe.append(pkt)
+        if len(pipe) == 1:
+            self._pipe_ev.callbacks = self.pipe_cbs
+            heappush(self.hq, (arr, NORMAL, next(self.eid), self._pipe_ev))
+
+    def intercept(self, fn) -> None:
+        """Deliver every packet arriving over this link to ``fn(pkt)`` (tests: loss injection)."""
+        self.recv = fn
+        self.pipe_cbs = (self._arrive,)
+
+    def _arrive_fwd(self, ev) -> None:
+        """Head of the pipe reaches a forwarding peer: route it and, if the egress is free, send it on.
+
+        The same as ``peer.receive(pkt)`` with the common case inlined.
+        """
+        pipe = self.pipe
+        pkt = pipe.popleft()
+        hq, eid = self.hq, self.eid
+        if pipe:
+            ev.callbacks = self.pipe_cbs
+            heappush(hq, (pipe[0].ts_arr, NORMAL, next(eid), ev))
+        peer = self.peer
+        if self.err and peer.rng.random() < self.err:
+            self.net.drop(pkt, self)
+            return
+        route = pkt.route
+        if route is not None:
+            hop = pkt.hop
+            port = route[hop]
+            pkt.hop = hop + 1
+        else:
+            port = peer._spray_port(pkt)
+        prio = pkt.prio
+        if not port.wake_pending:
+            now = pkt.ts_arr
+            if port.busy_until <= now:
+                if not port.paused[prio]:
+                    t = pkt.size * port.ps_per_byte + port.rem
+                    ser = int(t)
+                    port.rem = t - ser
+                    bu = port.busy_until = now + ser
+                    port.tx_packets += 1
+                    pkt.in_port = port
+                    pkt.ts_arr = arr = bu + port.delay_ps
+                    pp = port.pipe
+                    pp.append(pkt)
+                    if len(pp) == 1:
+                        pe = port._pipe_ev
+                        pe.callbacks = port.pipe_cbs
+                        heappush(hq, (arr, NORMAL, next(eid), pe))
+                    return
+            elif prio == CONTROL_PRIORITY:
+                port.commit(pkt)
+                return
+        peer.admit(pkt, port, self, prio)
+
+    def _arrive(self, ev) -> None:
+        pipe = self.pipe
+        pkt = pipe.popleft()
+        if pipe:
+            ev.callbacks = self.pipe_cbs
+            heappush(self.hq, (pipe[0].ts_arr, NORMAL, next(self.eid), ev))
+        self.recv(pkt)
 
     def _dequeued(self, pkt, prio: int) -> None:
         size = pkt.size

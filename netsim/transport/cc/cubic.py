@@ -41,7 +41,7 @@ _CSS_GROWTH_DIVISOR = 4
 
 @register
 class Cubic(CongestionControl):
-    """RFC 9438 CUBIC; see the module docstring for what is modelled."""
+    """TCP CUBIC (RFC 9438), optional HyStart++ (RFC 9406); window in bytes."""
 
     name = "cubic"
     transport = "tcp"

@@ -101,21 +101,44 @@ PRESETS: dict[str, dict] = {
 }
 
 _P = "None = from the preset"
+#: Parameters a preset may scale with the link rate (left ``None`` until the rate is known).
+SCALED = ("rai_bps", "rhai_bps", "kmin_bytes", "kmax_bytes")
+
+
+class PresetParamTable(ParamTable):
+    """A :class:`ParamTable` whose ``None`` defaults are filled from the chosen preset.
+
+    ``None`` values in the layers mean "not set" (so a resolved dict can be
+    resolved again). Keys the preset scales with the link rate stay ``None``
+    until :meth:`DCQCN.effective_params` knows the rate.
+    """
+
+    def resolve(self, overrides=None, *, base=None, source=None) -> dict:
+        def clean(d):
+            return {k: v for k, v in (d or {}).items() if v is not None}
+        out = super().resolve(clean(overrides), base=clean(base), source=source)
+        table = PRESETS[out["preset"]]
+        ref = out["rate_scale_ref_bps"]
+        if ref is None:
+            ref = out["rate_scale_ref_bps"] = table["rate_scale_ref_bps"]
+        for k, v in out.items():
+            if v is None and k in table and not (ref and k in SCALED):
+                out[k] = table[k]
+        return out
 
 
 def _preset_param(name, kind, doc, **kw):
-    vals = ", ".join(f"{k}: {PRESETS[k][name]!r}" for k in PRESETS)
-    return Param(name, None, kind, f"{doc} ({_P}; {vals})", "see PRESETS[preset]['_source']", **kw)
+    return Param(name, None, kind, f"{doc} ({_P})", "the preset (netsim defaults --cc dcqcn)", **kw)
 
 
 @register
 class DCQCN(CongestionControl):
-    """DCQCN reaction point; see the module docstring."""
+    """DCQCN rate-based RoCEv2 congestion control (RP state machine; CP/NP settings)."""
 
     name = "dcqcn"
     transport = "roce"
     ecn_capable = True
-    PARAMS = ParamTable("dcqcn", [
+    PARAMS = PresetParamTable("dcqcn", [
         Param("preset", "paper", "choice", "which published parameter set fills the None values",
               "paper: SIGCOMM'15; hpcc: HPCC ns-3 run.py; nvidia: ConnectX firmware defaults",
               choices=tuple(PRESETS)),

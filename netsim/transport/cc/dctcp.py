@@ -32,16 +32,16 @@ K_PACKETS_AT_10G = 65
 
 @register
 class DCTCP(CongestionControl):
-    """RFC 8257 DCTCP; see the module docstring."""
+    """DCTCP (RFC 8257): ECN-fraction α per window, cwnd·(1 − α/2)."""
 
     name = "dctcp"
     transport = "tcp"
     ecn_capable = True
     PARAMS = ParamTable("dctcp", [
         Param("g", 1 / 16, "float", "EWMA gain of the marked fraction α",
-              "RFC 8257 §4.2 (g = 1/16)", minimum=0.0, maximum=1.0),
+              "RFC 8257 §3.3 (α update; g = 1/16 as in the DCTCP paper)", minimum=0.0, maximum=1.0),
         Param("initial_alpha", 1.0, "float", "α before the first window ends",
-              "RFC 8257 §3.3 / Linux dctcp_alpha_on_init (1)", minimum=0.0, maximum=1.0),
+              "Linux tcp_dctcp dctcp_alpha_on_init (1 = max); RFC 8257 §3.3 leaves it to the implementation", minimum=0.0, maximum=1.0),
         Param("init_cwnd_segments", 10, "int", "initial congestion window, segments",
               "RFC 6928 (IW10)", minimum=1),
         Param("min_rto_ns", 1_000_000, "time",
@@ -96,8 +96,9 @@ class DCTCP(CongestionControl):
                 self.alpha = (1.0 - self.g) * self.alpha + self.g * frac
             self._bytes_acked = self._bytes_marked = 0
             self._window_end = self._acked_total + in_flight_bytes
-        if ece and self._acked_total > self._cwr_end:
-            self._ecn_cut(in_flight_bytes)
+        if ece:  # react at most once per window; an ECE-carrying ACK never grows cwnd
+            if self._acked_total > self._cwr_end:
+                self._ecn_cut(in_flight_bytes)
             return
         if self.in_recovery or acked_bytes <= 0:
             return

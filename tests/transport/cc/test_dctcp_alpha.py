@@ -28,6 +28,7 @@ def test_alpha_update_once_per_window():
 
 def test_alpha_decays_without_marks():
     cc = make()
+    cc.cwnd_bytes = cc.ssthresh_bytes = 20 * MSS
     n = 0
     for w in range(50):
         inflight = int(cc.cwnd_bytes)

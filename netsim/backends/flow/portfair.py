@@ -1,0 +1,233 @@
+"""Ingress-port fairness: how a lossless (PFC / credit) FIFO network shares a link.
+
+In a lossless network an output queue that fills pauses the *ingress ports*
+feeding it (PFC XOFF per ingress port and priority, or credit backpressure on
+NVLink/PCIe). Each paused ingress resumes when its own share of the queue has
+drained, so a congested output is shared equally among its **ingress ports**,
+not among flows; each ingress port's share is then shared among *its* ingress
+ports one switch upstream, and so on back to the senders. A flow alone on an
+ingress port gets as much as a whole group of flows arriving together on
+another port — the well-known PFC "parking lot" unfairness. The packet backend
+shows exactly this (incast through two spines: the flows on the less loaded
+spine finish first).
+
+Model. At a link ``l``, the flows are arranged in a tree by their path prefix:
+children of ``l`` are the distinct previous links of its flows, their
+children the links before those, down to the flows (a flow whose first hop is
+``l`` is a leaf of the root). The link's capacity is split max-min among the
+children by their demand, recursively (hierarchical max-min with demands).
+A flow's demand at ``l`` is what its other links and its cap allow it; its rate
+is the least of what its links *offer* it (the allocation it would get at a
+link if it wanted everything there, the others keeping their demands). The
+fixed point is found by repeated rounds in which every link recomputes its
+offers from the previous round's offers elsewhere (as distributed max-min
+algorithms do), damped (new = 0.7·new + 0.3·old) because the undamped map is
+anti-monotone and can settle into a 2-cycle. It converges in tens of rounds on
+random cases (checked against exact max-min wherever the trees are flat); if it
+does not within ``max_rounds`` the caller falls back to max-min.
+
+When no two flows of a link share their previous link (each tree is flat),
+this is exactly max-min fairness, and :func:`is_flat` lets the caller use the
+vectorized solver instead.
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+INF = math.inf
+
+
+def is_flat(paths: Sequence[Sequence[int]]) -> bool:
+    """True when no two flows enter any link from the same previous link."""
+    seen = set()
+    for p in paths:
+        for i in range(1, len(p)):
+            key = (p[i - 1], p[i])
+            if key in seen:
+                return False
+            seen.add(key)
+    return True
+
+
+def _waterfill(budget: float, demands: list[float]) -> list[float]:
+    """Max-min split of ``budget`` among ``demands``."""
+    n = len(demands)
+    out = [0.0] * n
+    left = budget
+    k = n
+    for i in sorted(range(n), key=demands.__getitem__):
+        share = left / k
+        d = demands[i]
+        a = d if d < share else share
+        out[i] = a
+        left -= a
+        k -= 1
+    return out
+
+
+class _Tree:
+    """The path-prefix tree of one link.
+
+    ``kids[node]`` lists a node's children: ``("n", node)`` or ``("f", flow)``;
+    ``route[flow]`` is the list of ``(node, child position)`` from the root.
+    """
+
+    __slots__ = ("paths", "kids", "route", "flows")
+
+    def __init__(self, users: list[tuple[int, int]], paths):
+        self.paths = paths
+        self.kids: list[list[tuple[str, int]]] = []
+        self.route: dict[int, list[tuple[int, int]]] = {}
+        self.flows = [f for f, _ in users]
+        self._build(users, 0, [])
+
+    def _build(self, members, depth, prefix) -> int:
+        node = len(self.kids)
+        kids: list[tuple[str, int]] = []
+        self.kids.append(kids)
+        groups: dict = {}
+        for f, pos in members:
+            if pos - depth - 1 < 0:
+                self.route[f] = prefix + [(node, len(kids))]
+                kids.append(("f", f))
+            else:
+                groups.setdefault(self.paths[f][pos - depth - 1], []).append((f, pos))
+        for key in sorted(groups):
+            g = groups[key]
+            if len(g) == 1:
+                self.route[g[0][0]] = prefix + [(node, len(kids))]
+                kids.append(("f", g[0][0]))
+            else:
+                pos_here = len(kids)
+                kids.append(("n", -1))
+                child = self._build(g, depth + 1, prefix + [(node, pos_here)])
+                kids[pos_here] = ("n", child)
+        return node
+
+
+def _node_demands(tree: _Tree, dem) -> list[float]:
+    """Total demand of every node (children after parents in ``kids``, so go backwards)."""
+    out = [0.0] * len(tree.kids)
+    for node in range(len(tree.kids) - 1, -1, -1):
+        tot = 0.0
+        for kind, x in tree.kids[node]:
+            tot += dem[x] if kind == "f" else out[x]
+        out[node] = tot
+    return out
+
+
+def _allocate(tree: _Tree, budget: float, dem, nd: list[float]) -> dict[int, float]:
+    out: dict[int, float] = {}
+    stack = [(0, budget)]
+    while stack:
+        node, b = stack.pop()
+        kids = tree.kids[node]
+        ds = [dem[x] if kind == "f" else nd[x] for kind, x in kids]
+        for (kind, x), a in zip(kids, _waterfill(b, ds)):
+            if kind == "f":
+                out[x] = a
+            else:
+                stack.append((x, a))
+    return out
+
+
+def _offered(tree: _Tree, budget: float, dem, nd: list[float], f: int) -> float:
+    """What flow ``f`` would get at this link if it wanted everything (others keep ``dem``)."""
+    for node, pos in tree.route[f]:
+        kids = tree.kids[node]
+        ds = [dem[x] if kind == "f" else nd[x] for kind, x in kids]
+        ds[pos] = INF
+        budget = _waterfill(budget, ds)[pos]
+    return budget
+
+
+def port_fair(paths: Sequence[Sequence[int]], capacity: Mapping[int, float] | Sequence[float],
+              cap: Sequence[float], *, max_rounds: int = 300, rel_tol: float = 1e-9,
+              damping: float = 0.7) -> tuple[list[float], int]:
+    """Ingress-port-fair rates of flows on ``paths`` (link ids into ``capacity``).
+
+    Returns ``(rates, rounds)``; ``rounds = -1`` when the iteration did not
+    settle within ``max_rounds`` (the caller should fall back to max-min).
+
+    >>> r, _ = port_fair([[0, 2], [1, 2], [1, 2]], [10.0, 10.0, 10.0], [INF] * 3)  # 2 ports into link 2
+    >>> [round(x, 6) for x in r]
+    [5.0, 2.5, 2.5]
+    >>> r, _ = port_fair([[0, 1], [0], [1]], [1.0, 2.0], [INF] * 3)               # flat: max-min
+    >>> [round(x, 6) for x in r]
+    [0.5, 0.5, 1.5]
+    """
+    F = len(paths)
+    users: dict[int, list[tuple[int, int]]] = {}
+    for f, p in enumerate(paths):
+        for i, l in enumerate(p):
+            users.setdefault(l, []).append((f, i))
+    base = list(cap)
+    shared: list[tuple[int, _Tree]] = []
+    for l in sorted(users):
+        u = users[l]
+        if len(u) == 1:
+            f = u[0][0]
+            c = capacity[l]
+            if c < base[f]:
+                base[f] = c
+        else:
+            shared.append((l, _Tree(u, paths)))
+    if not shared:
+        return base, 0
+    off: dict[int, dict[int, float]] = {l: {f: INF for f in t.flows} for l, t in shared}
+    flow_links: list[list[int]] = [[] for _ in range(F)]
+    for l, t in shared:
+        for f in t.flows:
+            flow_links[f].append(l)
+    rates = base[:]
+    for rounds in range(1, max_rounds + 1):
+        best = [INF] * F
+        best_l = [-1] * F
+        second = [INF] * F
+        for f in range(F):
+            for l in flow_links[f]:
+                a = off[l][f]
+                if a < best[f]:
+                    second[f] = best[f]
+                    best[f], best_l[f] = a, l
+                elif a < second[f]:
+                    second[f] = a
+        new_off = {}
+        for l, tree in shared:
+            dem = {}
+            for f in tree.flows:
+                other = second[f] if best_l[f] == l else best[f]
+                dem[f] = base[f] if base[f] < other else other
+            nd = _node_demands(tree, dem)
+            c = capacity[l]
+            alloc = _allocate(tree, c, dem, nd)
+            o = {}
+            for f in tree.flows:
+                a = alloc[f]
+                # a flow held by its demand here may be offered more: ask the tree
+                o[f] = _offered(tree, c, dem, nd, f) if a >= dem[f] * (1 - 1e-12) else a
+            if rounds > 1 and damping < 1.0:
+                prev = off[l]
+                for f, v in o.items():
+                    o[f] = damping * v + (1.0 - damping) * prev[f]
+            new_off[l] = o
+        off = new_off
+        new_rates = [min([base[f]] + [off[l][f] for l in flow_links[f]]) for f in range(F)]
+        done = all(abs(a - b) <= rel_tol * max(abs(b), 1e-300) for a, b in zip(new_rates, rates))
+        rates = new_rates
+        if done and rounds > 1:
+            return _feasible(rates, users, capacity), rounds
+    return _feasible(rates, users, capacity), -1
+
+
+def _feasible(rates: list[float], users, capacity) -> list[float]:
+    """Scale down the flows of any link loaded above capacity (convergence tolerance)."""
+    for l, u in users.items():
+        load = sum(rates[f] for f, _ in u)
+        c = capacity[l]
+        if load > c:
+            k = c / load
+            for f, _ in u:
+                rates[f] *= k
+    return rates

@@ -1,0 +1,66 @@
+"""Packet-backend benchmarks: ``netsim bench incast16 permutation64``.
+
+* ``incast16`` — 16-to-1 incast, 16 x 1 MB at 100 Gbps, ``--cc none``, PFC on,
+  on ``dumbbell(16, 1)`` (16 senders on one switch, 100 Gbps links, the
+  switch-to-switch link is the 100 Gbps bottleneck);
+* ``permutation64`` — 64 flows of 1 MB, GPU ``i`` of server ``s`` to GPU ``i``
+  of server ``(s + 1) mod 8`` (every flow leaves its server and crosses the
+  fabric), on the shipped ``topologies/leaf_spine_64gpu.yaml``, ``--cc none``.
+
+Each reports wall seconds, simulated data packets, packet-hops (every
+transmission of any packet — data, ACK, CNP — on any link), packet-hops per
+wall second and its ratio to the bare SimPy event rate measured in the same
+run (:func:`netsim.bench.simpy_ceiling`).
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import simpy
+
+from . import benchmark, simpy_ceiling
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _run(graph, pairs, size_bytes: int, cc: str = "none", params: dict | None = None) -> dict:
+    from ..backends.base import TraceSinks
+    from ..backends.packet.backend import PacketBackend
+    from ..records import ListSink
+    env = simpy.Environment()
+    be = PacketBackend(graph, env=env, params=params or {}, seed=0, cc=cc, cc_params={},
+                       sinks=TraceSinks(fct=ListSink()))
+    for s, d in pairs:
+        be.send(s, d, size_bytes)
+    before = simpy_ceiling()
+    t0 = time.perf_counter()
+    env.run()
+    wall = time.perf_counter() - t0
+    st = be.stats()
+    ceiling = (before + simpy_ceiling()) / 2  # the machine is shared: bracket the run
+    mss = be.params["mtu_bytes"] - be.params["header_bytes"]
+    data_packets = len(pairs) * -(-size_bytes // mss) + st["retransmits"]
+    rate = st["packet_hops"] / wall
+    return {"wall_s": round(wall, 3), "flows": st["flows"], "completed": st["completed"],
+            "packets": data_packets, "packet_hops": st["packet_hops"], "events": st["events"],
+            "packet_hops_per_s": round(rate), "simpy_ceiling_events_per_s": round(ceiling),
+            "ratio": round(rate / ceiling, 3), "sim_time_ns": st["sim_time_ns"], "drops": st["drops"],
+            "pfc_pauses": st["pfc_pauses"]}
+
+
+@benchmark("incast16")
+def incast16(cc: str = "none") -> dict:
+    """16-to-1 incast of 16 x 1 MB at 100 Gbps (dumbbell(16, 1))."""
+    from ..topology.builders import dumbbell
+    g = dumbbell(16, 1, host_rate_bps=100e9)
+    return _run(g, [(f"left{i}", "right0") for i in range(16)], 1_000_000, cc=cc)
+
+
+@benchmark("permutation64")
+def permutation64(cc: str = "none") -> dict:
+    """64 x 1 MB server-shift permutation on topologies/leaf_spine_64gpu.yaml."""
+    from ..topology import load_topology
+    g = load_topology(os.path.join(_ROOT, "topologies", "leaf_spine_64gpu.yaml"))
+    pairs = [(f"s{s}.gpu{i}", f"s{(s + 1) % 8}.gpu{i}") for s in range(8) for i in range(8)]
+    return _run(g, pairs, 1_000_000, cc=cc)

@@ -1,0 +1,90 @@
+"""``netsim defaults [--cc NAME]``: every default with its unit, meaning and source.
+
+Without ``--cc``: the packet network's ``--set`` parameters (when the packet
+backend is installed) and the table of every congestion-control algorithm.
+With ``--cc NAME``: that algorithm only; for ``dcqcn`` also the values of each
+preset, since its parameters default to ``None`` = "from the preset".
+"""
+from __future__ import annotations
+
+import importlib
+
+
+def _network_table():
+    try:
+        mod = importlib.import_module("netsim.backends.packet.defaults")
+    except ModuleNotFoundError:
+        return None
+    return getattr(mod, "SIM_PARAMS", None)
+
+
+def format_table(table, *, title: str | None = None) -> str:
+    """Aligned rows ``name  default  unit  meaning  [source]`` of a ParamTable."""
+    rows = table.describe()
+    lines = [f"# {title or table.title}"]
+    if not rows:
+        return lines[0] + "\n(no parameters)"
+    w = max(len(r["name"]) for r in rows)
+    wd = max(len(_fmt(r["default"])) for r in rows)
+    wu = max(len(r["unit"]) for r in rows)
+    for r in rows:
+        lines.append(f"{r['name']:<{w}}  {_fmt(r['default']):<{wd}}  {r['unit']:<{wu}}  {r['doc']}"
+                     f"  [source: {r['source']}]")
+    return "\n".join(lines)
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "(preset)"
+    if isinstance(v, bool):
+        return "on" if v else "off"
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def _presets_table() -> str:
+    from ..transport.cc.dcqcn import PRESETS
+    names = list(PRESETS)
+    keys = [k for k in PRESETS[names[0]] if not k.startswith("_")]
+    w = max(len(k) for k in keys)
+    lines = ["# dcqcn presets (rai/rhai/kmin/kmax scale with link rate / rate_scale_ref_bps when > 0)",
+             f"{'key':<{w}}  " + "  ".join(f"{n:>12}" for n in names)]
+    for k in keys:
+        lines.append(f"{k:<{w}}  " + "  ".join(f"{_fmt(PRESETS[n][k]):>12}" for n in names))
+    for n in names:
+        lines.append(f"[{n}] {PRESETS[n]['_source']}")
+    return "\n".join(lines)
+
+
+def describe_cc(name: str) -> str:
+    from ..transport.cc.config import cc_class
+    cls = cc_class(name)
+    head = (f"{cls.name}: transport={cls.transport}, ecn_capable={'yes' if cls.ecn_capable else 'no'}"
+            f" — {(cls.__doc__ or '').strip().splitlines()[0]}")
+    out = [head, format_table(cls.PARAMS, title=f"cc {cls.name} (--cc-param [{cls.name}.]KEY=VALUE)")]
+    if cls.name == "dcqcn":
+        out.append(_presets_table())
+    return "\n".join(out)
+
+
+def run(args) -> int:
+    from ..transport.cc import REGISTRY
+    if args.cc:
+        print(describe_cc(args.cc))
+        return 0
+    net = _network_table()
+    parts = []
+    if net is not None:
+        parts.append(format_table(net, title="packet network (--set KEY=VALUE)"))
+    for name in sorted(REGISTRY):
+        parts.append(describe_cc(name))
+    print("\n\n".join(parts))
+    return 0
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("defaults", help="list every default with its unit and source",
+                              description=__doc__.split("\n\n")[0])
+    p.add_argument("--cc", metavar="NAME", help="show one congestion-control algorithm only")
+    p.set_defaults(func=run)

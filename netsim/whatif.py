@@ -1,0 +1,346 @@
+"""What-if analysis (NeuronaBox-style): inject delays, slow a GPU, degrade or fail a link.
+
+Four perturbations, given on the command line, in the Python API or under a
+workload file's ``whatif:`` key (same syntax everywhere):
+
+* ``--inject-delay COLLECTIVE[@GROUP]=DURATION`` — every matching collective
+  starts ``DURATION`` later than it could (NeuronaBox's "extra latency per
+  all-reduce").  COLLECTIVE is ``allreduce``, ``allgather``,
+  ``reducescatter``, ``alltoall``, ``send`` (pipeline point-to-point) or
+  ``any``; GROUP a group kind (``tp``, ``dp``, ``pp``, ``ep``) or one group
+  instance (``dp3``).  E.g. ``allreduce@dp=2ms``.  A delay that matches no
+  operation of the workload is an error.
+* ``--straggler RANK=FACTOR`` — rank RANK's compute (and optimizer) ops take
+  FACTOR times as long (FACTOR > 0; 1.5 = 50 % slower).
+* ``--degrade-link A:B=FACTOR@TIME`` — at simulated TIME the link between
+  nodes A and B runs at FACTOR × its rate (both directions).
+* ``--fail-link A:B@TIME`` — at TIME the link disappears; traffic reroutes,
+  or the run stops with a one-line error saying which pair became unreachable.
+
+Backend protocol for link changes (documented contract; a backend that lacks
+it cannot run link events and says so up front):
+
+``backend.set_link_rate(a, b, rate_bps)``
+    Set the rate of link a–b (both directions) from now on; the backend
+    updates ``graph.edges[a, b]["rate_bps"]`` and its caches.  Flows already
+    in flight see the new rate from now on where the backend can model that.
+``backend.fail_link(a, b)``
+    Remove the link: ``graph.remove_edge(a, b)``, ``Router.invalidate()``;
+    new flows are routed around it; flows in flight on it are rerouted (or
+    lost and retransmitted, packet level).  Raises
+    :class:`~netsim.errors.RoutingError` when a needed pair is disconnected.
+
+Left out: NeuronaBox's real-GPU emulation (compute here is a model), link
+*recovery* (a failed link stays down), delays on compute ops.
+
+>>> w = WhatIf.from_cli(inject_delay=["allreduce@dp=2ms"], straggler=["3=1.5"])
+>>> w.delays[0], w.stragglers[0]
+(DelaySpec(collective='allreduce', group='dp', delay_ns=2000000), Straggler(rank=3, factor=1.5))
+>>> parse_link_event("s0.nic0:leaf0=0.5@10us")
+LinkEvent(a='s0.nic0', b='leaf0', time_ns=10000, factor=0.5)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .errors import InputError
+from .units import UnitError, parse_time_ns
+
+COLLECTIVES = ("allreduce", "allgather", "reducescatter", "alltoall", "send", "broadcast", "any")
+_ALIASES = {"all-reduce": "allreduce", "all_reduce": "allreduce", "all-gather": "allgather",
+            "all_gather": "allgather", "reduce-scatter": "reducescatter", "reduce_scatter": "reducescatter",
+            "all-to-all": "alltoall", "all_to_all": "alltoall", "sendrecv": "send", "p2p": "send", "*": "any"}
+GROUP_KINDS = ("tp", "dp", "pp", "ep")
+WHATIF_KEYS = ("inject_delay", "straggler", "degrade_link", "fail_link")
+
+
+@dataclass(frozen=True)
+class DelaySpec:
+    """Extra latency ``delay_ns`` before every ``collective`` of ``group`` (None = any group)."""
+
+    collective: str
+    group: str | None
+    delay_ns: int
+
+    def matches(self, op) -> bool:
+        if self.collective != "any" and op.collective != self.collective:
+            return False
+        return self.group is None or op.kind == self.group or op.group == self.group
+
+
+@dataclass(frozen=True)
+class Straggler:
+    """Rank ``rank`` computes ``factor`` times slower."""
+
+    rank: int
+    factor: float
+
+
+@dataclass(frozen=True)
+class LinkEvent:
+    """At ``time_ns`` link a–b runs at ``factor`` × its rate; ``factor`` None = fails."""
+
+    a: str
+    b: str
+    time_ns: int
+    factor: float | None = None
+
+
+def _fail(msg, where, value, accepted, source=None):
+    raise InputError(msg, source=source, where=where, value=value, accepted=accepted)
+
+
+def parse_delay(text: str, *, where: str = "--inject-delay", source=None) -> DelaySpec:
+    """``COLLECTIVE[@GROUP]=DURATION`` → :class:`DelaySpec`."""
+    acc = "COLLECTIVE[@GROUP]=DURATION, e.g. allreduce@dp=2ms (collectives: " + ", ".join(COLLECTIVES) + ")"
+    if not isinstance(text, str) or "=" not in text:
+        _fail("expected COLLECTIVE[@GROUP]=DURATION", where, text, acc, source)
+    lhs, dur = text.rsplit("=", 1)
+    coll, _, group = lhs.strip().partition("@")
+    coll = _ALIASES.get(coll.strip().lower(), coll.strip().lower())
+    if coll not in COLLECTIVES:
+        _fail("unknown collective", where, coll, "one of " + ", ".join(COLLECTIVES), source)
+    group = group.strip() or None
+    if group is not None and not (group in GROUP_KINDS or (group[:2] in GROUP_KINDS and group[2:].isdigit())):
+        _fail("unknown group", where, group, "a group kind (tp, dp, pp, ep) or an instance such as dp0", source)
+    try:
+        ns = parse_time_ns(dur.strip())
+    except UnitError:
+        _fail("bad duration", where, dur.strip(), "a duration such as 500us or 2ms", source)
+    if ns < 0:
+        _fail("delay must not be negative", where, dur.strip(), "a duration >= 0", source)
+    return DelaySpec(coll, group, int(ns))
+
+
+def parse_straggler(text, *, where: str = "--straggler", source=None) -> Straggler:
+    """``RANK=FACTOR`` → :class:`Straggler`."""
+    acc = "RANK=FACTOR, e.g. 3=1.5 (rank 3 computes 1.5x slower)"
+    if not isinstance(text, str) or "=" not in text:
+        _fail("expected RANK=FACTOR", where, text, acc, source)
+    r, f = (x.strip() for x in text.split("=", 1))
+    if not r.isdigit():
+        _fail("bad rank", where, r, "a rank number >= 0", source)
+    try:
+        factor = float(f)
+    except ValueError:
+        factor = -1.0
+    if not factor > 0:
+        _fail("bad slowdown factor", where, f, "a number > 0 (1.5 = 50% slower)", source)
+    return Straggler(int(r), factor)
+
+
+def parse_link_event(text, *, fail: bool = False, where: str | None = None, source=None) -> LinkEvent:
+    """``A:B=FACTOR@TIME`` (degrade) or ``A:B@TIME`` (``fail=True``) → :class:`LinkEvent`.
+
+    ``@TIME`` may be omitted (time 0).
+    """
+    where = where or ("--fail-link" if fail else "--degrade-link")
+    acc = "A:B@TIME, e.g. leaf0:spine1@5ms" if fail else "A:B=FACTOR@TIME, e.g. leaf0:spine1=0.5@5ms"
+    if not isinstance(text, str):
+        _fail("expected " + acc.split(",")[0], where, text, acc, source)
+    body, _, when = text.partition("@")
+    factor = None
+    if not fail:
+        if "=" not in body:
+            _fail("expected A:B=FACTOR@TIME", where, text, acc, source)
+        body, f = body.rsplit("=", 1)
+        try:
+            factor = float(f)
+        except ValueError:
+            factor = -1.0
+        if not factor > 0:
+            _fail("bad rate factor", where, f, "a number > 0 (0.5 = half rate; use --fail-link to remove)", source)
+    elif "=" in body:
+        _fail("a failure takes no factor", where, text, acc, source)
+    a, sep, b = body.partition(":")
+    if not sep or not a.strip() or not b.strip():
+        _fail("expected two node names A:B", where, text, acc, source)
+    t = 0
+    if when.strip():
+        try:
+            t = parse_time_ns(when.strip())
+        except UnitError:
+            _fail("bad time", where, when.strip(), "a simulated time such as 0, 500us or 5ms", source)
+        if t < 0:
+            _fail("time must not be negative", where, when.strip(), "a time >= 0", source)
+    return LinkEvent(a.strip(), b.strip(), int(t), factor)
+
+
+def _items(value):
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return [value]
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """A set of perturbations of one run (empty by default)."""
+
+    delays: tuple = field(default=())
+    stragglers: tuple = field(default=())
+    links: tuple = field(default=())
+
+    @property
+    def empty(self) -> bool:
+        return not (self.delays or self.stragglers or self.links)
+
+    @classmethod
+    def from_cli(cls, inject_delay=None, straggler=None, degrade_link=None, fail_link=None) -> "WhatIf":
+        """From lists of CLI strings (any may be None)."""
+        return cls(tuple(parse_delay(x) for x in _items(inject_delay)),
+                   tuple(parse_straggler(x) for x in _items(straggler)),
+                   tuple([parse_link_event(x) for x in _items(degrade_link)]
+                         + [parse_link_event(x, fail=True) for x in _items(fail_link)]))
+
+    @classmethod
+    def from_doc(cls, doc, *, source: str | None = None, where=None) -> "WhatIf":
+        """From a workload file's ``whatif:`` mapping.
+
+        ``inject_delay``: list of ``COLL[@GROUP]=DUR`` strings or a mapping
+        ``{COLL[@GROUP]: DUR}``; ``straggler``: list of ``RANK=FACTOR`` or
+        ``{RANK: FACTOR}``; ``degrade_link`` / ``fail_link``: lists of strings.
+        """
+        loc = where or (lambda p: f"field {p}")
+        if doc is None:
+            return cls()
+        if not isinstance(doc, dict):
+            _fail("must be a mapping", loc("whatif"), doc, "keys " + ", ".join(WHATIF_KEYS), source)
+        for k in doc:
+            if k not in WHATIF_KEYS:
+                _fail("unknown key", loc(f"whatif.{k}"), k, "one of " + ", ".join(WHATIF_KEYS), source)
+
+        def strings(key):
+            v = doc.get(key)
+            if isinstance(v, dict):
+                return [f"{a}={b}" for a, b in v.items()]
+            return [str(x) for x in _items(v)]
+
+        return cls(tuple(parse_delay(x, where=loc("whatif.inject_delay"), source=source)
+                         for x in strings("inject_delay")),
+                   tuple(parse_straggler(x, where=loc("whatif.straggler"), source=source)
+                         for x in strings("straggler")),
+                   tuple([parse_link_event(x, where=loc("whatif.degrade_link"), source=source)
+                          for x in strings("degrade_link")]
+                         + [parse_link_event(x, fail=True, where=loc("whatif.fail_link"), source=source)
+                            for x in strings("fail_link")]))
+
+    @classmethod
+    def coerce(cls, value) -> "WhatIf":
+        """Python API convenience: a WhatIf, a ``whatif:``-style dict, or None."""
+        if value is None:
+            return cls()
+        if isinstance(value, WhatIf):
+            return value
+        return cls.from_doc(value, source="whatif")
+
+    def merged(self, other: "WhatIf") -> "WhatIf":
+        """This plus ``other`` (CLI flags add to the workload file's)."""
+        return WhatIf(self.delays + other.delays, self.stragglers + other.stragglers, self.links + other.links)
+
+    # -- checks ----------------------------------------------------------------------------------
+    def check_graph(self, graph, *, world_size: int | None = None) -> None:
+        """Every link event names an existing link; every straggler rank exists."""
+        for ev in self.links:
+            what = "--fail-link" if ev.factor is None else "--degrade-link"
+            for n in (ev.a, ev.b):
+                if n not in graph:
+                    _fail("no such node in the topology", what, n, "a node name of the topology")
+            if not graph.has_edge(ev.a, ev.b):
+                _fail("no such link in the topology", what, f"{ev.a}:{ev.b}",
+                      "two nodes joined by a link, e.g. " + ", ".join(
+                          f"{ev.a}:{m}" for m in sorted(graph[ev.a], key=str)[:3]))
+        if world_size is not None:
+            for s in self.stragglers:
+                if s.rank >= world_size:
+                    _fail("no such rank", "--straggler", s.rank, f"a rank in 0..{world_size - 1}")
+
+    def check_backend(self, backend) -> None:
+        """A backend without the link-change protocol cannot run link events."""
+        if not self.links:
+            return
+        need = {"set_link_rate"} if all(e.factor is not None for e in self.links) else {"fail_link"}
+        if any(e.factor is not None for e in self.links):
+            need.add("set_link_rate")
+        missing = [m for m in sorted(need) if not callable(getattr(backend, m, None))]
+        if missing:
+            _fail(f"the {getattr(backend, 'name', 'chosen')} backend cannot change links during a run",
+                  "--degrade-link/--fail-link", getattr(backend, "name", backend),
+                  "a backend implementing " + ", ".join(missing) + " (see netsim.whatif)")
+
+    # -- application -----------------------------------------------------------------------------
+    def apply_to_ops(self, ops) -> list[int]:
+        """Set ``op.delay_ps`` and stretch straggler compute in place; returns match counts per delay."""
+        counts = [0] * len(self.delays)
+        slow = {}
+        for s in self.stragglers:
+            slow[s.rank] = slow.get(s.rank, 1.0) * s.factor
+        for op in ops:
+            if op.kind in ("compute", "optimizer"):
+                if slow and op.ranks[0] in slow:
+                    op.duration_ps = int(round(op.duration_ps * slow[op.ranks[0]]))
+                continue
+            for i, d in enumerate(self.delays):
+                if d.matches(op):
+                    op.delay_ps += d.delay_ns * 1000
+                    counts[i] += 1
+        return counts
+
+    def wrap_builder(self, builder) -> "WhatIfBuilder":
+        """A builder whose ``build(it)`` applies this what-if to each iteration's ops."""
+        return WhatIfBuilder(builder, self)
+
+    def start(self, backend, graph) -> None:
+        """Schedule the link events on ``backend.env`` (call before running)."""
+        if not self.links:
+            return
+        self.check_backend(backend)
+        env = backend.env
+        for ev in sorted(self.links, key=lambda e: (e.time_ns, e.a, e.b)):
+            env.process(_link_process(env, backend, graph, ev))
+
+
+def _link_process(env, backend, graph, ev: LinkEvent):
+    delay = ev.time_ns * 1000 - env.now
+    if delay > 0:
+        yield env.timeout(delay)
+    apply_link_event(backend, graph, ev)
+
+
+def apply_link_event(backend, graph, ev: LinkEvent) -> None:
+    """Apply one link event now through the backend protocol."""
+    if not graph.has_edge(ev.a, ev.b):
+        from .errors import RoutingError
+        raise RoutingError(f"link {ev.a}:{ev.b} no longer exists at {ev.time_ns} ns (failed earlier?)")
+    if ev.factor is None:
+        backend.fail_link(ev.a, ev.b)
+    else:
+        backend.set_link_rate(ev.a, ev.b, float(graph.edges[ev.a, ev.b]["rate_bps"]) * ev.factor)
+
+
+class WhatIfBuilder:
+    """Wraps an op-graph builder: applies delays/stragglers; checks every delay matches something.
+
+    The check runs on iteration 0 (every iteration has the same op kinds), so
+    a delay on a collective the workload never runs is an
+    :class:`~netsim.errors.InputError` before any simulated time passes.
+    """
+
+    def __init__(self, builder, whatif: WhatIf):
+        self._b, self.whatif = builder, whatif
+
+    def __getattr__(self, name):
+        return getattr(self._b, name)
+
+    def build(self, it: int):
+        ops = self._b.build(it)
+        counts = self.whatif.apply_to_ops(ops)
+        if it == 0:
+            for d, n in zip(self.whatif.delays, counts):
+                if n == 0:
+                    kinds = sorted({f"{op.collective}@{op.kind}" for op in ops if op.is_comm})
+                    _fail("the delay matches no operation of this workload", "--inject-delay",
+                          f"{d.collective}@{d.group}" if d.group else d.collective,
+                          "one of " + (", ".join(kinds) if kinds else "(the workload has no collectives)"))
+        return ops

@@ -1,0 +1,61 @@
+"""Holmes helpers: NIC-aware placement keeps DP/TP inside clusters; balanced partition is optimal."""
+import itertools
+
+import pytest
+
+from netsim.errors import WorkloadError
+from netsim.topology import two_clusters
+from netsim.workloads.hetero import (balanced_partition, nic_aware_gpu_order, nic_clusters, stage_clusters,
+                                     stage_layer_costs, stage_time_s)
+from netsim.workloads.placement import Placement
+
+
+def test_nic_aware_order_keeps_groups_in_clusters():
+    g = two_clusters(2, 2, gpus_per_server=4)
+    assert [len(v) for v in nic_clusters(g).values()] == [8, 8]
+    order = nic_aware_gpu_order(g, dp=2, tp=4, pp=2)
+    pl = Placement.build(2, 4, 2, ("tp", "dp", "pp"), order)
+    cl = lambda r: g.nodes[pl.gpu_of[r]]["cluster"]
+    for kind in ("tp", "dp"):
+        for grp in pl.groups[kind]:
+            assert len({cl(r) for r in grp}) == 1
+    for grp in pl.groups["pp"]:
+        assert len({cl(r) for r in grp}) == 2     # only the pipeline crosses clusters
+    assert stage_clusters(g, order, 2, 4, 2) == ["infiniband", "ethernet"]
+
+
+def test_nic_aware_order_error():
+    g = two_clusters(1, 1, gpus_per_server=4)
+    with pytest.raises(WorkloadError, match="NIC-aware placement"):
+        nic_aware_gpu_order(g, dp=3, tp=1, pp=3)
+
+
+def brute(n, speeds, costs):
+    best = None
+    p = len(speeds)
+    for cut in itertools.combinations(range(1, n), p - 1):
+        counts = [b - a for a, b in zip((0,) + cut, cut + (n,))]
+        t = max(stage_time_s(counts, speeds, costs))
+        best = t if best is None else min(best, t)
+    return best
+
+
+@pytest.mark.parametrize("n, speeds, costs", [
+    (8, [1.0, 1.0], [1.0, 3.0]),
+    (24, [1.0, 0.5, 1.0], 1.0),
+    (13, [2.0, 1.0, 1.5, 0.7], [1.0, 1.2, 1.0, 1.1]),
+])
+def test_balanced_partition_is_optimal(n, speeds, costs):
+    part = balanced_partition(n, speeds, costs)
+    assert sum(part) == n and min(part) >= 1
+    assert max(stage_time_s(list(part), speeds, costs)) == pytest.approx(brute(n, speeds, costs))
+
+
+def test_even_when_equal():
+    assert balanced_partition(12, [1.0] * 4) == (3, 3, 3, 3)
+
+
+def test_stage_costs_follow_nic_rate():
+    c = stage_layer_costs(0.01, 50e6, 4, [400e9, 100e9])
+    assert c[1] > c[0] > 0.01
+    assert c[1] - 0.01 == pytest.approx(4 * (c[0] - 0.01))

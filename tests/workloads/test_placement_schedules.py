@@ -1,0 +1,47 @@
+"""Rank placement orders and pipeline schedules."""
+import pytest
+
+from netsim.errors import WorkloadError
+from netsim.workloads import Placement
+from netsim.workloads.schedules import max_in_flight, schedule
+
+GPUS = [f"s{i // 4}.gpu{i % 4}" for i in range(16)]
+
+
+def test_megatron_order_tp_fastest_then_dp_then_pp():
+    p = Placement.build(2, 4, 2, ("tp", "dp", "pp"), GPUS)
+    assert p.groups["tp"][0] == (0, 1, 2, 3)          # one server
+    assert p.groups["dp"][0] == (0, 4)
+    assert p.groups["pp"][0] == (0, 8)
+    assert p.coords[13] == (1, 1, 1)
+    assert p.rank_at(1, 1, 1) == 13
+
+
+def test_dp_first_spreads_tp_across_servers():
+    p = Placement.build(2, 4, 1, ("dp", "tp", "pp"), GPUS)
+    servers = {p.gpu_of[r].split(".")[0] for r in p.groups["tp"][0]}
+    assert p.groups["tp"][0] == (0, 2, 4, 6) and servers == {"s0", "s1"}
+
+
+def test_every_rank_in_exactly_one_group_of_each_kind():
+    p = Placement.build(2, 2, 4, ("pp", "tp", "dp"), GPUS)
+    for kind, groups in p.groups.items():
+        flat = sorted(r for g in groups for r in g)
+        assert flat == list(range(16)), kind
+
+
+def test_too_few_gpus_is_a_workload_error():
+    with pytest.raises(WorkloadError, match="needs dp·tp·pp = 32 GPUs but the topology has 16"):
+        Placement.build(8, 2, 2, ("tp", "dp", "pp"), GPUS)
+
+
+@pytest.mark.parametrize("p,m", [(2, 2), (4, 8), (4, 3), (8, 16)])
+def test_schedule_orders(p, m):
+    for s in range(p):
+        for name in ("1f1b", "gpipe"):
+            order = schedule(name, s, p, m)
+            assert sorted(order) == sorted([("F", j) for j in range(m)] + [("B", j) for j in range(m)])
+            for j in range(m):
+                assert order.index(("F", j)) < order.index(("B", j))
+        assert max_in_flight(schedule("1f1b", s, p, m)) == min(p - s, m) <= p
+        assert max_in_flight(schedule("gpipe", s, p, m)) == m
