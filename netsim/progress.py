@@ -143,7 +143,7 @@ class Progress:
         wall = (wall_now or time.perf_counter()) - self._t0
         sim_ps = self.env.now
         parts = [self.label] if self.label else []
-        parts.append(f"sim {format_time_ns(sim_ps / PS_PER_NS)}")
+        parts.append(f"sim {format_time_ns(float(f'{sim_ps / PS_PER_NS:.4g}'))}")
         if wall > 0 and self.events:
             parts.append(f"{self.events / wall / 1e3:.0f}k ev/s")
         frac = None

@@ -139,3 +139,43 @@ def test_backend_without_protocol_is_refused():
         env = simpy.Environment()
     with pytest.raises(InputError, match="cannot change links"):
         WhatIf.from_cli(fail_link=["a:b@1ms"]).start(Plain(), nx.Graph())
+
+
+# -- end to end on the analytic backend (run_training / netsim run) ---------------------------------
+def _leaf_spine_run(whatif=None, dp=8):
+    from netsim.runtime import run_training
+    g = gpu_cluster(4, 2, nic_kinds="roce", nic_rates_bps="100Gbps", servers_per_leaf=2, spines=2)
+    doc = dict(_bert().raw, parallelism={"dp": dp}, training={"global_batch": 4 * dp, "micro_batch": 4,
+                                                              "recompute": False})
+    return run_training(g, doc, backend="analytic", whatif=whatif)
+
+
+def test_degrade_and_fail_links_end_to_end():
+    from netsim.errors import NetsimError
+    base = _leaf_spine_run()["iteration_time_s"]
+    slow = _leaf_spine_run({"degrade_link": ["leaf0:spine0=0.01@0", "leaf0:spine1=0.01@0"]})["iteration_time_s"]
+    assert slow > 2 * base                              # every cross-leaf flow crosses a degraded uplink
+    rerouted = _leaf_spine_run({"fail_link": ["leaf0:spine0@0"]})["iteration_time_s"]
+    assert rerouted == pytest.approx(base, rel=0.05)    # the other spine carries the traffic
+    with pytest.raises(NetsimError, match="unreachable"):
+        _leaf_spine_run({"fail_link": ["leaf0:spine0@0", "leaf0:spine1@0"]})
+
+
+def test_cli_flags_exit_2_one_line(tmp_path):
+    import subprocess
+    import sys
+    base = [sys.executable, "-m", "netsim", "run", "leaf_spine:leaves=2,spines=2,hosts_per_leaf=2"]
+    topo = "gpu_cluster:servers=2,gpus_per_server=2"
+    wl = tmp_path / "w.yaml"
+    wl.write_text("model: {preset: bert-large, layers: 2, hidden: 256, heads: 4, seq_len: 128, vocab: 8192}\n"
+                  "training: {global_batch: 8, micro_batch: 2, recompute: false}\nparallelism: {dp: 4}\n")
+    for flag in (["--fail-link", "s0.nic0:nowhere@1ms"], ["--inject-delay", "alltoall@ep=1ms"],
+                 ["--straggler", "7=2"], ["--degrade-link", "s0.nic0:leaf0=zero@1ms"]):
+        p = subprocess.run(base[:4] + [topo, str(wl), "--out", str(tmp_path / "o"), "--backend", "analytic",
+                                       "--quiet"] + flag, capture_output=True, text=True)
+        assert p.returncode == 2, (flag, p.stderr)
+        assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+    p = subprocess.run(base[:4] + [topo, str(wl), "--out", str(tmp_path / "ok"), "--backend", "analytic", "--quiet",
+                                   "--inject-delay", "allreduce@dp=1ms", "--straggler", "1=1.5"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr

@@ -10,7 +10,7 @@ Only this package (with cli/ and sweep) imports pandas.
 """
 from .io import Run, empty_frame, load_run, read_table, write_parquet
 from .links import backlogged_fraction, link_utilization, spread_bytes, throughput
-from .metrics import (DEFAULT_SIZE_EDGES, fct_table, flow_rates_in_window, iteration_breakdown, jain_fairness,
+from .metrics import (DEFAULT_SIZE_EDGES, cc_rate_bps, fct_table, flow_rates_in_window, iteration_breakdown, jain_fairness,
                       jain_fairness_cc, jain_index, merge_intervals, pfc_pause_table, queue_table, rank_busy_time,
                       size_bucket_labels, size_buckets)
 from .trace import build_trace, write_trace
@@ -19,7 +19,7 @@ from .traffic import (message_size_stats, message_sizes, moe_nonuniformity, moe_
 
 __all__ = [
     "Run", "load_run", "read_table", "empty_frame", "write_parquet", "write_trace", "build_trace",
-    "fct_table", "queue_table", "pfc_pause_table", "jain_index", "jain_fairness", "jain_fairness_cc",
+    "cc_rate_bps", "fct_table", "queue_table", "pfc_pause_table", "jain_index", "jain_fairness", "jain_fairness_cc",
     "flow_rates_in_window", "iteration_breakdown", "rank_busy_time", "merge_intervals", "size_buckets",
     "size_bucket_labels", "DEFAULT_SIZE_EDGES", "throughput", "link_utilization", "spread_bytes",
     "backlogged_fraction", "traffic_matrix", "traffic_matrix_long", "traffic_matrix_change",

@@ -168,10 +168,38 @@ def jain_fairness(fct: pd.DataFrame, t0_ns: int, t1_ns: int) -> float:
     return jain_index(flow_rates_in_window(fct, t0_ns, t1_ns))
 
 
-def jain_fairness_cc(cc: pd.DataFrame, t0_ns: int, t1_ns: int, column: str = "rate_bps") -> float:
-    """Jain's index of each flow's mean ``rate_bps`` (or ``cwnd_bytes``) sample in a window."""
-    w = cc[(cc["time_ns"] >= t0_ns) & (cc["time_ns"] < t1_ns)].dropna(subset=[column])
-    return jain_index(w.groupby("flow_id")[column].mean())
+def cc_rate_bps(cc: pd.DataFrame, max_rate_bps: float | None = None) -> pd.Series:
+    """Each cc sample's sending rate (bit/s): ``rate_bps`` where the algorithm
+    has one (DCQCN), else the window estimate ``cwnd_bytes·8 / srtt`` (Cubic,
+    DCTCP, none), capped at ``max_rate_bps`` (e.g. the NIC rate) if given.
+
+    The window estimate is only meaningful while the flow is window-limited:
+    a flow whose cwnd outgrew what its NIC can send (slow start without loss)
+    shows a far too high value. For fairness prefer delivered bytes (the
+    packet backend's ``jain_fairness`` in summary.json with ``jain_start_ns`` /
+    ``jain_window_ns``) or ``rate_bps`` of rate-based algorithms.
+
+    >>> cc_rate_bps(pd.DataFrame({"rate_bps": [5e9, np.nan], "cwnd_bytes": [np.nan, 1000.0],
+    ...                           "srtt_ns": [np.nan, 800.0]})).tolist()
+    [5000000000.0, 10000000000.0]
+    """
+    est = cc["cwnd_bytes"] * 8 / (cc["srtt_ns"].where(cc["srtt_ns"] > 0) * 1e-9)
+    if max_rate_bps is not None:
+        est = est.clip(upper=max_rate_bps)
+    return cc["rate_bps"].where(cc["rate_bps"].notna(), est).rename("rate_bps")
+
+
+def jain_fairness_cc(cc: pd.DataFrame, t0_ns: int, t1_ns: int, column: str = "rate_bps",
+                     max_rate_bps: float | None = None) -> float:
+    """Jain's index of each flow's mean ``column`` over the cc samples in ``[t0_ns, t1_ns)``.
+
+    ``column="rate_bps"`` (rate-based algorithms such as DCQCN), ``"cwnd_bytes"``
+    (window-based flows with equal RTTs), or ``"rate"`` for :func:`cc_rate_bps`
+    (see its caveat).
+    """
+    w = cc[(cc["time_ns"] >= t0_ns) & (cc["time_ns"] < t1_ns)]
+    vals = cc_rate_bps(w, max_rate_bps) if column == "rate" else w[column]
+    return jain_index(vals.groupby(w["flow_id"]).mean().dropna())
 
 
 def iteration_breakdown(summary: dict) -> pd.DataFrame:

@@ -17,7 +17,6 @@ from matplotlib.figure import Figure
 
 from .io import Run
 from .metrics import DEFAULT_SIZE_EDGES, fct_table, iteration_breakdown, pfc_pause_table, size_bucket_labels
-from .traffic import natural_key
 
 KIND_COLORS = {"compute": "#4C72B0", "tp": "#DD8452", "pp": "#55A868", "dp": "#C44E52",
                "ep": "#8172B3", "optimizer": "#7F7F7F", "bubble": "#BBBBBB", "other": "#937860"}

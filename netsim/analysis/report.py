@@ -32,7 +32,7 @@ SECTIONS: tuple[tuple[str, str], ...] = (
 
 SUMMARY_KEYS = ("flows", "completed", "bytes_delivered", "drops", "ecn_marks", "pfc_pauses", "pauses",
                 "cnps", "retransmitted_bytes", "simulated_time_ns", "sim_time_ns", "events", "iteration_time_s",
-                "apnet_iteration_time_s", "samples_per_s", "sim_events", "wall_time_s")
+                "apnet_iteration_time_s", "samples_per_s", "jain_fairness", "sim_events", "wall_time_s")
 
 _CSS = """body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}
 h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;margin-top:2em}

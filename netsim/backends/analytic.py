@@ -139,6 +139,8 @@ class AnalyticBackend(Backend):
         self._busy_ps: dict[tuple, float] = {}  # fifo: first directed link -> time it is free (ps)
         self._shares: dict[tuple, _Share] = {}  # fair: first directed link -> its active flows
         self._fifo = self.params["source_sharing"] == "fifo"
+        self.host_stack = None                  # netsim.hoststack.HostStack, set by the runtime (issue 5)
+        self._host: dict[tuple, tuple] = {}     # (path, cc) -> (overhead_ps, rate cap bps)
         self._next_id = 0
         self.flows = self.completed = self.bytes_delivered = self.events = 0
 
@@ -201,16 +203,21 @@ class AnalyticBackend(Backend):
         ev.callbacks.append(self._done)
         if src == dst:
             return self._finish_at(meta, now, 0.0, ev)
-        lone, bits, tail, link, bott = self._cost(self._route(src, dst, fid), int(size_bytes))
+        path = self._route(src, dst, fid)
+        lone, bits, tail, link, bott = self._cost(path, int(size_bytes))
+        cap = bott
+        if self.host_stack is not None:        # host CPU cost: per-message delay, per-connection cap
+            over_ps, cap = self._host_cost(path, meta[6], bott)
+            tail += over_ps
         if self._fifo:
             start_tx = max(float(now), self._busy_ps.get(link, 0.0))
-            self._busy_ps[link] = start_tx + bits * PS_PER_S / bott
-            return self._finish_at(meta, start_tx + lone, lone, ev)
+            self._busy_ps[link] = start_tx + bits * PS_PER_S / cap
+            return self._finish_at(meta, start_tx + bits * PS_PER_S / cap + tail, lone, ev)
         sh = self._shares.get(link)
         if sh is None:
             sh = self._shares[link] = _Share(bott, now)
         self._advance(sh, now)
-        sh.flows.append(_Flow(bits, bott, tail, lone, meta, ev))
+        sh.flows.append(_Flow(bits, cap, tail, lone, meta, ev))
         self._reschedule(sh)
         return ev
 
@@ -229,17 +236,82 @@ class AnalyticBackend(Backend):
         flows = sh.flows
         if len(flows) == 1:
             f = flows[0]
-            f.rate = sh.rate_bps
+            f.rate = min(sh.rate_bps, f.cap)
             t_ps = max(f.bits, 0.0) / f.rate * PS_PER_S
         else:
             share = sh.rate_bps / len(flows)  # every flow here is bottlenecked by this link: equal shares
-            for f in flows:
-                f.rate = share
-            t_ps = min(f.bits for f in flows) / share * PS_PER_S
+            if any(f.cap < share for f in flows):
+                self._water_fill(sh)          # host-stack caps below the fair share
+            else:
+                for f in flows:
+                    f.rate = share
+            t_ps = min(f.bits / f.rate for f in flows) * PS_PER_S
         gen = sh.gen
         ev = self.env.timeout(max(0, int(round(t_ps))))
         self.events += 1
         ev.callbacks.append(lambda _e: self._drained(sh) if sh.gen == gen else None)
+
+    @staticmethod
+    def _water_fill(sh: "_Share") -> None:
+        """Max-min shares of one link among flows with per-flow caps (host-stack limits)."""
+        left, n = sh.rate_bps, len(sh.flows)
+        for f in sorted(sh.flows, key=lambda f: f.cap):
+            f.rate = min(f.cap, left / n)
+            left -= f.rate
+            n -= 1
+
+    # -- host stack and link changes (netsim.hoststack, netsim.whatif protocol) -----------------------
+    def _host_cost(self, path: tuple, cc: str, bott: float) -> tuple:
+        """(per-message overhead ps, per-connection rate cap bps) of a flow on ``path``; no NIC: (0, bott)."""
+        key = (path, cc)
+        v = self._host.get(key)
+        if v is None:
+            from ..hoststack import NIC_TRANSPORT, transport_of
+            g = self.graph
+            nics = [i for i, x in enumerate(path) if g.nodes[x].get("kind") == "nic"]
+            if not nics:
+                v = (0.0, bott)
+            else:
+                i = nics[0]
+                nic = path[i]
+                kind = g.nodes[nic].get("nic_kind", "ethernet")
+                transport = NIC_TRANSPORT.get(kind, "tcp") if cc in (None, "", "none") else transport_of(cc)
+                line = max(float(g.edges[nic, x]["rate_bps"]) for x in (path[i - 1], path[i + 1])
+                           if g.edges[nic, x].get("kind") != "pcie") if 0 < i < len(path) - 1 else bott
+                hs = self.host_stack
+                v = (hs.message_overhead_ns(transport) * 1000.0, min(bott, hs.rate_cap_bps(transport, line)))
+            self._host[key] = v
+        return v
+
+    def set_link_rate(self, a: str, b: str, rate_bps: float) -> None:
+        """Link a–b runs at ``rate_bps`` from now on.
+
+        Flows paced on this link (their first bottleneck) continue at the new
+        rate; flows already scheduled elsewhere keep their schedule; new flows
+        see the new rate.
+        """
+        self.graph.edges[a, b]["rate_bps"] = float(rate_bps)
+        self._paths.clear()
+        self._costs.clear()
+        self._host.clear()
+        for link in ((a, b), (b, a)):
+            sh = self._shares.get(link)
+            if sh is not None:
+                self._advance(sh, self.env.now)
+                if sh.flows:
+                    sh.rate_bps = float(rate_bps)   # flows paced on this link continue at the new rate
+                    self._reschedule(sh)
+                else:
+                    del self._shares[link]
+
+    def fail_link(self, a: str, b: str) -> None:
+        """Remove link a–b: new flows route around it (flows already scheduled finish as planned)."""
+        self.graph.remove_edge(a, b)
+        self.router.invalidate()
+        self._routes.clear()
+        self._paths.clear()
+        self._costs.clear()
+        self._host.clear()
 
     def _drained(self, sh: "_Share") -> None:
         now = self.env.now

@@ -135,3 +135,83 @@ def bench_recompute_cost() -> dict:
 
 def _peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _workload(name: str) -> str:
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.path.normpath(os.path.join(here, "..", "..", "workloads", name))
+
+
+def gpt_step(servers: int, *, tp: int, pp: int, dp: int, workload: str = "gpt-3b-t2p2d8.yaml",
+             backend: str = "flow", measure_memory: bool = False) -> dict:
+    """One iteration of ``workload`` with the given parallelism on ``servers`` 8-GPU servers."""
+    from ..runtime import run_training
+    topo = f"gpu_cluster:servers={servers},gpus_per_server=8"
+    over = {"parallelism.tp": tp, "parallelism.pp": pp, "parallelism.dp": dp}
+    if measure_memory:
+        import tracemalloc
+        tracemalloc.start()
+    t0 = time.perf_counter()
+    s = run_training(topo, _workload(workload), backend=backend, progress=False, workload_overrides=over)
+    wall = time.perf_counter() - t0
+    out = {"gpus": servers * 8, "topology": topo, "workload": workload, "tp": tp, "pp": pp, "dp": dp,
+           "backend": backend, "wall_s": round(wall, 2), "iteration_time_s": s["iteration_time_s"],
+           "flows": s["flows"], "flows_per_wall_s": round(s["flows"] / wall),
+           "peak_rss_mib": round(_peak_rss_mib(), 1)}
+    if measure_memory:
+        import tracemalloc
+        out["tracemalloc_peak_mib"] = round(tracemalloc.get_traced_memory()[1] / 2**20, 1)
+        tracemalloc.stop()
+    net = s.get("network", {})
+    for k in ("recomputations", "recompute_wall_s", "max_component_flows", "port_fair_solves"):
+        if k in net:
+            out[k] = net[k]
+    return out
+
+
+@benchmark("flow_gpt3b_32gpu")
+def bench_gpt3b_32gpu() -> dict:
+    """GPT-3B, t=2 p=2 d=8, one iteration at real sizes on 4 x 8 GPUs (target <= 10 s)."""
+    out = gpt_step(4, tp=2, pp=2, dp=8)
+    out["target_wall_s"] = 10.0
+    return out
+
+
+@benchmark("flow_gpt_1024gpu")
+def bench_gpt_1024gpu() -> dict:
+    """GPT-3B, t=8 p=4 d=32 on 128 x 8 GPUs (leaf-spine): target <= 300 s, <= 4 GiB."""
+    out = gpt_step(128, tp=8, pp=4, dp=32)
+    out["target_wall_s"] = 300.0
+    out["target_peak_mib"] = 4096
+    return out
+
+
+@benchmark("flow_gpt_scaling")
+def bench_gpt_scaling() -> dict:
+    """Wall time vs GPUs (64, 256, 1,024; t=8 p=4, d = GPUs/32, global batch 512) and vs flows."""
+    rows = {}
+    for servers in (8, 32, 128):
+        r = gpt_step(servers, tp=8, pp=4, dp=servers * 8 // 32)
+        rows[f"{servers * 8}_gpus"] = {k: r[k] for k in ("wall_s", "flows", "flows_per_wall_s",
+                                                          "iteration_time_s", "peak_rss_mib")}
+    return rows
+
+
+@benchmark("flow_vs_packet_gpt_small")
+def bench_flow_vs_packet_small() -> dict:
+    """Packet vs flow backend on the reduced GPT steps (8 and 32 GPUs): speed-up and agreement."""
+    from ..runtime import run_training
+    out = {}
+    for topo, wl in (("gpu_cluster:servers=2,gpus_per_server=4", "gpt-1.5b-t2p2d2-small.yaml"),
+                     ("gpu_cluster:servers=4,gpus_per_server=8", "gpt-3b-t2p2d8-small.yaml")):
+        row = {}
+        for be in ("flow", "packet"):
+            t0 = time.perf_counter()
+            s = run_training(topo, _workload(wl), backend=be, progress=False)
+            row[be] = {"wall_s": round(time.perf_counter() - t0, 3), "iteration_time_s": s["iteration_time_s"],
+                       "flows": s["flows"]}
+        row["speedup"] = round(row["packet"]["wall_s"] / row["flow"]["wall_s"], 1)
+        row["iteration_rel_diff"] = round(abs(row["flow"]["iteration_time_s"] - row["packet"]["iteration_time_s"])
+                                          / row["packet"]["iteration_time_s"], 5)
+        out[wl] = row
+    return out

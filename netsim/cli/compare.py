@@ -134,7 +134,7 @@ def _fmt(v) -> str:
         return "-"
     if isinstance(v, (int, np.integer)) or (isinstance(v, float) and v.is_integer() and abs(v) < 1e15):
         return f"{int(v):,}"
-    return f"{v:,.3g}" if abs(v) < 1000 else f"{v:,.0f}"
+    return f"{v:,.4g}" if abs(v) < 1000 else f"{v:,.0f}"
 
 
 def format_table(df: pd.DataFrame) -> str:

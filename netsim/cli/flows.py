@@ -31,7 +31,12 @@ def _run(args) -> int:
     params = parse_set_assignments(args.set)
     from ..backends.packet.defaults import resolve_params
     resolve_params(params)  # unknown --set key: fail before reading anything big
-    cc_params = parse_cc_assignments(args.cc_param, args.cc)
+    cc_params = {}
+    if args.cc_params_file:
+        from ..transport.cc.config import load_cc_params_file
+        cc_params = load_cc_params_file(args.cc_params_file, args.cc)
+    for name, over in parse_cc_assignments(args.cc_param, args.cc).items():
+        cc_params.setdefault(name, {}).update(over)  # the command line wins over the file
     graph = load_topology(args.topology)
     flows = load_flows(args.flows, graph)
     summary = run_flows(graph, flows, backend=args.backend, cc=args.cc, params=params, cc_params=cc_params,
@@ -62,6 +67,8 @@ def register(subparsers) -> None:
                    help="override a simulation default (see `netsim defaults`); per priority: NAME.P=VALUE")
     p.add_argument("--cc-param", action="append", default=[], metavar="[CC.]KEY=VALUE",
                    help="override a congestion-control parameter (bare key: the --cc algorithm)")
+    p.add_argument("--cc-params-file", metavar="FILE",
+                   help="YAML/JSON {cc: {key: value}} (or flat {key: value} for --cc); --cc-param wins")
     p.add_argument("--hpcc-fct", action="store_true", help="also write HPCC ns-3's fct.txt")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.set_defaults(func=_run)

@@ -43,9 +43,15 @@ def _run(args) -> int:
     params = dict(parse_assignments(args.set, what="--set"))
     cc_params = cc_param_dict(args.cc_param, args.cc)
     overrides = parse_assignments(args.workload_set, what="--workload-set")
+    whatif = None
+    if args.inject_delay or args.straggler or args.degrade_link or args.fail_link:
+        from ..whatif import WhatIf
+        whatif = WhatIf.from_cli(inject_delay=args.inject_delay, straggler=args.straggler,
+                                 degrade_link=args.degrade_link, fail_link=args.fail_link)
     summary = run_training(args.topology, args.workload, backend=args.backend, cc=args.cc, params=params,
                            cc_params=cc_params, seed=args.seed, iterations=args.iterations, out_dir=args.out,
-                           workload_overrides=overrides, progress=None if not args.quiet else False)
+                           workload_overrides=overrides, progress=None if not args.quiet else False,
+                           whatif=whatif)
     if not args.quiet:
         print(format_result(summary))
     return 0
@@ -67,5 +73,13 @@ def register(subparsers) -> None:
                    help="congestion-control parameter, K=V for --cc or CC.K=V (repeatable)")
     p.add_argument("--workload-set", action="append", default=[], metavar="FIELD=VALUE",
                    help="override a workload field, e.g. parallelism.dp=4 (repeatable)")
+    p.add_argument("--inject-delay", action="append", default=[], metavar="COLL[@GROUP]=DUR",
+                   help="what-if: extra latency before every matching collective, e.g. allreduce@dp=2ms")
+    p.add_argument("--straggler", action="append", default=[], metavar="RANK=FACTOR",
+                   help="what-if: rank RANK's compute takes FACTOR times as long")
+    p.add_argument("--degrade-link", action="append", default=[], metavar="A:B=FACTOR@TIME",
+                   help="what-if: link A-B runs at FACTOR x its rate from TIME on")
+    p.add_argument("--fail-link", action="append", default=[], metavar="A:B@TIME",
+                   help="what-if: link A-B fails at TIME (traffic reroutes)")
     p.add_argument("--quiet", action="store_true", help="print nothing on success; no progress line")
     p.set_defaults(func=_run)

@@ -17,7 +17,7 @@ def register(subparsers) -> None:
     p.add_argument("--workers", type=int, metavar="N", default=None,
                    help="LocalCluster worker processes, 1 thread each (default: CPU count)")
     p.add_argument("--resume", action="store_true", help="skip points already done in DIR")
-    p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.add_argument("--quiet", action="store_true", help="no progress line, no summary line")
     p.add_argument("--dry-run", action="store_true", help="validate and list the points; run nothing")
     p.set_defaults(func=_run)
 
@@ -38,6 +38,8 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     res = run_sweep(args.sweep, args.out, scheduler=args.scheduler, workers=args.workers,
                     resume=args.resume, progress=default_progress(args.quiet))
+    if args.quiet:
+        return 0
     print(f"sweep: {res.points} points: {res.ok} ok, {res.failed} failed, {res.skipped} resumed; "
           f"ran {res.ran} in {res.wall_s:.1f} s ({res.points_per_s:.2f} points/s) -> "
           f"{args.out}/results.csv" + (" + results.parquet" if res.parquet else ""))

@@ -42,6 +42,25 @@ class _TrafficSink:
     close = flush
 
 
+def _make_builder(wl, placement, seed: int):
+    """The op-graph builder: ZeRO / sequence parallelism (``workloads.extended``) when asked for."""
+    if getattr(wl, "zero_stage", 0) or getattr(wl, "sequence_parallel", False):
+        from ..workloads.extended import ExtendedBuilder
+        return ExtendedBuilder(wl, placement, seed=seed)
+    return OpGraphBuilder(wl, placement, seed=seed)
+
+
+def _whatif(wl, extra):
+    """The workload file's what-if merged with the caller's (None when both are empty)."""
+    if wl.whatif is None and extra is None:
+        return None
+    from ..whatif import WhatIf
+    w = WhatIf.coerce(wl.whatif)
+    if extra is not None:
+        w = w.merged(WhatIf.coerce(extra))
+    return None if w.empty else w
+
+
 def _resolve_graph(graph):
     from ..topology import load_topology, validate
     if isinstance(graph, (str, os.PathLike)):
@@ -52,7 +71,7 @@ def _resolve_graph(graph):
 def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", params: dict | None = None,
                  cc_params: dict | None = None, seed: int = 0, iterations: int = 1, out_dir=None,
                  workload_overrides=None, progress: bool | None = None, keep_records: bool = False,
-                 topology_name: str | None = None) -> dict:
+                 topology_name: str | None = None, whatif=None, host_stack=None) -> dict:
     """Simulate ``iterations`` training iterations of ``workload`` on ``graph``.
 
     Parameters
@@ -71,6 +90,11 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
         ``--workload-set`` assignments.
     progress : bool, optional
         Progress line on stderr (default: when stderr is a terminal).
+    whatif : netsim.whatif.WhatIf | dict, optional
+        Delay injection, stragglers, link changes; added to the workload
+        file's ``whatif:`` section.
+    host_stack : optional
+        A host-stack cost model given to the backend (``backend.host_stack``).
     keep_records : bool
         Keep flows/ops in memory: ``summary["records"]`` = {"fct": [...], "ops": [...]},
         and the executor under ``summary["_executor"]`` (for tests/notebooks).
@@ -89,7 +113,10 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
     graph = _resolve_graph(graph)
     wl = load_workload(workload, overrides=workload_overrides)
     placement = place(wl, graph)
-    builder = OpGraphBuilder(wl, placement)
+    builder = _make_builder(wl, placement, seed)
+    what = _whatif(wl, whatif)
+    if what is not None:
+        what.check_graph(graph, world_size=placement.world_size)
     paths: dict[str, str] = {}
     fct_sinks, ops_sinks, extra = [], [], {}
     traffic = _TrafficSink()
@@ -119,9 +146,15 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
             by.setdefault(server_of(graph, n), []).append(n)
         return list(by.values())
 
+    if host_stack is not None:
+        be.host_stack = host_stack
+    run_builder = builder
+    if what is not None:
+        what.start(be, graph)
+        run_builder = what.wrap_builder(builder)
     if progress is None:
         progress = sys.stderr.isatty()
-    ex = Executor(be, builder, placement.gpu_of, node_groups=node_groups, ops_sink=ops_sink, tag=wl.name,
+    ex = Executor(be, run_builder, placement.gpu_of, node_groups=node_groups, ops_sink=ops_sink, tag=wl.name,
                   progress=progress)
     ex.run(iterations)
     ex.check_complete()

@@ -15,9 +15,6 @@ the GPU (an op's duration does not depend on what else the GPU runs).
 """
 from __future__ import annotations
 
-import sys
-import time
-
 from ..collectives import run_collective
 from ..errors import SimulationError
 from ..records import FlowTag
@@ -43,7 +40,7 @@ class Executor:
     tag : str
         Goes into every flow's ``tag`` field (the workload name).
     progress : bool
-        Print a progress line to stderr (use only when it is a terminal).
+        Show :class:`netsim.progress.Progress`'s line (only drawn on a terminal).
     """
 
     def __init__(self, backend, builder, gpu_of, *, node_groups=None, ops_sink=None, tag: str = "",
@@ -60,7 +57,6 @@ class Executor:
         self._seq = 0
         self._done_ops = 0
         self._total_ops = 0
-        self._last_print = 0.0
         self.events_ops = 0
 
     # ------------------------------------------------------------------------------------------
@@ -69,14 +65,16 @@ class Executor:
         self.iterations = iterations
         self.finished = self.env.event()
         self._generate(0)
+        from ..progress import Progress
+        estimate = len(self.iteration_ops.get(0, ())) * iterations
+        prog = Progress(self.env, quiet=not self.progress, label=f"netsim run ({iterations} iterations)",
+                        work=lambda: self._done_ops, total_work=estimate or None)
         try:
-            self.env.run(until=self.finished)
+            with prog:
+                prog.run(self.finished)
         except RuntimeError as exc:  # simpy: no events left before `finished`
             self.check_complete()
             raise SimulationError(f"simulation stopped early: {exc}") from None
-        if self.progress:
-            sys.stderr.write("\r" + " " * 78 + "\r")
-            sys.stderr.flush()
 
     def _generate(self, it: int) -> None:
         if it >= self.iterations or it in self.iteration_ops:
@@ -91,6 +89,8 @@ class Executor:
             self._seq += 1
             seen = set()
             pending = 0
+            if None in op.deps:
+                op.deps = [d for d in op.deps if d is not None]
             for d in op.deps:
                 if id(d) in seen:
                     continue
@@ -154,8 +154,6 @@ class Executor:
         self._done_ops += 1
         if self.remaining[it] == 0:
             self._iteration_done(it)
-        if self.progress and (self._done_ops & 1023) == 0:
-            self._print_progress()
 
     def _iteration_done(self, it: int) -> None:
         self.iteration_end_ps[it] = self.env.now
@@ -163,16 +161,6 @@ class Executor:
             self.finished.succeed()
         if not self.keep_ops and it - 2 in self.iteration_ops:
             del self.iteration_ops[it - 2]
-
-    def _print_progress(self) -> None:
-        t = time.monotonic()
-        if t - self._last_print < 0.5:
-            return
-        self._last_print = t
-        done = len(self.iteration_end_ps)
-        sys.stderr.write(f"\rnetsim run: iteration {min(done + 1, self.iterations)}/{self.iterations}, "
-                         f"{self._done_ops}/{self._total_ops} ops, simulated {self.env.now / 1e12:.4f} s   ")
-        sys.stderr.flush()
 
     def check_complete(self) -> None:
         """Raise if some op never ran (a dependency that can never be satisfied)."""

@@ -24,14 +24,16 @@ import json
 import logging
 import os
 import shutil
+import signal
 import sys
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, TextIO
 
 from ..errors import InputError
-from .point import run_point, load_done, write_json_atomic
+from .point import DONE_FILE, load_done, run_point, write_json_atomic
 from .points import Point, expand
 from .spec import load_sweep
 from .table import make_row, write_csv, write_parquet
@@ -108,26 +110,41 @@ def dask_client(scheduler: str | None, workers: int):
                          accepted="pip install 'dask[distributed]' (the netsim[sweep] extra)") from None
     if scheduler:
         try:
-            client = Client(scheduler, timeout="20s")
+            client = Client(scheduler, timeout="10s")
         except (OSError, TimeoutError) as exc:
             raise InputError("cannot reach the Dask scheduler", where="--scheduler", value=scheduler,
                              accepted=f"a running scheduler address like tcp://HOST:8786 ({exc})") from None
         with client:
             yield client
         return
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=logging.ERROR)
+    # no dashboard; the scheduler's small HTTP server (health, metrics) on a free local port
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                           dashboard_address="127.0.0.1:0", scheduler_kwargs={"dashboard": False},
+                           silence_logs=logging.ERROR)
     with cluster, Client(cluster) as client:
+        # Ctrl-C reaches the whole terminal process group: let only this process handle it
+        # (it cancels the points and closes the cluster) instead of every worker dying noisily.
+        client.run(_ignore_sigint)
         yield client
+
+
+def _ignore_sigint() -> None:
+    """Run on each LocalCluster worker (in its event-loop thread, the main thread)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _prepare_out(out_dir: str, spec_path: str, points: list[Point], resume: bool) -> None:
     plan_path = os.path.join(out_dir, PLAN_FILE)
-    if os.path.exists(plan_path) and not resume:
-        raise InputError("output folder already holds a sweep", where="--out", value=out_dir,
+    points_dir = os.path.join(out_dir, POINTS_DIR)
+    if not resume and os.path.isdir(points_dir) and any(
+            os.path.exists(os.path.join(points_dir, d, DONE_FILE)) for d in os.listdir(points_dir)):
+        raise InputError("output folder already holds a sweep with finished points", where="--out", value=out_dir,
                          accepted="--resume to continue it, or an empty or new folder")
     os.makedirs(os.path.join(out_dir, POINTS_DIR), exist_ok=True)
-    shutil.copyfile(spec_path, os.path.join(out_dir, "sweep.yaml"))
+    copy = os.path.join(out_dir, "sweep.yaml")
+    if not (os.path.exists(copy) and os.path.samefile(spec_path, copy)):
+        shutil.copyfile(spec_path, copy)
     write_json_atomic(plan_path, {"sweep": os.path.abspath(spec_path),
                                   "points": [p.to_json() for p in points]})
 
@@ -180,8 +197,9 @@ def run_sweep(spec_path: str, out_dir: str, *, scheduler: str | None = None, wor
             bar.show()
             from dask.distributed import as_completed
             tag = uuid.uuid4().hex[:8]
-            futures = {client.submit(run_point, p.to_json(), os.path.abspath(os.path.join(out_dir, POINTS_DIR, p.point_id)),
-                                     main, key=f"netsim-point-{p.index}-{p.point_id}-{tag}", pure=False): p
+            folder = os.path.abspath(os.path.join(out_dir, POINTS_DIR))
+            futures = {client.submit(run_point, p.to_json(), os.path.join(folder, p.point_id), main,
+                                     key=f"netsim-point-{p.index}-{p.point_id}-{tag}", pure=False): p
                        for p in todo}
             try:
                 for fut in as_completed(futures):

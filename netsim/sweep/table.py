@@ -4,8 +4,9 @@ Columns: ``point`` (index), ``point_id`` (folder name), the point's varied
 parameters (axis names, ``repetition`` when repeated, ``seed``), then every
 scalar figure of its ``summary.json`` (nested dicts flattened with dots, in
 order of first appearance over the points in index order; lists are left
-out) and the ``fct.*`` figures of :mod:`netsim.sweep.figures`, then ``point_wall_s``, ``status`` (ok|failed) and ``error``. A summary
-key that collides with a parameter column is prefixed ``summary.``.
+out) and the ``fct.*`` figures of :mod:`netsim.sweep.figures`, then
+``point_wall_s``, ``status`` (ok|failed) and ``error``. A summary key that
+collides with a parameter column is prefixed ``summary.``.
 
 ``results.csv`` is rewritten atomically (temporary file + ``os.replace``)
 every time a point finishes, so an interrupted sweep leaves a valid table of

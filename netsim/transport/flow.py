@@ -82,6 +82,9 @@ class Flow:
         self.rto_deadline = None
         self.rto = RtoEstimator(min_rto_ns, max_rto_ns, initial_rto_ns)
         self.sender_done = False
+        self.failed = False
+        self.consec_timeouts = 0
+        self.max_timeouts = 15
         self.ack_end_ps = -1
         # receiver
         self.rcv_nxt = 0
@@ -192,6 +195,13 @@ class Flow:
             heappush(env._queue, (deadline, NORMAL, next(env._eid), ev))
             return
         self.timeouts += 1
+        self.consec_timeouts += 1
+        if self.consec_timeouts > self.max_timeouts:
+            self.sender_done = True  # give up (RoCE retry_cnt / TCP tcp_retries2 exhausted)
+            self.failed = True
+            self.rto_deadline = None
+            self.net.flow_failed(self)
+            return
         self.rto.backoff()
         self.on_timeout(now)
         self.arm_timer(now)
@@ -202,6 +212,7 @@ class Flow:
         """Advance ``snd_una`` to ``ack``; RTT sample (Karn); timer restart/stop. Returns acked bytes."""
         acked = ack - self.snd_una
         self.snd_una = ack
+        self.consec_timeouts = 0
         if self.snd_nxt < ack:
             self.snd_nxt = ack
         rtt_ns = None

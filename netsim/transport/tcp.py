@@ -20,7 +20,13 @@ Sender:
   already holds are skipped as soon as its cumulative ACK reports them),
   ``recover`` = highest byte sent.
 
-Left out: SACK, delayed ACKs, Nagle, receive-window limits, PAWS.
+Delayed ACKs (``tcp_delayed_ack_segments`` > 1, off by default): an ACK
+every N in-order segments or when the delayed-ACK timer
+(``tcp_delayed_ack_timeout_ns``) expires, at once for out-of-order data and
+the last byte; when the CE state changes with ACKs pending, the pending
+segments are acknowledged first with the old ECE value (RFC 8257 3.2).
+
+Left out: SACK, Nagle, receive-window limits, PAWS.
 """
 from __future__ import annotations
 
@@ -32,8 +38,15 @@ class TcpFlow(Flow):
     transport = "tcp"
     echo_ce = True
 
-    def __init__(self, *args, **kw):
+    def __init__(self, *args, delack_segments: int = 1, delack_timeout_ns: int = 0, **kw):
         super().__init__(*args, **kw)
+        self.delack = int(delack_segments)
+        self.delack_ps = int(delack_timeout_ns) * 1000
+        self.ack_pending = 0          # in-order segments received but not yet acknowledged
+        self.ce_state = False         # CE of the last segment (RFC 8257 3.2 receiver state)
+        self.last_ts = 0
+        self.last_rtx = False
+        self.delack_ev = None
         self.ooo: dict[int, int] = {}
         self.dupacks = 0
         self.in_recovery = False
@@ -43,11 +56,13 @@ class TcpFlow(Flow):
     def on_data(self, pkt) -> None:
         now = self.env._now
         self.rx_payload_bytes += pkt.payload
-        if pkt.ce:
+        ce = pkt.ce
+        if ce:
             self.ecn_marked_packets += 1
         seq = pkt.seq
         rcv = self.rcv_nxt
-        if seq == rcv:
+        in_order = seq == rcv
+        if in_order:
             rcv += pkt.payload
             self.win_bytes += pkt.payload
             ooo = self.ooo
@@ -59,9 +74,42 @@ class TcpFlow(Flow):
             self.rcv_nxt = rcv
         elif seq > rcv and seq not in self.ooo:
             self.ooo[seq] = pkt.payload
+        if self.delack > 1:
+            if self.ack_pending and ce != self.ce_state:
+                # RFC 8257 3.2: CE state changed: ACK what is pending with the old state first
+                self._pure_ack(self.rcv_nxt if not in_order else seq, self.ce_state)
+            self.ce_state = ce
+            if in_order and not self.ooo and rcv < self.size and self.ack_pending + 1 < self.delack:
+                self.ack_pending += 1
+                self.last_ts, self.last_rtx = pkt.ts, pkt.rtx
+                if self.delack_ev is None and self.delack_ps > 0:
+                    from .flow import _Tick
+                    from heapq import heappush
+                    ev = self.delack_ev = _Tick(self._delack_fire, now + self.delack_ps)
+                    heappush(self.env._queue, (ev.at, 1, next(self.env._eid), ev))
+                if rcv >= self.size and self.end_ps < 0:
+                    self._delivered(now)
+                return
+            self.ack_pending = 0
         self.send_control(ACK, rcv, pkt)
         if rcv >= self.size and self.end_ps < 0:
             self._delivered(now)
+
+    def _pure_ack(self, seq: int, ece: bool) -> None:
+        """An ACK not triggered by the current packet (delayed-ACK flush or CE-state change)."""
+        from .packet import CONTROL_PRIORITY, Packet
+        pkt = Packet(self, ACK, seq, self.ack_bytes, 0, CONTROL_PRIORITY, False, self.rroute, self.src,
+                     self.last_ts)
+        pkt.hop = 1
+        pkt.rtx = self.last_rtx
+        pkt.ece = ece and self.echo_ce
+        self.ack_pending = 0
+        self.rport.send_control(pkt)
+
+    def _delack_fire(self, ev) -> None:
+        self.delack_ev = None
+        if self.ack_pending:
+            self._pure_ack(self.rcv_nxt, self.ce_state)
 
     # -- sender -----------------------------------------------------------------------------------
     def on_ack(self, pkt) -> None:

@@ -13,11 +13,12 @@ import re
 from ..errors import WorkloadError
 from ..units import UnitError, parse_size, parse_time_ns
 
-SECTIONS = ("name", "description", "model", "training", "parallelism", "placement", "collectives", "compute")
+SECTIONS = ("name", "description", "model", "training", "parallelism", "placement", "collectives", "compute",
+            "whatif")
 SECTION_KEYS = {
     "training": ("global_batch", "micro_batch", "precision", "recompute", "grad_bytes"),
-    "parallelism": ("dp", "tp", "pp", "schedule", "partition", "scatter_gather", "overlap_p2p", "bucket_bytes",
-                    "first_bucket_bytes"),
+    "parallelism": ("dp", "tp", "pp", "ep", "schedule", "partition", "scatter_gather", "overlap_p2p",
+                    "bucket_bytes", "first_bucket_bytes", "zero_stage", "sequence_parallel"),
     "placement": ("order", "gpus", "nic"),
     "collectives": ("tp", "dp", "pp", "ep"),
     "compute": ("gpu", "peak_flops", "utilization", "layer_times_ms", "optimizer", "optimizer_bytes_per_param"),

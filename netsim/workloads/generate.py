@@ -18,6 +18,21 @@ schedule (``1f1b``/``gpipe``):
   that produces the bucket's last gradient;
 * optimizer step per rank, after its last backward and its last DP bucket.
 
+MoE blocks get an all-to-all dispatch before and a combine after (forward,
+recomputation, backward) on the EP group, sized by the routed tokens of
+:func:`netsim.workloads.moe.route`, and expert compute proportional to the
+tokens a rank receives; expert gradients are reduced over the
+expert-data-parallel group.
+
+Extension points (used by :mod:`.extended` for ZeRO and sequence parallelism,
+and by :mod:`netsim.whatif`): ``_fwd_layer`` / ``_bwd_layer`` (per-layer
+collectives, e.g. ZeRO-3 parameter gathers), ``_tp_collective`` (every TP
+collective), ``_dp_sync`` / ``_optimizer`` (gradient sync), ``build``'s op
+list (post-processing), ``Op.delay_ps`` (latency injection) and
+``Op.duration_ps`` (stragglers).  Shared state: ``cur[rank]`` = the op the
+rank's next compute waits for, ``pending[rank]`` = extra ops it must also
+wait for, ``it`` = the iteration being built.
+
 Compute ops of a rank chain in stream order; a TP all-reduce blocks the
 compute stream (Megatron's are synchronous); so does a pipeline send unless
 ``overlap_p2p`` (Megatron's ``--overlap-p2p-communication``) is set; DP buckets
@@ -30,12 +45,12 @@ all-gathers), ``_dp_sync`` (ZeRO reduce-scatter/all-gather) and
 from __future__ import annotations
 
 from .layers import Layer
+from .moe import route
 from .ops import Op
 from .schedules import schedule
-from .schema import CollectiveSpec, Workload
+from .schema import Workload
 
 PS_PER_S = 10**12
-P2P_SPEC = CollectiveSpec("ring", 1, None)
 
 
 def ddp_buckets(sizes_bytes: list[int], first_cap: int, cap: int) -> list[list[int]]:
@@ -67,13 +82,16 @@ class OpGraphBuilder:
     ----------
     workload : Workload
     placement : Placement
+    seed : int
+        Seeds data-dependent choices (MoE routing).
     """
 
-    def __init__(self, workload: Workload, placement):
-        self.w, self.pl = workload, placement
+    def __init__(self, workload: Workload, placement, *, seed: int = 0):
+        self.w, self.pl, self.seed = workload, placement, seed
         w = workload
         self.m = w.micro_batches
         self.b = w.micro_batch
+        self.rate = w.peak_flops * w.utilization
         layers = w.layers()
         body = [l for l in layers if l.role == "body"]
         first = [l for l in layers if l.role == "first"]
@@ -92,13 +110,21 @@ class OpGraphBuilder:
         self.times = [[self._block_times(l) for l in sl] for sl in self.stage_layers]
         self.boundary_elems = [sl[-1].out_elems for sl in self.stage_layers]
         self.cur: dict[int, Op | None] = {r: None for r in range(placement.world_size)}
-        self.dp_last: dict[int, Op | None] = {}
+        self.pending: dict[int, list] = {}
+        self.chain: dict[tuple, Op] = {}
         self.orders = [schedule(w.schedule, s, w.pp, self.m) for s in range(w.pp)]
         self.buckets = [self._stage_buckets(s) for s in range(w.pp)]
+        self._routes: dict[tuple, tuple] = {}
 
     # -- compute durations ---------------------------------------------------------------------
+    def _tokens(self) -> int:
+        return self.b * getattr(self.w.model, "seq_len", 1)
+
     def _block_times(self, layer: Layer) -> list[tuple[int, int, int]]:
-        """Per block (forward, backward, recompute) ps for one micro-batch on one rank."""
+        """Per block (forward, backward, recompute) ps for one micro-batch on one rank.
+
+        MoE blocks: for the mean routed load (b·s·top_k tokens per rank).
+        """
         w = self.w
         lt = w.layer_times_ms
         if lt is not None and (layer.name in lt or "default" in lt):
@@ -111,27 +137,32 @@ class OpGraphBuilder:
                 f = round(f_ms * 1e9 * share)
                 out.append((f, round(b_ms * 1e9 * share), f if blk.recompute else 0))
             return out
-        rate = w.peak_flops * w.utilization
         out = []
         for blk in layer.blocks:
-            f = round(blk.fwd_flops * self.b / rate * PS_PER_S)
-            out.append((f, round(blk.bwd_flops * self.b / rate * PS_PER_S), f if blk.recompute else 0))
+            work = self.b
+            if blk.moe:
+                work = self._tokens() * w.model.moe.top_k
+            f = round(blk.fwd_flops * work / self.rate * PS_PER_S)
+            out.append((f, round(blk.bwd_flops * work / self.rate * PS_PER_S), f if blk.recompute else 0))
         return out
 
-    def _stage_buckets(self, s: int) -> list[tuple[int, list[tuple[int, int]]]]:
-        """DDP buckets of stage ``s``: (bytes, [(layer index, block index) of its tensors])."""
-        items = []
-        for li in range(len(self.stage_layers[s]) - 1, -1, -1):
-            layer = self.stage_layers[s][li]
-            for bi in range(len(layer.blocks) - 1, -1, -1):
-                for _, n in reversed(layer.blocks[bi].tensors):
-                    if n:
-                        items.append((n * self.w.grad_bytes, (li, bi)))
-        groups = ddp_buckets([x[0] for x in items], self.w.first_bucket_bytes, self.w.bucket_bytes)
-        return [(sum(items[i][0] for i in g), [items[i][1] for i in g]) for g in groups]
+    def _stage_buckets(self, s: int) -> list[tuple[int, list, str]]:
+        """DDP buckets of stage ``s``: (bytes, [(layer, block) of its tensors], "dp" or "edp")."""
+        out = []
+        for attr, kind in (("tensors", "dp"), ("expert_tensors", "edp")):
+            items = []
+            for li in range(len(self.stage_layers[s]) - 1, -1, -1):
+                layer = self.stage_layers[s][li]
+                for bi in range(len(layer.blocks) - 1, -1, -1):
+                    for _, n in reversed(getattr(layer.blocks[bi], attr)):
+                        if n:
+                            items.append((n * self.w.grad_bytes, (li, bi)))
+            groups = ddp_buckets([x[0] for x in items], self.w.first_bucket_bytes, self.w.bucket_bytes)
+            out += [(sum(items[i][0] for i in g), [items[i][1] for i in g], kind) for g in groups]
+        return out
 
     def rank_params(self, rank: int) -> int:
-        """Parameters rank ``rank`` holds (its stage's layers, its TP shard)."""
+        """Parameters rank ``rank`` holds (its stage's layers, its TP shard, its experts)."""
         return sum(l.params for l in self.stage_layers[self.pl.stage(rank)])
 
     def stage_compute_ps(self, s: int) -> tuple[int, int]:
@@ -146,17 +177,14 @@ class OpGraphBuilder:
         w, pl = self.w, self.pl
         self.ops: list[Op] = []
         self.it = it
-        self.p2p: dict[tuple, Op] = {}
+        self.shared_ops: dict[tuple, Op] = {}
         self.ready: dict[tuple, Op] = {}   # (rank, layer idx, block idx) -> op after which grads exist
         for s in range(w.pp):
             for d in range(w.dp):
                 tg = pl.groups["tp"][s * w.dp + d]
                 gi = s * w.dp + d
                 for kind, j in self.orders[s]:
-                    if kind == "F":
-                        self._forward(s, d, tg, gi, j)
-                    else:
-                        self._backward(s, d, tg, gi, j, last=(j == self.orders[s][-1][1]))
+                    self._pass(s, d, tg, gi, j, kind, last=(j == self.orders[s][-1][1]))
         for s in range(w.pp):
             for i in range(w.tp):
                 self._dp_sync(s, i)
@@ -168,141 +196,183 @@ class OpGraphBuilder:
         self.ops.append(op)
         return op
 
-    def _compute(self, r: int, name: str, ps: int, extra=None) -> None:
-        deps = [self.cur[r]] + (extra or [])
-        if ps <= 0 and not extra:
+    def _deps(self, r: int) -> list:
+        return [self.cur[r]] + self.pending.pop(r, [])
+
+    def _compute(self, r: int, name: str, ps: int) -> None:
+        deps = self._deps(r)
+        if ps <= 0 and len(deps) == 1:
             return
         self.cur[r] = self._add(Op(name, "compute", (r,), self.it, duration_ps=ps, deps=deps))
 
     def _tp_collective(self, tg, gi: int, name: str, coll: str, size: int, extra=None) -> None:
-        deps = [self.cur[r] for r in tg] + (extra or [])
+        """A collective of TP group ``tg``; it blocks the ranks' compute (Megatron's are synchronous)."""
+        deps = [d for r in tg for d in self._deps(r)] + list(extra or ())
         op = self._add(Op(f"tp{gi}.{name}", "tp", tg, self.it, group=f"tp{gi}", collective=coll,
                           size_bytes=size, spec=self.w.collectives["tp"], deps=deps))
         for r in tg:
             self.cur[r] = op
 
-    def _p2p(self, key: tuple, src: int, dst: int, name: str, size: int) -> Op:
-        op = self.p2p.get(key)
+    def _shared_op(self, key: tuple, make) -> tuple[Op, bool]:
+        """An op several replicas' generation reaches (p2p, all-to-alls): (op, created now)."""
+        op = self.shared_ops.get(key)
         if op is None:
-            pipe = self.pl.group_of["pp"][src]
-            op = self._add(Op(f"pp{pipe}.{name}", "pp", (src, dst), self.it, group=f"pp{pipe}",
-                              collective="send", size_bytes=size, spec=self.w.collectives["pp"]))
-            self.p2p[key] = op
+            op = self.shared_ops[key] = self._add(make())
+            return op, True
+        return op, False
+
+    # -- pipeline ------------------------------------------------------------------------------
+    def _pp_size(self, b_stage: int) -> int:
+        w = self.w
+        full = self.boundary_elems[b_stage] * self.b * w.act_bytes
+        return full // w.tp if (w.scatter_gather and w.tp > 1) else full
+
+    def _p2p(self, key: tuple, src: int, dst: int, name: str, size: int) -> Op:
+        pipe = self.pl.group_of["pp"][src]
+        op, _ = self._shared_op(("pp",) + key, lambda: Op(f"pp{pipe}.{name}", "pp", (src, dst), self.it,
+                                                          group=f"pp{pipe}", collective="send", size_bytes=size,
+                                                          spec=self.w.collectives["pp"]))
         return op
 
     def _recv(self, s: int, d: int, tg, gi: int, j: int, direction: str, peer_stage: int) -> None:
         """Make the stage's compute wait for the activation/gradient of micro-batch ``j``."""
         w, pl = self.w, self.pl
         b_stage = min(s, peer_stage)
-        full = self.boundary_elems[b_stage] * self.b * w.act_bytes
-        size = full // w.tp if (w.scatter_gather and w.tp > 1) else full
         recvs = []
         for i, r in enumerate(tg):
             peer = pl.rank_at(i, d, peer_stage)
-            key = (direction, b_stage, j, d, i)
-            tag = f"{direction}{j}.s{peer_stage}-s{s}"
-            recvs.append(self._p2p(key, peer, r, tag, size))
+            recvs.append(self._p2p((direction, b_stage, j, d, i), peer, r, f"{direction}{j}.s{peer_stage}-s{s}",
+                                   self._pp_size(b_stage)))
+        for r, op in zip(tg, recvs):
+            self.pending.setdefault(r, []).append(op)
         if w.scatter_gather and w.tp > 1:
-            self._tp_collective(tg, gi, f"{direction}{j}.s{s}.gather", "allgather", full, extra=recvs)
-        else:
-            for r, op in zip(tg, recvs):
-                self.cur[r] = self._join(r, op)
-
-    def _join(self, r: int, op: Op) -> Op:
-        """A zero-time marker is not needed: the next compute op carries the extra dependency."""
-        self._pending_extra.setdefault(r, []).append(op)
-        return self.cur[r]
+            full = self.boundary_elems[b_stage] * self.b * w.act_bytes
+            self._tp_collective(tg, gi, f"{direction}{j}.s{s}.gather", "allgather", full)
 
     def _send(self, s: int, d: int, tg, j: int, direction: str, peer_stage: int) -> None:
         w, pl = self.w, self.pl
         b_stage = min(s, peer_stage)
-        full = self.boundary_elems[b_stage] * self.b * w.act_bytes
-        size = full // w.tp if (w.scatter_gather and w.tp > 1) else full
         for i, r in enumerate(tg):
             peer = pl.rank_at(i, d, peer_stage)
-            key = (direction, b_stage, j, d, i)
-            op = self._p2p(key, r, peer, f"{direction}{j}.s{s}-s{peer_stage}", size)
-            op.deps.append(self.cur[r])
+            op = self._p2p((direction, b_stage, j, d, i), r, peer, f"{direction}{j}.s{s}-s{peer_stage}",
+                           self._pp_size(b_stage))
+            op.deps.extend(self._deps(r))
             if not w.overlap_p2p:
                 self.cur[r] = op          # Megatron's p2p is synchronous: the sender waits for its send
 
-    def _run_block(self, s, tg, gi, name: str, ps_index: int, li: int, bi: int, tp_elems: int) -> None:
-        for r in tg:
-            ps = self.times[s][li][bi][ps_index]
-            extra = self._pending_extra.pop(r, None)
-            self._compute(r, name, ps, extra)
-        if tp_elems and self.w.tp > 1:
-            self._tp_collective(tg, gi, name + ".allreduce", "allreduce", tp_elems * self.b * self.w.act_bytes)
-
-    def _forward(self, s, d, tg, gi, j) -> None:
-        self._pending_extra = {}
-        if s > 0:
-            self._recv(s, d, tg, gi, j, "F", s - 1)
-        for li, layer in enumerate(self.stage_layers[s]):
-            self._fwd_layer(s, tg, gi, j, li, layer)
-        self._flush_extra(tg, f"F{j}.recv")
-        if s < self.w.pp - 1:
-            self._send(s, d, tg, j, "F", s + 1)
+    # -- passes, layers, blocks -----------------------------------------------------------------
+    def _pass(self, s, d, tg, gi, j, kind: str, last: bool) -> None:
+        w = self.w
+        if kind == "F":
+            if s > 0:
+                self._recv(s, d, tg, gi, j, "F", s - 1)
+            for li, layer in enumerate(self.stage_layers[s]):
+                self._fwd_layer(s, tg, gi, j, li, layer)
+            if s < w.pp - 1:
+                self._send(s, d, tg, j, "F", s + 1)
+        else:
+            if s < w.pp - 1:
+                self._recv(s, d, tg, gi, j, "B", s + 1)
+            for li in range(len(self.stage_layers[s]) - 1, -1, -1):
+                self._bwd_layer(s, tg, gi, j, li, self.stage_layers[s][li], last)
+            if s > 0:
+                self._send(s, d, tg, j, "B", s - 1)
 
     def _fwd_layer(self, s, tg, gi, j, li, layer: Layer) -> None:
+        """Forward of one layer for micro-batch ``j`` on TP group ``tg``."""
         for bi, blk in enumerate(layer.blocks):
-            self._run_block(s, tg, gi, f"F{j}.{layer.name}.{blk.name}", 0, li, bi, blk.tp_elems)
-
-    def _backward(self, s, d, tg, gi, j, last: bool) -> None:
-        self._pending_extra = {}
-        if s < self.w.pp - 1:
-            self._recv(s, d, tg, gi, j, "B", s + 1)
-        for li in range(len(self.stage_layers[s]) - 1, -1, -1):
-            self._bwd_layer(s, tg, gi, j, li, self.stage_layers[s][li], last)
-        self._flush_extra(tg, f"B{j}.recv")
-        if s > 0:
-            self._send(s, d, tg, j, "B", s - 1)
+            self._block(s, tg, gi, j, li, bi, blk, layer, "F", False)
 
     def _bwd_layer(self, s, tg, gi, j, li, layer: Layer, last: bool) -> None:
+        """Recomputation (if on) and backward of one layer; ``last``: the iteration's last micro-batch."""
         if self.w.recompute:
             for bi, blk in enumerate(layer.blocks):
                 if blk.recompute:
-                    self._run_block(s, tg, gi, f"R{j}.{layer.name}.{blk.name}", 2, li, bi, blk.tp_elems)
+                    self._block(s, tg, gi, j, li, bi, blk, layer, "R", False)
         for bi in range(len(layer.blocks) - 1, -1, -1):
-            blk = layer.blocks[bi]
-            name = f"B{j}.{layer.name}.{blk.name}"
-            for r in tg:
-                extra = self._pending_extra.pop(r, None)
-                self._compute(r, name, self.times[s][li][bi][1], extra)
-                if last:
-                    self.ready[(r, li, bi)] = self.cur[r]
-            if blk.tp_elems and self.w.tp > 1:
-                self._tp_collective(tg, gi, name + ".allreduce", "allreduce", blk.tp_elems * self.b * self.w.act_bytes)
+            self._block(s, tg, gi, j, li, bi, layer.blocks[bi], layer, "B", last)
 
-    def _flush_extra(self, tg, name: str) -> None:
-        """A stage with no compute left still has to wait for what it received."""
+    def _block(self, s, tg, gi, j, li, bi, blk, layer, phase: str, last: bool) -> None:
+        name = f"{phase}{j}.{layer.name}.{blk.name}"
+        idx = {"F": 0, "B": 1, "R": 2}[phase]
+        if blk.moe:
+            self._moe_block(s, tg, j, li, bi, blk, name, phase, last)
+            return
         for r in tg:
-            extra = self._pending_extra.pop(r, None)
-            if extra:
-                self.cur[r] = self._add(Op(name, "compute", (r,), self.it, duration_ps=0,
-                                           deps=[self.cur[r]] + extra))
+            self._compute(r, name, self.times[s][li][bi][idx])
+            if last and phase == "B":
+                self.ready[(r, li, bi)] = self.cur[r]
+        if blk.tp_elems and self.w.tp > 1:
+            self._tp_collective(tg, gi, name + ".allreduce", "allreduce", blk.tp_elems * self.b * self.w.act_bytes)
+
+    # -- MoE -----------------------------------------------------------------------------------
+    def _route(self, li: int, j: int, eg: int, ep: int) -> tuple:
+        key = (self.it, li, j, eg)
+        if key not in self._routes:
+            if len(self._routes) > 4096:
+                self._routes.clear()
+            self._routes[key] = route(self.w.model.moe, ep, self._tokens(), self.it, (self.seed, li, j, eg))
+        return self._routes[key]
+
+    def _moe_block(self, s, tg, j, li, bi, blk, name: str, phase: str, last: bool) -> None:
+        w, pl = self.w, self.pl
+        r = tg[0]                                   # MoE implies tp = 1
+        eg = pl.group_of["ep"][r]
+        members = pl.groups["ep"][eg]
+        me = members.index(r)
+        tok, recv = self._route(li, j, eg, len(members))
+        per_tok = w.model.hidden * w.act_bytes
+        dispatch = [[n * per_tok for n in row] for row in tok]
+        combine = [list(col) for col in zip(*dispatch)]
+        first, second = (dispatch, combine)
+        if len(members) > 1:
+            self._a2a(r, members, eg, f"{name}.dispatch", ("a2a", phase, eg, j, li, 0), first)
+        flops = blk.fwd_flops if phase != "B" else blk.bwd_flops
+        self._compute(r, name, round(recv[me] * flops / self.rate * PS_PER_S))
+        if last and phase == "B":
+            self.ready[(r, li, bi)] = self.cur[r]
+        if len(members) > 1:
+            self._a2a(r, members, eg, f"{name}.combine", ("a2a", phase, eg, j, li, 1), second)
+
+    def _a2a(self, r: int, members, eg: int, name: str, key: tuple, sizes) -> None:
+        total = sum(map(sum, sizes))
+        op, _ = self._shared_op(key, lambda: Op(f"ep{eg}.{name}", "ep", members, self.it, group=f"ep{eg}",
+                                             collective="alltoall", size_bytes=total // len(members),
+                                             spec=self.w.collectives["ep"], sizes=sizes))
+        # this replica's rank joins the all-to-all; its compute waits for it
+        op.deps.extend(self._deps(r))
+        self.cur[r] = op
+
+    # -- data parallelism ----------------------------------------------------------------------
+    def _dp_groups(self, s: int, i: int, kind: str) -> list[tuple[int, str, tuple]]:
+        w, pl = self.w, self.pl
+        g = s * w.tp + i
+        if kind == "dp":
+            return [(g, f"dp{g}", pl.groups["dp"][g])]
+        return [(g * w.ep + k, f"edp{g * w.ep + k}", pl.groups["edp"][g * w.ep + k]) for k in range(w.ep)]
 
     def _dp_sync(self, s: int, i: int) -> None:
-        """Gradient all-reduce per DDP bucket of DP group (stage s, TP index i)."""
-        w, pl = self.w, self.pl
-        if w.dp < 2:
-            return
-        gi = s * w.tp + i
-        ranks = pl.groups["dp"][gi]
-        for k, (size, blocks) in enumerate(self.buckets[s]):
-            li, bi = blocks[-1]
-            deps = [self.ready.get((r, li, bi)) or self.cur[r] for r in ranks]
-            deps.append(self.dp_last.get(gi))
-            op = self._add(Op(f"dp{gi}.bucket{k}", "dp", ranks, self.it, group=f"dp{gi}", collective="allreduce",
-                              size_bytes=size, spec=w.collectives["dp"], deps=deps))
-            self.dp_last[gi] = op
+        """Gradient all-reduce per DDP bucket of DP group (stage s, TP index i) and its expert-DP groups."""
+        w = self.w
+        for k, (size, blocks, kind) in enumerate(self.buckets[s]):
+            for gidx, gname, ranks in self._dp_groups(s, i, kind):
+                if len(ranks) < 2:
+                    continue
+                li, bi = blocks[-1]
+                deps = [self.ready.get((r, li, bi)) or self.cur[r] for r in ranks]
+                deps.append(self.chain.get(("dp", gname)))
+                op = self._add(Op(f"{gname}.bucket{k}", "dp", ranks, self.it, group=gname, collective="allreduce",
+                                  size_bytes=size, spec=w.collectives["dp"], deps=deps))
+                self.chain[("dp", gname)] = op
 
     def _optimizer(self, r: int) -> None:
         w = self.w
-        deps = [self.cur[r]]
+        deps = self._deps(r)
         s, i = self.pl.coords[r][2], self.pl.coords[r][0]
-        if w.dp > 1:
-            deps.append(self.dp_last.get(s * w.tp + i))
+        for kind in ("dp", "edp"):
+            for _, gname, ranks in self._dp_groups(s, i, kind):
+                if r in ranks:
+                    deps.append(self.chain.get(("dp", gname)))
         if w.optimizer_ns is not None:
             ps = w.optimizer_ns * 1000
         else:

@@ -172,3 +172,42 @@ def stage_time_s(counts, stage_speed, layer_cost=1.0, fixed_s=None) -> list[floa
     costs = layer_cost if isinstance(layer_cost, list) else [float(layer_cost)] * p
     fixed = fixed_s or [0.0] * p
     return [fixed[i] + counts[i] * costs[i] / stage_speed[i] for i in range(p)]
+
+
+def _layer_seconds(layer, w) -> float:
+    """Forward + backward (+ recomputed forward) seconds of one layer for all micro-batches of a rank."""
+    rate = w.peak_flops * w.utilization
+    flops = sum(b.fwd_flops + b.bwd_flops + (b.fwd_flops if (w.recompute and b.recompute) else 0)
+                for b in layer.blocks)
+    return flops * w.micro_batch * w.micro_batches / rate
+
+
+def speed_balanced_partition(workload, graph, gpu_order, host_stack=None) -> tuple:
+    """Holmes' self-adapting partition: layers per stage from each stage's NIC speed.
+
+    A stage's time per iteration = its layers' compute (all micro-batches) +
+    their DP gradient all-reduce at the stage's effective NIC rate (the NIC's
+    line rate, capped by the host stack for its transport: kernel TCP on
+    Ethernet) + its embedding/logits; :func:`balanced_partition` then
+    equalizes the stages.  ``gpu_order`` is the rank → GPU list (e.g.
+    :func:`nic_aware_gpu_order`).
+    """
+    from ..hoststack import NIC_TRANSPORT
+    from ..topology import nic_of
+    w = workload
+    layers = w.model.build_layers(w.tp, w.pp)
+    body = [l for l in layers if l.role == "body"]
+    per = w.dp * w.tp
+    rates, fixed = [], []
+    for s in range(w.pp):
+        nic = nic_of(graph, gpu_order[s * per])
+        line = max((d["rate_bps"] for _, _, d in graph.edges(nic, data=True) if d.get("kind") != "pcie"),
+                   default=1e12) if nic else 1e12
+        kind = graph.nodes[nic].get("nic_kind", "ethernet") if nic else "none"
+        if host_stack is not None and kind in NIC_TRANSPORT:
+            line = host_stack.rate_cap_bps(NIC_TRANSPORT[kind], line)
+        rates.append(line)
+        ends = [l for l in layers if (l.role == "first" and s == 0) or (l.role == "last" and s == w.pp - 1)]
+        fixed.append(sum(_layer_seconds(l, w) for l in ends))
+    costs = stage_layer_costs(_layer_seconds(body[0], w), body[0].params * w.grad_bytes, w.dp, rates)
+    return balanced_partition(len(body), [1.0] * w.pp, costs, fixed)

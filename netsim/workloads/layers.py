@@ -32,6 +32,13 @@ class Block:
         this block (forward and backward); 0 = no TP collective.
     tensors : tuple of (name, numel)
         Parameters this rank holds for the block, in forward order.
+    expert_tensors : tuple of (name, numel)
+        Expert (MoE) parameters this rank holds: synchronized over the
+        expert-data-parallel group instead of the DP group.
+    moe : bool
+        An expert block: an all-to-all dispatch before it and a combine after
+        it (forward, backward, recomputation); its FLOPs depend on the routed
+        tokens (``fwd_flops`` is then per routed token).
     """
 
     name: str
@@ -40,10 +47,12 @@ class Block:
     recompute: bool = True
     tp_elems: int = 0
     tensors: tuple = ()
+    expert_tensors: tuple = ()
+    moe: bool = False
 
     @property
     def params(self) -> int:
-        return sum(n for _, n in self.tensors)
+        return sum(n for _, n in self.tensors) + sum(n for _, n in self.expert_tensors)
 
 
 @dataclass(frozen=True, slots=True)

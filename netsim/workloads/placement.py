@@ -6,7 +6,10 @@ fastest-varying first: Megatron's default ``(tp, dp, pp)`` gives
 when t ≤ GPUs per server).  Rank r runs on the r-th GPU of the topology's
 canonical order (``netsim.topology.gpus``: server-major, then local index), or
 on the r-th name of an explicit list.  A GPU's NIC is the nearest one on PCIe
-(``netsim.topology.nic_of``).  Left out (issue 5): choosing NICs per group.
+(``netsim.topology.nic_of``).  ``placement.nic: nic_aware`` reorders the GPUs
+so that each stage's TP and DP groups sit in one same-NIC cluster
+(:func:`netsim.workloads.hetero.nic_aware_gpu_order`, Holmes).  Left out:
+choosing among several NICs of one GPU.
 
 >>> p = Placement.build(2, 2, 2, ("tp", "dp", "pp"), [f"g{i}" for i in range(8)])
 >>> p.groups["tp"][0], p.groups["dp"][0], p.groups["pp"][0]
@@ -25,7 +28,9 @@ class Placement:
 
     ``groups[kind][i]`` is the i-th group of that kind; ``group_of[kind][rank]``
     its index.  TP groups are numbered by (pp, dp), DP groups by (pp, tp),
-    pipelines (kind ``pp``) by (dp, tp), each row-major.
+    pipelines (kind ``pp``) by (dp, tp), each row-major.  Kind ``ep``: each DP
+    group cut into runs of ep consecutive members (DeepSpeed-MoE's expert
+    groups); ``edp``: the members of a DP group holding the same experts.
     """
 
     dp: int
@@ -38,7 +43,8 @@ class Placement:
     group_of: dict
 
     @classmethod
-    def build(cls, dp: int, tp: int, pp: int, order, gpu_names, *, source: str | None = None) -> "Placement":
+    def build(cls, dp: int, tp: int, pp: int, order, gpu_names, *, source: str | None = None,
+              ep: int = 1) -> "Placement":
         n = dp * tp * pp
         if len(gpu_names) < n:
             raise WorkloadError(f"placement needs dp·tp·pp = {n} GPUs but the topology has {len(gpu_names)}",
@@ -58,6 +64,10 @@ class Placement:
             "dp": tuple(tuple(rank_of[(i, d, s)] for d in range(dp)) for s in range(pp) for i in range(tp)),
             "pp": tuple(tuple(rank_of[(i, d, s)] for s in range(pp)) for d in range(dp) for i in range(tp)),
         }
+        # expert parallelism: an EP group is ep consecutive members of a DP group; the
+        # expert-data-parallel group ("edp") holds the same experts: every ep-th member
+        groups["ep"] = tuple(g[k:k + ep] for g in groups["dp"] for k in range(0, dp, ep))
+        groups["edp"] = tuple(g[j::ep] for g in groups["dp"] for j in range(ep))
         group_of = {k: [0] * n for k in groups}
         for k, gs in groups.items():
             for gi, g in enumerate(gs):
@@ -88,6 +98,10 @@ def place(workload, graph=None, gpu_names=None) -> Placement:
     if gpu_names is None:
         from ..topology import gpus
         gpu_names = gpus(graph)
+    if workload.nic == "nic_aware" and graph is not None:
+        # Holmes: every TP/DP group inside one same-NIC cluster, only pipeline stages cross clusters
+        from .hetero import nic_aware_gpu_order
+        gpu_names = nic_aware_gpu_order(graph, workload.dp, workload.tp, workload.pp, gpu_names)
     if workload.gpus is not None:
         known = set(gpu_names)
         for g in workload.gpus:
@@ -97,4 +111,4 @@ def place(workload, graph=None, gpu_names=None) -> Placement:
                                     accepted="GPU names such as " + ", ".join(list(gpu_names)[:3]))
         gpu_names = list(workload.gpus)
     return Placement.build(workload.dp, workload.tp, workload.pp, workload.order, list(gpu_names),
-                           source=workload.source)
+                           source=workload.source, ep=workload.ep)

@@ -10,7 +10,7 @@ field, the bad value and what is accepted.
 >>> w = load_workload({"model": "gpt-1.5b", "training": {"global_batch": 16, "micro_batch": 2},
 ...                    "parallelism": {"dp": 2, "tp": 2, "pp": 4}})
 >>> w.micro_batches, w.world_size
-(8, 16)
+(4, 16)
 """
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ class CnnModel:
     def params(self) -> int:
         return sum(l.params for l in self.layer_list)
 
-    def build_layers(self, tp: int = 1, pp: int = 1) -> list[Layer]:
+    def build_layers(self, tp: int = 1, pp: int = 1, ep: int = 1) -> list[Layer]:
         return list(self.layer_list)
 
     def fwd_flops_per_sample(self) -> float:
@@ -105,6 +105,10 @@ class Workload:
     optimizer_ns: int | None         # None = derived from parameters and memory bandwidth
     optimizer_bytes_per_param: float
     raw: dict = field(default_factory=dict, compare=False, repr=False)
+    ep: int = 1
+    zero_stage: int = 0
+    sequence_parallel: bool = False
+    whatif: Any = None                                  # netsim.whatif.WhatIf from the file's whatif: section
 
     @property
     def world_size(self) -> int:
@@ -124,7 +128,7 @@ class Workload:
         return isinstance(self.model, TransformerModel)
 
     def layers(self) -> list[Layer]:
-        return self.model.build_layers(self.tp, self.pp)
+        return self.model.build_layers(self.tp, self.pp, self.ep)
 
     def stage_layer_counts(self) -> tuple:
         n = self.model.layers
@@ -226,6 +230,24 @@ def _build(f: Fields, doc: dict) -> Workload:
     bucket = f.size(par, "parallelism.bucket_bytes", 25 * 2**20)
     first_bucket = f.size(par, "parallelism.first_bucket_bytes", 2**20)
     partition = _partition(f, par, model, pp)
+    ep = f.pos_int(par, "parallelism.ep", default=1)
+    zero = par.get("zero_stage", 0)
+    if zero not in (0, 1, 2, 3) or isinstance(zero, bool):
+        f.fail("parallelism.zero_stage", "unknown ZeRO stage", zero, "0 (plain DDP), 1, 2 or 3")
+    sp = f.boolean(par, "parallelism.sequence_parallel", default=False)
+    if sp and tp == 1:
+        f.fail("parallelism.sequence_parallel", "sequence parallelism needs tp > 1", sp, "tp >= 2 or false")
+    moe = getattr(model, "moe", None)
+    if ep > 1 and moe is None:
+        f.fail("parallelism.ep", "expert parallelism needs an MoE model", ep, "model.moe, or ep: 1")
+    if moe is not None:
+        if dp % ep:
+            f.fail("parallelism.ep", f"ep does not divide dp = {dp}", ep, f"a divisor of {dp}")
+        if moe.experts % ep:
+            f.fail("parallelism.ep", f"ep does not divide the {moe.experts} experts", ep,
+                   f"a divisor of {moe.experts}")
+        if tp > 1:
+            f.fail("parallelism.tp", "MoE layers with tp > 1 are not modelled", tp, "tp: 1 with model.moe")
     if gb % (mb * dp):
         f.fail("parallelism.dp" if "dp" in par else "training.global_batch",
                f"global batch {gb} is not divisible by micro_batch × dp = {mb}×{dp}", gb,
@@ -248,7 +270,9 @@ def _build(f: Fields, doc: dict) -> Workload:
         if len(set(gpus)) != len(gpus):
             f.fail("placement.gpus", "a GPU is listed twice", gpus, "distinct GPU names")
         gpus = tuple(gpus)
-    nic = f.choice(plc, "placement.nic", ("nearest",), "nearest")
+    nic = f.choice(plc, "placement.nic", ("nearest", "nic_aware"), "nearest")
+    if nic == "nic_aware" and gpus is not None:
+        f.fail("placement.nic", "nic_aware chooses the GPUs itself; drop placement.gpus", nic, "nearest")
 
     collectives = {}
     f.check_keys("collectives", col, GROUP_KINDS)
@@ -284,6 +308,10 @@ def _build(f: Fields, doc: dict) -> Workload:
         optimizer_ns = f.duration(cmp_, "compute.optimizer")
     opt_bpp = f.number(cmp_, "compute.optimizer_bytes_per_param", 32.0)
 
+    whatif = None
+    if doc.get("whatif") is not None:
+        from ..whatif import WhatIf
+        whatif = WhatIf.from_doc(doc["whatif"], source=f.source, where=lambda k: f.where(k))
     return Workload(name=name, source=f.source, model=model, global_batch=gb, micro_batch=mb,
                     precision=precision, recompute=recompute, grad_bytes=grad_bytes, dp=dp, tp=tp, pp=pp,
                     schedule=schedule, partition=partition, scatter_gather=scatter_gather, overlap_p2p=overlap_p2p,
@@ -291,7 +319,7 @@ def _build(f: Fields, doc: dict) -> Workload:
                     first_bucket_bytes=first_bucket, order=order, gpus=gpus, nic=nic, collectives=collectives,
                     gpu=preset.name, peak_flops=peak, utilization=util, mem_bw_Bps=mem_bw,
                     layer_times_ms=layer_times, optimizer_ns=optimizer_ns, optimizer_bytes_per_param=opt_bpp,
-                    raw=doc)
+                    raw=doc, ep=ep, zero_stage=zero, sequence_parallel=sp, whatif=whatif)
 
 
 def _model(f: Fields, m):
@@ -303,7 +331,7 @@ def _model(f: Fields, m):
     if not isinstance(m, dict):
         f.fail("model", "must be a preset name or a mapping", m, "e.g. gpt-3b or {preset: gpt-3b, seq_len: 1024}")
     dims = ("layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden")
-    f.check_keys("model", m, ("preset", "name", "family", "tied_embeddings", "layer_list") + dims)
+    f.check_keys("model", m, ("preset", "name", "family", "tied_embeddings", "layer_list", "moe") + dims)
     preset = m.get("preset")
     names = list(TRANSFORMER_PRESETS) + list(CNN_PRESETS)
     if preset is not None and preset not in names:
@@ -328,11 +356,35 @@ def _model(f: Fields, m):
         vals["tied_embeddings"] = f.boolean(m, "model.tied_embeddings")
     if "family" in m:
         vals["family"] = f.choice(m, "model.family", ("gpt", "bert"), "gpt")
+    if "moe" in m:
+        vals["moe"] = _moe(f, m["moe"])
     name = str(m.get("name") or preset or "transformer")
     model = base.with_dims(name=name, **vals) if base else TransformerModel(name=name, **vals)
     if model.hidden % model.heads:
         f.fail("model.heads", f"hidden {model.hidden} is not divisible by heads", model.heads, "a divisor of hidden")
     return model
+
+
+MOE_KEYS = ("experts", "top_k", "capacity_factor", "every", "skew_start", "skew_end", "skew_decay_iterations")
+
+
+def _moe(f: Fields, m):
+    from .moe import MoeSpec
+    if not isinstance(m, dict):
+        f.fail("model.moe", "must be a mapping", m, "keys " + ", ".join(MOE_KEYS))
+    f.check_keys("model.moe", m, MOE_KEYS)
+    experts = f.pos_int(m, "model.moe.experts", required=True)
+    top_k = f.pos_int(m, "model.moe.top_k", default=1)
+    if top_k > experts:
+        f.fail("model.moe.top_k", "top_k exceeds the number of experts", top_k, f"1..{experts}")
+    cf = m.get("capacity_factor", 1.25)
+    if cf is not None:
+        cf = f.number(m, "model.moe.capacity_factor", 1.25)
+        if cf <= 0:
+            f.fail("model.moe.capacity_factor", "must be positive", cf, "e.g. 1.25, or null for no dropping")
+    return MoeSpec(experts, top_k, cf, f.pos_int(m, "model.moe.every", default=2),
+                   f.number(m, "model.moe.skew_start", 0.4), f.number(m, "model.moe.skew_end", 0.05),
+                   f.number(m, "model.moe.skew_decay_iterations", 30.0) or 1e-9)
 
 
 def _layer_list(f: Fields, items) -> tuple:

@@ -43,6 +43,7 @@ class TransformerModel:
     tied_embeddings: bool = True
     family: str = "gpt"
     source: str = ""
+    moe: object = None             # MoeSpec: every moe.every-th layer's MLP is a mixture of experts
 
     @property
     def ffn(self) -> int:
@@ -54,7 +55,12 @@ class TransformerModel:
         per_layer = 4 * h * h + 4 * h + 2 * h * f + f + h + 4 * h
         emb = (self.vocab + self.seq_len) * h
         out = 0 if self.tied_embeddings else self.vocab * h
-        return self.layers * per_layer + emb + out
+        total = self.layers * per_layer + emb + out
+        if self.moe is not None:
+            n_moe = sum(self.moe.is_moe_layer(i) for i in range(self.layers))
+            mlp = 2 * h * f + f + h
+            total += n_moe * ((self.moe.experts - 1) * mlp + h * self.moe.experts)   # experts + router
+        return total
 
     def narayanan_params(self) -> float:
         """N ≈ 12lh²(1 + 13/(12h) + (V+s)/(12lh)) (Narayanan et al., SC'21)."""
@@ -62,12 +68,17 @@ class TransformerModel:
         return 12 * l * h * h * (1 + 13 / (12 * h) + (self.vocab + self.seq_len) / (12 * l * h))
 
     def fwd_flops_per_sample(self) -> float:
-        """Forward FLOPs of the whole model for one sample (layers + logits)."""
+        """Forward FLOPs of the whole model for one sample (layers + logits; MoE: top_k experts per token)."""
         s, h = self.seq_len, self.hidden
-        return self.layers * (8 * s * h * h + 4 * s * s * h + 4 * s * h * self.ffn) + 2 * s * h * self.vocab
+        k = [self.moe.top_k if (self.moe is not None and self.moe.is_moe_layer(i)) else 1 for i in range(self.layers)]
+        return sum(8 * s * h * h + 4 * s * s * h + 4 * s * h * self.ffn * ki for ki in k) + 2 * s * h * self.vocab
 
-    def build_layers(self, tp: int = 1, pp: int = 1) -> list[Layer]:
-        """The per-rank :class:`Layer` list: embedding, ``layers`` bodies, logits."""
+    def build_layers(self, tp: int = 1, pp: int = 1, ep: int = 1) -> list[Layer]:
+        """The per-rank :class:`Layer` list: embedding, ``layers`` bodies, logits.
+
+        An MoE layer's MLP block holds E/ep experts (not TP-split) and a
+        replicated router; its FLOPs are per routed token.
+        """
         s, h, f, t = self.seq_len, self.hidden, self.ffn, tp
         word = math.ceil(self.vocab / t) * h
         out: list[Layer] = [Layer("embedding", (Block("embedding", 0.0, 0.0, False, 0,
@@ -79,9 +90,15 @@ class TransformerModel:
             attn = Block("attn", attn_fwd, 2 * attn_fwd, True, s * h if t > 1 else 0,
                          (("ln1", 2 * h), ("qkv.weight", 3 * h * h // t), ("qkv.bias", 3 * h // t),
                           ("proj.weight", h * h // t), ("proj.bias", h)))
-            mlp = Block("mlp", mlp_fwd, 2 * mlp_fwd, True, s * h if t > 1 else 0,
-                        (("ln2", 2 * h), ("fc1.weight", h * f // t), ("fc1.bias", f // t),
-                         ("fc2.weight", f * h // t), ("fc2.bias", h)))
+            if self.moe is not None and self.moe.is_moe_layer(i):
+                per_token = 4 * h * f
+                mlp = Block("moe", per_token, 2 * per_token, True, 0,
+                            (("ln2", 2 * h), ("router.weight", h * self.moe.experts)),
+                            (("experts", self.moe.experts // ep * (2 * h * f + f + h)),), moe=True)
+            else:
+                mlp = Block("mlp", mlp_fwd, 2 * mlp_fwd, True, s * h if t > 1 else 0,
+                            (("ln2", 2 * h), ("fc1.weight", h * f // t), ("fc1.bias", f // t),
+                             ("fc2.weight", f * h // t), ("fc2.bias", h)))
             out.append(Layer(f"layer{i}", (attn, mlp), s * h))
         logit_fwd = 2 * s * h * self.vocab / t
         tensors = ()

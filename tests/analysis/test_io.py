@@ -3,7 +3,6 @@ import os
 import pandas as pd
 import pytest
 
-import analysis_handmade as hm
 from netsim.analysis import empty_frame, load_run, write_parquet
 from netsim.analysis.schema import TABLES
 from netsim.errors import InputError

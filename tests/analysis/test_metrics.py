@@ -209,3 +209,14 @@ def test_link_utilization_with_real_router():
     assert spine.tolist() == pytest.approx([1.0] * 10)    # the same 100 Gbit/s, split by ECMP over two uplinks
     assert u["leaf0->spine0"].iloc[0] > 0 and u["leaf0->spine1"].iloc[0] > 0
     assert {c for c in u.columns if "spine" in c} <= {"leaf0->spine0", "leaf0->spine1", "spine0->leaf1", "spine1->leaf1"}
+
+
+def test_jain_cc_window_estimate_for_window_based_cc():
+    from netsim.analysis import cc_rate_bps
+    cc = Run(cc=pd.DataFrame({"time_ns": [0, 0, 10, 10], "flow_id": [0, 1, 0, 1], "cc": ["cubic"] * 4,
+                              "cwnd_bytes": [1000.0, 2000.0, 1000.0, 2000.0], "srtt_ns": [1000.0] * 4})).cc
+    assert cc_rate_bps(cc).tolist() == pytest.approx([8e9, 16e9, 8e9, 16e9])
+    assert cc_rate_bps(cc, max_rate_bps=10e9).tolist() == pytest.approx([8e9, 10e9, 8e9, 10e9])
+    assert jain_fairness_cc(cc, 0, 100, column="rate") == pytest.approx(0.9)
+    assert jain_fairness_cc(cc, 0, 100, column="cwnd_bytes") == pytest.approx(0.9)
+    assert math.isnan(jain_fairness_cc(cc, 0, 100))          # no rate_bps for a window-based cc

@@ -3,7 +3,6 @@ import subprocess
 import sys
 from html.parser import HTMLParser
 
-import pytest
 
 from netsim.analysis.report import SECTIONS, write_report
 from netsim.cli import main

@@ -5,7 +5,6 @@ from collections import defaultdict
 import networkx as nx
 import pytest
 
-import analysis_handmade as hm
 from netsim.analysis import build_trace, load_run, write_trace
 
 

@@ -2,6 +2,7 @@
 import os
 import textwrap
 
+
 def write_sweep(folder, body: str, name: str = "sweep.yaml", flow_bytes: int = 50_000) -> str:
     """Write flows.csv (4-to-1 incast) and a sweep file (``body`` is YAML appended to the base run)."""
     folder = str(folder)

@@ -179,3 +179,53 @@ def test_priority_scheduling(sched):
     else:
         assert abs(hi - lo) <= 0.1 * lo
     assert be.stats()["drops"] == 0
+
+
+def test_tcp_delayed_acks_halve_acks_and_still_complete():
+    g = _line()
+    size = 100 * MSS + 7
+    be1, r1 = run(g, [("a", "b", size)], cc="_test_tcp")
+    be2, r2 = run(g, [("a", "b", size)], cc="_test_tcp", params={"tcp_delayed_ack_segments": 2})
+    acks1 = be1.net.ports[("b", "sw")].tx_packets
+    acks2 = be2.net.ports[("b", "sw")].tx_packets
+    assert acks1 == 101 and acks2 == 51  # every 2nd segment, plus the last byte at once
+    assert r2[0].size_bytes == size and be2.all_flows[0].timeouts == 0
+
+
+def test_tcp_delayed_ack_timer_flushes_odd_segment():
+    """A window of one segment would stall without the delayed-ACK timer."""
+    g = _line()
+    be, r = run(g, [("a", "b", 5 * MSS)], cc="_test_tcp", cc_params={"_test_tcp": {"window_bytes": MSS}},
+                params={"tcp_delayed_ack_segments": 2, "tcp_delayed_ack_timeout_ns": "20us"})
+    f = be.all_flows[0]
+    assert f.timeouts == 0 and f.rcv_nxt == 5 * MSS
+    assert r[0].fct_ns >= 4 * 20_000  # four delayed ACKs waited for the timer
+
+
+def test_dctcp_style_ece_with_delayed_acks_counts_every_mark():
+    be, recs = _incast("_test_tcp_ecn", params={"tcp_delayed_ack_segments": 2})
+    for f in be.all_flows.values():
+        acks_with_ece = sum(1 for c in f.cc.calls if c[0] == "ack" and c[4])
+        assert f.ecn_marked_packets > 0 and acks_with_ece > 0
+
+
+def test_unreachable_by_loss_flow_is_abandoned_not_simulated_forever():
+    g = _line()
+    g.edges["sw", "b"]["error_rate"] = 0.999999
+    be, recs = run(g, [("a", "b", 10_000)], cc="_test_tcp", params={"max_timeouts": 3, "max_rto_ns": "1ms"})
+    st = be.stats()
+    assert st["completed"] == 0 and st["failed"] == 1 and st["timeouts"] == 4
+
+
+def test_dwrr_weights_follow_quanta():
+    """Quantum 2 MTU vs 1 MTU: the heavier class gets about twice the rate while both are backlogged."""
+    g = nx.Graph()
+    g.add_node("sw", kind="switch")
+    for h in ("p", "q", "r"):
+        g.add_node(h, kind="host")
+        g.add_edge(h, "sw", rate_bps=100e9, delay_ns=1000, kind="ethernet")
+    be, recs = run(g, [("p", "r", 1_000_000, 0, 3), ("q", "r", 1_000_000, 0, 4)],
+                   params={"lossless_priorities": "3,4", "dwrr_quantum_bytes.4": "3000", "window_bytes": "400KB"})
+    heavy, light = recs[1].fct_ns, recs[0].fct_ns
+    # heavy finishes its 1 MB while light has sent ~0.5 MB: heavy ~ 0.75 x light's FCT
+    assert 0.65 * light <= heavy <= 0.85 * light

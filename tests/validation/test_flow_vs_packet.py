@@ -13,6 +13,8 @@ Criteria (issue 6):
 The flow backend's CC model was calibrated on a dumbbell (calibrate.py), not
 on these scenarios. Default-run versions are small; bigger ones are slow.
 """
+import os
+
 import pytest
 import simpy
 
@@ -116,3 +118,28 @@ def test_lossless_bigger(cc):
         cmp = compare_fct(f, p)
         assert cmp["median_rel_err"] <= 0.10, (sc.name, cmp)
         assert cmp["p95_rel_err"] <= 0.25, (sc.name, cmp)
+
+
+WORKLOADS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "workloads")
+
+
+def _iteration(backend, topo, workload):
+    from netsim.runtime import run_training
+    return run_training(topo, os.path.join(WORKLOADS, workload), backend=backend,
+                        progress=False)["iteration_time_s"]
+
+
+def test_small_gpt_step_dp_tp_pp():
+    """gpt-1.5b reduced, t=2 p=2 d=2 on two 4-GPU servers: iteration time within 5 %."""
+    topo, wl = "gpu_cluster:servers=2,gpus_per_server=4", "gpt-1.5b-t2p2d2-small.yaml"
+    tf = _iteration("flow", topo, wl)
+    tp = _iteration("packet", topo, wl)
+    assert abs(tf - tp) / tp <= 0.05, (tf, tp)
+
+
+@pytest.mark.slow
+def test_gpt3b_small_32gpu_step():
+    topo, wl = "gpu_cluster:servers=4,gpus_per_server=8", "gpt-3b-t2p2d8-small.yaml"
+    tf = _iteration("flow", topo, wl)
+    tp = _iteration("packet", topo, wl)
+    assert abs(tf - tp) / tp <= 0.05, (tf, tp)

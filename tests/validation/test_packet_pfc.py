@@ -85,3 +85,27 @@ def test_lossy_and_lossless_priorities_under_overload():
         if r.priority == 3:
             assert r.retransmitted_bytes == 0
     assert sum(r.retransmitted_bytes for r in recs.values() if r.priority == 0) > 0
+
+
+def test_shared_pcie_switch_is_a_lossless_bottleneck():
+    """Two GPUs behind one PCIe switch: the PCIe uplink (slower than the NIC) limits both; nothing drops."""
+    g = nx.Graph()
+    for s in ("s0", "s1"):
+        g.add_node(f"{s}.pcie0", kind="pcie_switch")
+        g.add_node(f"{s}.nic0", kind="nic", nic_kind="roce")
+        g.add_edge(f"{s}.pcie0", f"{s}.nic0", rate_bps=100e9, delay_ns=150, kind="pcie")
+        for i in range(2):
+            g.add_node(f"{s}.gpu{i}", kind="gpu")
+            g.add_edge(f"{s}.gpu{i}", f"{s}.pcie0", rate_bps=256e9, delay_ns=150, kind="pcie")
+    g.add_node("leaf0", kind="switch")
+    for s in ("s0", "s1"):
+        g.add_edge(f"{s}.nic0", "leaf0", rate_bps=400e9, delay_ns=1000, kind="ethernet")
+    size = 2_000_000
+    _, alone = run(g, [("s0.gpu0", "s1.gpu0", size)])
+    be, both = run(g, [("s0.gpu0", "s1.gpu0", size), ("s0.gpu1", "s1.gpu1", size)])
+    st = be.stats()
+    assert st["drops"] == 0 and st["completed"] == 2
+    assert any(k.startswith("s0.gpu") for k in st["pfc_pause_time_ns"])  # backpressure reached the GPUs
+    last = max(r.end_ns for r in both.values())
+    # both flows share the 100 Gbps PCIe uplink: the pair takes about twice a lone flow
+    assert 1.8 * alone[0].fct_ns <= last <= 2.2 * alone[0].fct_ns

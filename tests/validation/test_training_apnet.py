@@ -30,8 +30,9 @@ def _check(s):
 
 @pytest.mark.parametrize("name", ["gpt-1.5b-t2p2d2-small", "gpt-3b-t2p2d8-small", "gpt-3b-t4p2d4-small",
                                   "gpt-3b-t1p4d8-small"])
-def test_analytic_within_apnet_window(name):
-    s = run_training(TOPO, os.path.join(WL, name + ".yaml"), backend="analytic", workload_overrides=MEDIUM)
+@pytest.mark.parametrize("backend", ["analytic", "flow"])
+def test_within_apnet_window(name, backend):
+    s = run_training(TOPO, os.path.join(WL, name + ".yaml"), backend=backend, workload_overrides=MEDIUM)
     _check(s)
 
 

@@ -14,16 +14,20 @@ WL = {"name": "tp-mapping", "model": {"preset": "gpt-1.5b", "layers": 4, "hidden
       "compute": {"optimizer": "none"}}
 
 
-def _tp_time(order):
+import pytest
+
+
+def _tp_time(order, backend):
     g = gpu_cluster(servers=2, gpus_per_server=4, nic_rates_bps=100e9, nvlink_rate_bps=1.6e12)
     wl = {**WL, "placement": {"order": order}}
-    s = run_training(g, wl, backend="analytic")
+    s = run_training(g, wl, backend=backend)
     return s["breakdown_s"]["tp"], s
 
 
-def test_tp_across_servers_exposes_3x_more_tp_time():
-    inside, s_in = _tp_time("megatron")
-    across, s_out = _tp_time("dp_first")
+@pytest.mark.parametrize("backend", ["analytic", "flow", pytest.param("packet", marks=pytest.mark.slow)])
+def test_tp_across_servers_exposes_3x_more_tp_time(backend):
+    inside, s_in = _tp_time("megatron", backend)
+    across, s_out = _tp_time("dp_first", backend)
     assert s_in["effective_bandwidth_bps"]["C_TP"] >= 10 * s_out["effective_bandwidth_bps"]["C_TP"]
     assert inside > 0
     assert across >= 3 * inside, (inside, across)

@@ -45,3 +45,16 @@ def test_schedule_orders(p, m):
                 assert order.index(("F", j)) < order.index(("B", j))
         assert max_in_flight(schedule("1f1b", s, p, m)) == min(p - s, m) <= p
         assert max_in_flight(schedule("gpipe", s, p, m)) == m
+
+
+def test_nic_aware_placement_keeps_dp_groups_in_one_cluster():
+    from netsim.topology import nic_of, two_clusters
+    from netsim.workloads import load_workload, place
+    g = two_clusters(1, 1, gpus_per_server=3)
+    doc = {"model": {"layer_list": [{"params": 10, "fwd_flops": 1e6}] * 2}, "training": {"global_batch": 2},
+           "parallelism": {"dp": 2, "pp": 2}}
+    kind = lambda gpu: g.nodes[nic_of(g, gpu)]["nic_kind"]
+    default = place(load_workload(doc), g)
+    assert any(len({kind(default.gpu_of[r]) for r in grp}) == 2 for grp in default.groups["dp"])
+    aware = place(load_workload({**doc, "placement": {"nic": "nic_aware"}}), g)
+    assert all(len({kind(aware.gpu_of[r]) for r in grp}) == 1 for grp in aware.groups["dp"])

@@ -395,10 +395,14 @@ class FlowBackend(Backend):
             if n > self.max_component:
                 self.max_component = n
             if all(f.lossless for f in comp) and not is_flat([f.links for f in comp]):
+                rates = None
                 if n <= self._port_max:
                     self.port_fair_solves += 1
-                    rates = port_fair([f.links for f in comp], self._link_caps(comp), [f.cap for f in comp])[0]
-                else:
+                    rates, rounds = port_fair([f.links for f in comp], self._link_caps(comp),
+                                              [f.cap for f in comp])
+                    if rounds < 0:
+                        rates = None
+                if rates is None:
                     self.port_fair_fallbacks += 1
                     rates = self._maxmin(comp)
             elif n <= SMALL_COMPONENT:

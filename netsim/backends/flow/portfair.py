@@ -39,14 +39,36 @@ INF = math.inf
 
 
 def is_flat(paths: Sequence[Sequence[int]]) -> bool:
-    """True when no two flows enter any link from the same previous link."""
-    seen = set()
-    for p in paths:
-        for i in range(1, len(p)):
-            key = (p[i - 1], p[i])
-            if key in seen:
+    """True when port fairness reduces to max-min fairness on these paths.
+
+    At every link, follow the prefix tree down while it has a single child
+    (all flows arrived through the same previous link, the same link before
+    that, ...); the first node with several children must have only flows as
+    children. Then every fairness decision is between single flows.
+    """
+    users: dict[int, list[tuple[int, int]]] = {}
+    for f, p in enumerate(paths):
+        for i, l in enumerate(p):
+            users.setdefault(l, []).append((f, i))
+    for u in users.values():
+        if len(u) < 2:
+            continue
+        depth = 1
+        members = u
+        while True:
+            groups: dict = {}
+            for f, pos in members:
+                key = paths[f][pos - depth] if pos - depth >= 0 else ("leaf", f)
+                groups.setdefault(key, []).append((f, pos))
+            if len(groups) == 1:
+                members = next(iter(groups.values()))
+                if len(members) < 2 or all(pos - depth < 0 for _, pos in members):
+                    break
+                depth += 1
+                continue
+            if any(len(g) > 1 for g in groups.values()):
                 return False
-            seen.add(key)
+            break
     return True
 
 

@@ -61,10 +61,6 @@ class PacketBackend(Backend):
         self.params = resolve_params(params)
         p = self.params
         self.seed = seed
-        self.router = Router(graph, seed=seed, mode=p["routing"])
-        self.net = Network(graph, env, p, seed, self.router, sinks)
-        self.net.flow_received = self._received
-        self.net.flow_acked = self._acked
         self.registry = cc_registry()
         self.cc_default = cc or "none"
         self._check_cc(self.cc_default, "--cc")
@@ -72,6 +68,14 @@ class PacketBackend(Backend):
         for name in self.cc_params_in:
             self._check_cc(name, "--cc-param")
         self._cc_resolved: dict = {}
+        self.router = Router(graph, seed=seed, mode=p["routing"])
+        # switch ECN settings: SIM default < what the run's CC implies for the port's rate < --set < node attribute
+        self.net = Network(graph, env, p, seed, self.router, sinks, ecn_for_rate=self._ecn_for_rate,
+                           user_keys=frozenset(params or {}))
+        self.net.flow_received = self._received
+        self.net.flow_acked = self._acked
+        self.net.flow_failed = self._failed
+        self.failed = 0
         self.next_fid = 0
         self.flows_started = 0
         self.completed = 0
@@ -107,6 +111,26 @@ class PacketBackend(Backend):
             r = self._cc_resolved[name] = cls.PARAMS.resolve(over, source=f"--cc-param {name}")
         return r
 
+    def _cnp_interval(self, algo, ccp: dict) -> int:
+        """NP interval: the algorithm's attribute, else its parameter, else the SIM default."""
+        v = getattr(algo, "cnp_interval_ns", None)
+        if v is None:
+            v = ccp.get("cnp_interval_ns")
+        return int(self.params["cnp_interval_ns"] if v is None else v)
+
+    def _ecn_for_rate(self, rate_bps: float) -> dict:
+        """ECN settings the run's algorithm implies for a switch port of ``rate_bps`` (e.g. DCQCN presets)."""
+        cls = self.registry[self.cc_default]
+        fn = getattr(cls, "ecn_settings", None)
+        if fn is None:
+            return {}
+        full = cls.PARAMS.resolve(None)
+        full.update(self._cc_params(self.cc_default))
+        try:
+            return dict(fn(full, rate_bps, mtu_bytes=self.params["mtu_bytes"]))
+        except TypeError:
+            return dict(fn(full, rate_bps))
+
     def _eid_now(self) -> int:
         try:
             return self.env._eid.__reduce__()[1][0]
@@ -125,8 +149,13 @@ class PacketBackend(Backend):
                                  accepted="a node of kind gpu or host")
         if src == dst:
             raise InputError("flow source equals destination", where="flow", value=src)
-        if not isinstance(size_bytes, int) or isinstance(size_bytes, bool) or size_bytes <= 0:
+        try:
+            ok = not isinstance(size_bytes, bool) and float(size_bytes).is_integer() and size_bytes > 0
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
             raise InputError("flow size must be a positive integer", where="size_bytes", value=size_bytes)
+        size_bytes = int(size_bytes)
         cc_name = cc or self.cc_default
         cls = self._check_cc(cc_name, "flow cc")
         p = self.params
@@ -170,7 +199,9 @@ class PacketBackend(Backend):
                                  accepted="0..7")
         for port in route:
             port.add_prio(prio)
-        min_rto = ccp.get("min_rto_ns", p["min_rto_ns"]) if isinstance(ccp, dict) else p["min_rto_ns"]
+        min_rto = getattr(algo, "min_rto_ns", None)
+        if min_rto is None:
+            min_rto = ccp.get("min_rto_ns") if ccp.get("min_rto_ns") is not None else p["min_rto_ns"]
         kw = dict(route=data_route, rroute=ack_route, port=route[0], rport=rroute[0], mss_bytes=mss,
                   header_bytes=hdr, ack_bytes=ack_b, min_rto_ns=min_rto, max_rto_ns=p["max_rto_ns"],
                   initial_rto_ns=p["initial_rto_ns"], start_ps=now)
@@ -178,13 +209,16 @@ class PacketBackend(Backend):
             from ...transport.roce import RoceFlow
             flow = RoceFlow(net, fid, src, dst, size_bytes, algo, cc_name, prio,
                             ack_every=p["roce_ack_every_packets"],
-                            cnp_interval_ns=ccp.get("cnp_interval_ns", p["cnp_interval_ns"]), **kw)
+                            cnp_interval_ns=self._cnp_interval(algo, ccp), **kw)
         elif cls.transport == "tcp":
             from ...transport.tcp import TcpFlow
-            flow = TcpFlow(net, fid, src, dst, size_bytes, algo, cc_name, prio, **kw)
+            flow = TcpFlow(net, fid, src, dst, size_bytes, algo, cc_name, prio,
+                           delack_segments=p["tcp_delayed_ack_segments"],
+                           delack_timeout_ns=p["tcp_delayed_ack_timeout_ns"], **kw)
         else:
             raise InputError("unknown transport of congestion control", where=f"cc {cc_name}",
                              value=cls.transport, accepted="tcp or roce")
+        flow.max_timeouts = p["max_timeouts"]
         ideal = int(round(ideal_fct_exact_ns(links, size_bytes, mtu, hdr)))
         ev = self.env.event()
         flow.record = (tag, ideal, ev, path, mtu, hdr, bott)
@@ -214,6 +248,14 @@ class PacketBackend(Backend):
         self._maybe_retire(flow)
         ev.succeed(rec)
 
+    def _failed(self, flow) -> None:
+        """The flow gave up after ``max_timeouts`` consecutive timeouts: it never completes."""
+        self.failed += 1
+        net = self.net
+        if net.flows.pop(flow.fid, None) is not None:
+            net.active -= 1
+            self._add_totals(flow)
+
     def _acked(self, flow) -> None:
         if self.hpcc_fct:
             self._hpcc_row(flow)
@@ -228,13 +270,16 @@ class PacketBackend(Backend):
         if net.flows.pop(flow.fid, None) is None:
             return
         net.active -= 1
+        self._add_totals(flow)
+        self.fairness.append((flow.size, flow.end_ps - flow.start_ps, flow.start_ps, flow.end_ps, flow.win_bytes))
+
+    def _add_totals(self, flow) -> None:
         t = self.totals
         t["retransmitted_bytes"] += flow.retransmitted_bytes
         t["retransmits"] += flow.retransmits
         t["timeouts"] += flow.timeouts
         t["ecn_marked_packets"] += flow.ecn_marked_packets
         t["cnps"] += flow.cnps_received
-        self.fairness.append((flow.size, flow.end_ps - flow.start_ps, flow.start_ps, flow.end_ps, flow.win_bytes))
 
     def _hpcc_row(self, flow) -> None:
         if self._node_id is None:
@@ -304,6 +349,7 @@ class PacketBackend(Backend):
             "backend": "packet",
             "flows": self.flows_started,
             "completed": self.completed,
+            "failed": self.failed,
             "bytes_delivered": self.bytes_delivered,
             "drops": net.drops,
             "dropped_bytes": net.dropped_bytes,

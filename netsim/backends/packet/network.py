@@ -64,7 +64,8 @@ class _Every:
 class Network:
     """Devices and ports of one simulation (see module docstring)."""
 
-    def __init__(self, graph, env, params: dict, seed: int, router, sinks):
+    def __init__(self, graph, env, params: dict, seed: int, router, sinks, *, ecn_for_rate=None,
+                 user_keys: frozenset = frozenset()):
         self.graph = graph
         self.env = env
         self.params = params
@@ -72,6 +73,9 @@ class Network:
         self.router = router
         self.sinks = sinks
         self.lossless = lossless_set(params)
+        self.ecn_for_rate = ecn_for_rate
+        self.user_keys = user_keys
+        self._node_keys: dict = {}
         self.nodes: dict = {}
         self.node_params: dict = {}
         self.ports: dict = {}
@@ -88,7 +92,9 @@ class Network:
             attrs = graph.nodes[name]
             kind = attrs.get("kind")
             p = dict(params)
-            p.update(node_overrides(attrs))
+            over = node_overrides(attrs)
+            self._node_keys[name] = frozenset(over)
+            p.update(over)
             self.node_params[name] = p
             if kind in ENDPOINT_KINDS:
                 self.nodes[name] = Endpoint(self, name, kind, p)
@@ -118,6 +124,13 @@ class Network:
         port = Port(self, na, nb, rate, round(float(e.get("delay_ns", 0.0)) * PS_PER_NS), err)
         pa, pb = self.node_params[a], self.node_params[b]
         if isinstance(na, Forwarder) and na.is_switch:
+            if self.ecn_for_rate is not None:
+                implied = self.ecn_for_rate(port.rate_bps)
+                fixed = self.user_keys | self._node_keys[a]
+                keep = {k: v for k, v in implied.items() if k in pa and k not in fixed}
+                if keep:
+                    pa = dict(pa)
+                    pa.update(keep)
             port.ecn_on = bool(pa["ecn"])
             port.mark_deq = pa["ecn_mark_at"] == "dequeue"
             port.kmin[:8] = per_priority(pa, "ecn_kmin_bytes")
@@ -125,7 +138,8 @@ class Network:
             port.pmax[:8] = per_priority(pa, "ecn_pmax")
         port.strict = pa["scheduler"] == "strict"
         q = per_priority(pa, "dwrr_quantum_bytes")
-        port.quantum[:8] = [x if x > 0 else pa["mtu_bytes"] for x in q]
+        # DRR serves a packet per visit only with quantum >= the largest packet (Shreedhar & Varghese)
+        port.quantum[:8] = [max(x, pa["mtu_bytes"]) for x in q]
         # PFC thresholds of b's ingress for this link (0 = auto, from this link's delay and rate)
         auto_xon = int(2 * port.delay_ps / PS_PER_NS * port.rate_bps / 8e9) + 2 * pb["mtu_bytes"]
         if isinstance(nb, Forwarder) and nb.is_switch:
@@ -211,4 +225,7 @@ class Network:
         raise NotImplementedError
 
     def flow_acked(self, flow) -> None:  # pragma: no cover - replaced by the backend
+        raise NotImplementedError
+
+    def flow_failed(self, flow) -> None:  # pragma: no cover - replaced by the backend
         raise NotImplementedError

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections import deque
 from heapq import heappush
 
-from ...transport.packet import CONTROL_PRIORITY, N_PRIORITIES
+from ...transport.packet import CNP, CONTROL_PRIORITY, DATA, N_PRIORITIES
 
 NORMAL = 1  # SimPy's NORMAL event priority
 
@@ -50,9 +50,10 @@ class Port:
     __slots__ = ("callbacks", "env", "net", "node", "peer", "name", "peer_name", "rate_bps", "ps_per_byte",
                  "delay_ps", "err", "rem", "busy_until", "wake_pending", "queues", "qbytes", "nq", "cq",
                  "dprios", "paused", "pause_since", "pause_time_ps", "pauses", "ring", "buf", "wake_cbs",
-                 "ing", "pause_sent", "xoff", "xon", "headroom", "tx_packets", "tx_bytes",
-                 "drops", "ecn_marks", "deficit", "quantum", "rr", "fresh", "strict", "kmin", "kmax",
-                 "pmax", "mark_deq", "ecn_on", "touched", "last_sample", "limit", "qtotal", "known", "hq", "eid", "pipe", "pipe_cbs", "recv", "_pipe_ev")
+                 "ing", "pause_sent", "xoff", "xon", "headroom", "tx_packets", "drops", "ecn_marks",
+                 "deficit", "quantum", "rr", "fresh", "strict", "kmin", "kmax", "pmax", "mark_deq", "ecn_on",
+                 "touched", "last_sample", "limit", "qtotal", "known", "hq", "eid", "pipe", "pipe_cbs",
+                 "recv", "_pipe_ev")
     _ok = True  # SimPy event protocol: a port wake always succeeds
 
     def __init__(self, net, node, peer, rate_bps: float, delay_ps: int, err: float = 0.0):
@@ -90,7 +91,7 @@ class Port:
         self.pipe = deque()          # packets on the wire, in arrival order (FIFO link)
         self.recv = peer.receive
         # forwarding peers get the inlined fast path; endpoints the generic one
-        self.pipe_cbs = (self._arrive_fwd,) if hasattr(peer, "admit") else (self._arrive,)
+        self.pipe_cbs = (self._arrive_fwd,) if hasattr(peer, "admit") else (self._arrive_end,)
         self._pipe_ev = _PipeEvent()
         # PFC ingress accounting of the *peer* for traffic arriving over this link
         self.ing = [0] * N_PRIORITIES
@@ -99,7 +100,6 @@ class Port:
         self.xon = [0] * N_PRIORITIES
         self.headroom = [0] * N_PRIORITIES
         self.tx_packets = 0
-        self.tx_bytes = 0
         self.drops = 0
         self.ecn_marks = 0
         self.deficit = [0] * N_PRIORITIES
@@ -208,7 +208,29 @@ class Port:
             self.nq -= 1
             self.buf.used -= size
         elif self.nq:
-            pkt = self._pick_data()
+            prios = self.dprios
+            pkt = None
+            if len(prios) == 1:  # the common case, inlined: one data priority at this port
+                p = prios[0]
+                q = self.queues[p]
+                if q and not self.paused[p]:
+                    pkt = q.popleft()
+                    size = pkt.size
+                    self.qbytes[p] -= size
+                    self.qtotal -= size
+                    self.nq -= 1
+                    self.buf.used -= size
+                    pp = pkt.pfc_port
+                    if pp is not None:
+                        pkt.pfc_port = None
+                        c = pp.ing[p] - size
+                        pp.ing[p] = c
+                        if pp.pause_sent[p] and c <= pp.xon[p]:
+                            self.net.pfc_signal(pp, p, False)
+                    if self.mark_deq and pkt.ect and self.ecn_on:
+                        self.node.mark(self, pkt, self.qbytes[p])
+            else:
+                pkt = self._pick_data()
             if pkt is None:
                 if not self.ring:
                     return
@@ -305,6 +327,24 @@ class Port:
                 port.commit(pkt)
                 return
         peer.admit(pkt, port, self, prio)
+
+    def _arrive_end(self, ev) -> None:
+        """Head of the pipe reaches an endpoint: hand it to its flow (``Endpoint.receive`` inlined)."""
+        pipe = self.pipe
+        pkt = pipe.popleft()
+        if pipe:
+            ev.callbacks = self.pipe_cbs
+            heappush(self.hq, (pipe[0].ts_arr, NORMAL, next(self.eid), ev))
+        if self.err and self.net.rng.random() < self.err:
+            self.net.drop(pkt, self)
+            return
+        kind = pkt.kind
+        if kind == DATA:
+            pkt.flow.on_data(pkt)
+        elif kind == CNP:
+            pkt.flow.on_cnp(pkt)
+        else:
+            pkt.flow.on_ack(pkt)
 
     def _arrive(self, ev) -> None:
         pipe = self.pipe

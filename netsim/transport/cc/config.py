@@ -108,7 +108,7 @@ def ecn_overrides(cc_name: str, params: Mapping | None, link_rate_bps: float, *,
     on top of the network defaults and *under* the user's ``--set`` values.
 
     >>> ecn_overrides("dctcp", {"k_bytes": 30000}, 10e9)
-    {'ecn_kmin_bytes': 30000, 'ecn_kmax_bytes': 30000, 'ecn_pmax': 1.0}
+    {'ecn_kmin_bytes': 30000, 'ecn_kmax_bytes': 30000, 'ecn_pmax': 1.0, 'ecn_mark_at': 'enqueue'}
     >>> ecn_overrides("cubic", {}, 10e9)
     {}
     """
@@ -116,6 +116,5 @@ def ecn_overrides(cc_name: str, params: Mapping | None, link_rate_bps: float, *,
     fn = getattr(cls, "ecn_settings", None)
     if fn is None:
         return {}
-    full = cls.PARAMS.resolve(None)
-    full.update(params or {})
+    full = cls.PARAMS.resolve(dict(params or {}))
     return fn(full, link_rate_bps, mtu_bytes=mtu_bytes, base_rtt_ns=base_rtt_ns)

@@ -1,6 +1,6 @@
 """TCP CUBIC (RFC 9438) with optional HyStart++ (RFC 9406), as a pure state machine.
 
-Modelled: slow start (one MSS per MSS acknowledged), the cubic window
+Modelled: slow start (one MSS per MSS acknowledged, at most 2 MSS per ACK, RFC 3465), the cubic window
 ``W_cubic(t) = C·(t − K)³ + W_max`` with ``K = ∛((W_max − cwnd_epoch)/C)``, the
 per-ACK target ``W_cubic(t + RTT)`` clamped to ``[cwnd, 1.5·cwnd]``, the
 Reno-friendly estimate ``W_est`` (α_cubic = 3(1−β)/(1+β), switching to 1 once
@@ -37,6 +37,8 @@ from .base import CongestionControl, register
 
 # RFC 9406 constants that are not worth a parameter.
 _CSS_GROWTH_DIVISOR = 4
+# RFC 3465 §2.2: slow start grows by at most L·SMSS per ACK (L = 2).
+_ABC_L = 2
 
 
 @register
@@ -68,6 +70,9 @@ class Cubic(CongestionControl):
               "RFC 9406 §4.3 (5)", minimum=1),
         Param("init_cwnd_segments", 10, "int", "initial congestion window, segments",
               "RFC 6928 (IW10)", minimum=1),
+        Param("init_ssthresh_bytes", 0, "size", "initial slow-start threshold (0 = arbitrarily high)",
+              "RFC 5681 §3.1 (SHOULD be arbitrarily high; ns-3 InitialSlowStartThreshold, Linux route "
+              "metric ssthresh can set it)"),
         Param("min_rto_ns", 1_000_000, "time",
               "minimum retransmission timeout (read by the tcp transport)",
               "Vasudevan et al., SIGCOMM 2009: RTO_min <= 1 ms avoids incast collapse in datacenters "
@@ -86,7 +91,8 @@ class Cubic(CongestionControl):
         mss = self.mss_bytes
         self._c_bytes = self.c * mss  # bytes per s^3
         self.cwnd_bytes = int(p["init_cwnd_segments"]) * mss
-        self.ssthresh_bytes: float = math.inf
+        ss0 = int(p.get("init_ssthresh_bytes") or 0)
+        self.ssthresh_bytes: float = ss0 if ss0 > 0 else math.inf
         # cubic epoch state (bytes, ns, s)
         self.w_max_bytes: float | None = None
         self.cwnd_prior_bytes: float = 0.0
@@ -154,7 +160,9 @@ class Cubic(CongestionControl):
             if self.cwnd_bytes >= self.ssthresh_bytes:
                 return 0
         room = self.ssthresh_bytes - self.cwnd_bytes
-        growth = acked / _CSS_GROWTH_DIVISOR if self.in_css else acked
+        growth = min(acked, _ABC_L * self.mss_bytes)  # RFC 3465 appropriate byte counting, L = 2
+        if self.in_css:
+            growth /= _CSS_GROWTH_DIVISOR
         if growth <= room:
             self.cwnd_bytes += growth
             return 0
@@ -197,7 +205,8 @@ class Cubic(CongestionControl):
         else:
             self.w_max_bytes = cwnd
         self.cwnd_prior_bytes = cwnd
-        flight = in_flight_bytes if in_flight_bytes and in_flight_bytes > 0 else cwnd
+        # FlightSize, but never above cwnd (NewReno's inflated sends are not "the window")
+        flight = min(in_flight_bytes, cwnd) if in_flight_bytes and in_flight_bytes > 0 else cwnd
         self.ssthresh_bytes = max(flight * self.beta, 2 * self.mss_bytes)
         self.epoch_start_ns = None
         self.in_css = False
@@ -211,7 +220,8 @@ class Cubic(CongestionControl):
         self.in_recovery = False
 
     def on_timeout(self, now_ns, in_flight_bytes):
-        self._reduce(in_flight_bytes)
+        if not self.in_recovery:  # a timeout during fast recovery does not reduce twice (as Linux)
+            self._reduce(in_flight_bytes)
         self.cwnd_bytes = self.mss_bytes
         self._after_timeout = True
         self.in_recovery = False

@@ -4,9 +4,9 @@ Three roles; this module is the **RP** (sender NIC) state machine and the
 settings the two others need:
 
 * CP (switch egress): RED-like marking between ``kmin_bytes`` and
-  ``kmax_bytes`` with ``pmax`` — :meth:`DCQCN.ecn_settings` returns the network
-  parameters (``ecn_kmin_bytes``, ``ecn_kmax_bytes``, ``ecn_pmax``) a preset
-  implies for a port of a given rate; ``run_flows`` applies them unless the
+  ``kmax_bytes`` with ``pmax``, on the egress queue at dequeue — :meth:`DCQCN.ecn_settings`
+  returns the network parameters (``ecn_kmin_bytes``, ``ecn_kmax_bytes``,
+  ``ecn_pmax``, ``ecn_mark_at=dequeue``) a preset implies for a port of a given rate; ``run_flows`` applies them unless the
   user set them explicitly (``--set`` wins).
 * NP (receiver NIC): at most one CNP per flow per ``cnp_interval_ns``
   (0 = one per marked packet); the roce transport reads
@@ -197,13 +197,13 @@ class DCQCN(CongestionControl):
         """Network ECN settings (CP) the preset implies on a port of ``link_rate_bps``.
 
         >>> DCQCN.ecn_settings({"preset": "hpcc"}, 100e9)
-        {'ecn_kmin_bytes': 400000, 'ecn_kmax_bytes': 1600000, 'ecn_pmax': 0.2}
+        {'ecn_kmin_bytes': 400000, 'ecn_kmax_bytes': 1600000, 'ecn_pmax': 0.2, 'ecn_mark_at': 'dequeue'}
         >>> DCQCN.ecn_settings({}, 100e9)
-        {'ecn_kmin_bytes': 5000, 'ecn_kmax_bytes': 200000, 'ecn_pmax': 0.01}
+        {'ecn_kmin_bytes': 5000, 'ecn_kmax_bytes': 200000, 'ecn_pmax': 0.01, 'ecn_mark_at': 'dequeue'}
         """
         e = cls.effective_params(params, link_rate_bps)
         return {"ecn_kmin_bytes": int(e["kmin_bytes"]), "ecn_kmax_bytes": int(e["kmax_bytes"]),
-                "ecn_pmax": float(e["pmax"])}
+                "ecn_pmax": float(e["pmax"]), "ecn_mark_at": "dequeue"}
 
     def __init__(self, params, **kw):
         super().__init__(params, **kw)

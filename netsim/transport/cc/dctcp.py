@@ -8,8 +8,9 @@ ends slow start); otherwise standard Reno: slow start, ``cwnd += MSS·acked/cwnd
 in avoidance, halving on a fast-retransmit loss, 1 MSS after a timeout.
 
 The switch side is a step marker at ``K`` on the instantaneous queue
-(Kmin = Kmax = K, Pmax = 1); :meth:`DCTCP.ecn_settings` returns those network
-settings. The receiver is assumed to echo CE exactly per packet (the
+(Kmin = Kmax = K, Pmax = 1), marking arriving packets (at enqueue, as the
+DCTCP paper and RFC 8257 §3.1 describe); :meth:`DCTCP.ecn_settings` returns
+those network settings. The receiver is assumed to echo CE exactly per packet (the
 transport's ECE echo), i.e. no delayed-ACK state machine (RFC 8257 §3.2).
 
 The observation window uses the transport's ``in_flight_bytes`` passed to
@@ -77,12 +78,12 @@ class DCTCP(CongestionControl):
         """Network ECN settings DCTCP wants on a port of ``link_rate_bps``: a step at K.
 
         >>> DCTCP.ecn_settings(DCTCP.PARAMS.resolve(), 10e9)
-        {'ecn_kmin_bytes': 97500, 'ecn_kmax_bytes': 97500, 'ecn_pmax': 1.0}
+        {'ecn_kmin_bytes': 97500, 'ecn_kmax_bytes': 97500, 'ecn_pmax': 1.0, 'ecn_mark_at': 'enqueue'}
         """
         k = int(params.get("k_bytes") or 0)
         if k <= 0:
             k = int(round(K_PACKETS_AT_10G * mtu_bytes * link_rate_bps / 10e9))
-        return {"ecn_kmin_bytes": k, "ecn_kmax_bytes": k, "ecn_pmax": 1.0}
+        return {"ecn_kmin_bytes": k, "ecn_kmax_bytes": k, "ecn_pmax": 1.0, "ecn_mark_at": "enqueue"}
 
     # -- hooks ---------------------------------------------------------------------
     def on_ack(self, now_ns, acked_bytes, rtt_ns, ece, in_flight_bytes):
@@ -104,7 +105,8 @@ class DCTCP(CongestionControl):
             return
         mss = self.mss_bytes
         if self.cwnd_bytes < self.ssthresh_bytes:
-            self.cwnd_bytes = min(self.cwnd_bytes + acked_bytes, max(self.ssthresh_bytes, self.cwnd_bytes))
+            grow = min(acked_bytes, 2 * mss)  # RFC 3465 ABC, L = 2
+            self.cwnd_bytes = min(self.cwnd_bytes + grow, max(self.ssthresh_bytes, self.cwnd_bytes))
         else:
             self.cwnd_bytes += mss * acked_bytes / self.cwnd_bytes
 
@@ -114,7 +116,7 @@ class DCTCP(CongestionControl):
         self._cwr_end = self._acked_total + in_flight_bytes
 
     def on_loss(self, now_ns, in_flight_bytes):
-        flight = in_flight_bytes if in_flight_bytes > 0 else self.cwnd_bytes
+        flight = min(in_flight_bytes, self.cwnd_bytes) if in_flight_bytes > 0 else self.cwnd_bytes
         self.ssthresh_bytes = max(flight / 2.0, 2 * self.mss_bytes)
         self.cwnd_bytes = self.ssthresh_bytes
         self.in_recovery = True
@@ -124,8 +126,9 @@ class DCTCP(CongestionControl):
         self.in_recovery = False
 
     def on_timeout(self, now_ns, in_flight_bytes):
-        flight = in_flight_bytes if in_flight_bytes > 0 else self.cwnd_bytes
-        self.ssthresh_bytes = max(flight / 2.0, 2 * self.mss_bytes)
+        if not self.in_recovery:  # no second reduction for a timeout inside fast recovery
+            flight = min(in_flight_bytes, self.cwnd_bytes) if in_flight_bytes > 0 else self.cwnd_bytes
+            self.ssthresh_bytes = max(flight / 2.0, 2 * self.mss_bytes)
         self.cwnd_bytes = self.mss_bytes
         self.in_recovery = False
 

@@ -139,3 +139,20 @@ def test_cli_bad_flow_files_exit_2_one_line(tmp_path, capsys, body, expect):
     rc, err = _cli(tmp_path, capsys, "flows", str(topo), str(f), "--out", str(tmp_path / "o"), "--quiet")
     assert rc == 2, err
     assert len(err.strip().splitlines()) == 1 and expect in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("topo,expect", [
+    ("nodes:\n  - {name: a, kind: host}\n  - {name: b, kind: toaster}\nlinks:\n"
+     "  - {src: a, dst: b, rate_bps: 100Gbps, delay_ns: 1us, kind: ethernet}\n", "toaster"),
+    ("nodes:\n  - {name: a, kind: host}\n  - {name: b, kind: host}\nlinks:\n"
+     "  - {src: a, dst: b, rate_bps: 0, delay_ns: 1us, kind: ethernet}\n", "rate_bps"),
+    ("nodes:\n  - {name: a, kind: host}\n  - {name: b, kind: host}\nlinks:\n"
+     "  - {src: a, dst: b, rate_bps: 100Gbps, delay_ns: 1us, kind: carrier_pigeon}\n", "carrier_pigeon"),
+])
+def test_cli_bad_topology_exit_2_one_line(tmp_path, capsys, topo, expect):
+    t = tmp_path / "t.yaml"
+    t.write_text("name: t\n" + topo)
+    f = tmp_path / "f.csv"
+    f.write_text("src,dst,size_bytes,start_ns\na,b,1000,0\n")
+    rc, err = _cli(tmp_path, capsys, "flows", str(t), str(f), "--out", str(tmp_path / "o"), "--quiet")
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and expect in err

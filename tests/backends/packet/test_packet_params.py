@@ -101,3 +101,38 @@ def test_hpcc_topology_and_flow_txt_end_to_end(tmp_path):
     assert sorted(int(ln.split()[4]) for ln in lines) == sorted(f.size_bytes for f in flows)
     for ln in lines:
         assert len(ln.split()) == 8
+
+
+def test_cc_implied_ecn_settings_layering():
+    """Switch ECN: SIM default < the run's CC preset for the port rate < --set < node attribute."""
+    from pkt_helpers import make_backend
+    from netsim.topology.builders import dumbbell
+    from netsim.backends.packet.backend import cc_registry
+    if "dcqcn" not in cc_registry() or not hasattr(cc_registry()["dcqcn"], "ecn_settings"):
+        pytest.skip("dcqcn with ecn_settings not available")
+    g = dumbbell(1, 1)
+    _, be = make_backend(g, cc="dcqcn", cc_params={"dcqcn": {"preset": "hpcc"}})
+    implied = cc_registry()["dcqcn"].ecn_settings(cc_registry()["dcqcn"].PARAMS.resolve({"preset": "hpcc"}), 100e9)
+    port = be.net.ports[("switch_left", "switch_right")]
+    assert port.kmin[3] == implied["ecn_kmin_bytes"] != SIM_PARAMS["ecn_kmin_bytes"].default
+    _, be = make_backend(g, cc="dcqcn", cc_params={"dcqcn": {"preset": "hpcc"}}, params={"ecn_kmin_bytes": 1234})
+    assert be.net.ports[("switch_left", "switch_right")].kmin[3] == 1234
+    g.nodes["switch_left"]["ecn_kmin_bytes"] = 777
+    _, be = make_backend(g, cc="dcqcn", cc_params={"dcqcn": {"preset": "hpcc"}}, params={"ecn_kmin_bytes": 1234})
+    assert be.net.ports[("switch_left", "switch_right")].kmin[3] == 777
+    assert be.net.ports[("switch_right", "switch_left")].kmin[3] == 1234
+
+
+def test_hpcc_standalone_fct_formula(tmp_path):
+    """standalone = 2*sum(delay) + sum(payload*8/rate) + (size + packets*header)*8/bottleneck (HPCC qp_finish)."""
+    from netsim.flowfile import FlowSpec
+    from netsim.topology.builders import dumbbell
+    g = dumbbell(1, 1, bottleneck_rate_bps=40e9)
+    size = 100_000
+    run_flows(g, [FlowSpec("left0", "right0", size, 0)], out_dir=str(tmp_path), hpcc_fct=True)
+    row = open(tmp_path / "fct.txt").read().split()
+    mss, hdr = 1438, 62
+    base = 2 * 3000 + mss * 8 / 100 + mss * 8 / 40 + mss * 8 / 100
+    total = size + (-(-size // mss)) * hdr
+    assert int(row[7]) == int(base) + int(total * 8 / 40)
+    assert int(row[6]) > 0 and int(row[5]) == 0

@@ -133,6 +133,20 @@ def test_timeout_then_first_epoch_k_zero():
     assert cc.w_max_bytes == pytest.approx(70 * MSS, rel=1e-6)  # W_max = cwnd at the epoch start
 
 
+def test_timeout_inside_recovery_does_not_reduce_twice():
+    cc = make()
+    cc.cwnd_bytes = 100 * MSS
+    cc.on_loss(0, 100 * MSS)
+    cc.on_timeout(1, 170 * MSS)              # inflated flight during NewReno recovery
+    assert cc.ssthresh_bytes == pytest.approx(70 * MSS) and cc.cwnd_bytes == MSS
+
+
+def test_slow_start_byte_counting_limit():
+    cc = make()
+    cc.on_ack(0, 50 * MSS, 100_000, False, 0)  # a stretch ACK (e.g. after go-back-N)
+    assert cc.cwnd_bytes == 12 * MSS             # RFC 3465: at most 2 MSS per ACK
+
+
 def test_no_growth_in_recovery():
     cc = make()
     cc.cwnd_bytes = 100 * MSS

@@ -144,10 +144,10 @@ def test_overrides_beat_preset():
 
 def test_ecn_settings_scale_with_link_rate():
     assert DCQCN.ecn_settings({"preset": "hpcc"}, 25e9) == {
-        "ecn_kmin_bytes": 100_000, "ecn_kmax_bytes": 400_000, "ecn_pmax": 0.2}
+        "ecn_kmin_bytes": 100_000, "ecn_kmax_bytes": 400_000, "ecn_pmax": 0.2, "ecn_mark_at": "dequeue"}
     assert DCQCN.ecn_settings({"preset": "hpcc"}, 100e9)["ecn_kmax_bytes"] == 1_600_000
     assert DCQCN.ecn_settings({"preset": "paper"}, 100e9) == {
-        "ecn_kmin_bytes": 5_000, "ecn_kmax_bytes": 200_000, "ecn_pmax": 0.01}
+        "ecn_kmin_bytes": 5_000, "ecn_kmax_bytes": 200_000, "ecn_pmax": 0.01, "ecn_mark_at": "dequeue"}
     assert DCQCN.ecn_settings({"preset": "hpcc", "kmin_bytes": 1234}, 100e9)["ecn_kmin_bytes"] == 1234
 
 

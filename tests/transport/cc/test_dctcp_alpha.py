@@ -69,12 +69,16 @@ def test_loss_and_timeout_like_reno():
     cc.cwnd_bytes = 100 * MSS
     cc.on_loss(0, 100 * MSS)
     assert cc.cwnd_bytes == 50 * MSS
-    cc.on_timeout(1, 40 * MSS)
+    cc.on_timeout(1, 40 * MSS)               # inside recovery: no second reduction
+    assert cc.cwnd_bytes == MSS and cc.ssthresh_bytes == 50 * MSS
+    cc.on_recovery_end(2)
+    cc.cwnd_bytes = 60 * MSS
+    cc.on_timeout(3, 40 * MSS)
     assert cc.cwnd_bytes == MSS and cc.ssthresh_bytes == 20 * MSS
 
 
 def test_step_marking_settings():
     assert DCTCP.ecn_settings({"k_bytes": 0}, 10e9) == {
-        "ecn_kmin_bytes": 97_500, "ecn_kmax_bytes": 97_500, "ecn_pmax": 1.0}
+        "ecn_kmin_bytes": 97_500, "ecn_kmax_bytes": 97_500, "ecn_pmax": 1.0, "ecn_mark_at": "enqueue"}
     assert DCTCP.ecn_settings({"k_bytes": 0}, 100e9, mtu_bytes=1000)["ecn_kmin_bytes"] == 650_000
     assert DCTCP.ecn_settings({"k_bytes": 20_000}, 100e9)["ecn_kmax_bytes"] == 20_000

@@ -102,8 +102,11 @@ def test_point_id_is_stable_across_processes_and_key_order():
 def test_builder_yaml_file_can_vary_its_arguments(tmp_path):
     with open(tmp_path / "db.yaml", "w") as fh:
         fh.write("builder: dumbbell\nargs: {n_left: 4, n_right: 1}\n")
-    spec = _spec(tmp_path, "grid:\n  topology.delay_ns: [500, 1000]\n")
+    source = write_sweep(tmp_path, "")
     spec = parse_sweep({"command": "flows", "topology": "db.yaml", "flows": "flows.csv",
-                        "grid": {"topology.delay_ns": [500, 1000]}}, spec.source)
+                        "grid": {"topology.delay_ns": [500, 1000]}}, source)
     name, args = parse_builder(expand(spec)[1].argv[1])
     assert name == "dumbbell" and args == {"n_left": "4", "n_right": "1", "delay_ns": "1000"}
+    mapping = parse_sweep({"command": "flows", "topology": {"builder": "dumbbell", "n_left": 4},
+                           "flows": "flows.csv", "grid": {"topology.n_right": [1, 2]}}, source)
+    assert [p.argv[1] for p in expand(mapping)] == ["dumbbell:n_left=4,n_right=1", "dumbbell:n_left=4,n_right=2"]
