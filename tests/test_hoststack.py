@@ -44,3 +44,42 @@ def test_errors():
     with pytest.raises(InputError, match="unknown host stack parameter"):
         split_host_params({"host.tcp_bogus": 1})
     assert split_host_params({"mtu_bytes": 1500, "host.tcp_streams": 2}) == ({"mtu_bytes": 1500}, {"tcp_streams": 2})
+
+
+# -- applied by the analytic backend -----------------------------------------------------------------
+def _flow_times(cc, n_flows, size=42_000_000, host=True, nic_kind="roce"):
+    from netsim.backends.base import TraceSinks, create_backend
+    from netsim.records import ListSink
+    from netsim.topology import gpu_cluster
+    g = gpu_cluster(2, 4, gpus_per_nic=4, nvswitch=False, nic_kinds=nic_kind, nic_rates_bps="100Gbps")
+    sink = ListSink()
+    be = create_backend("analytic", g, cc=cc, params={"header_bytes": 0},
+                        sinks=TraceSinks(fct=sink))
+    if host:
+        be.host_stack = HostStack()
+    for i in range(n_flows):
+        be.send(f"s0.gpu{i}", f"s1.gpu{i}", size)
+    be.env.run()
+    return [r.fct_ns for r in sink.rows]
+
+
+def test_analytic_tcp_flow_capped_and_delayed():
+    roce = _flow_times("dcqcn", 1)[0]
+    tcp = _flow_times("cubic", 1)[0]
+    assert roce == pytest.approx(42e6 * 8 / 100e9 * 1e9, rel=0.01)          # line rate
+    assert tcp == pytest.approx(42e6 * 8 / 42e9 * 1e9 + 10_000, rel=0.01)   # 42 Gbit/s + 10 us
+    assert _flow_times("cubic", 1, host=False)[0] == pytest.approx(roce, rel=1e-6)
+
+
+def test_analytic_caps_water_fill():
+    # 2 TCP connections on one 100G NIC: each capped at 42 (84 < 100); 4: fair share 25 < 42
+    two = _flow_times("cubic", 2)
+    assert max(two) == pytest.approx(42e6 * 8 / 42e9 * 1e9 + 10_000, rel=0.01)
+    four = _flow_times("cubic", 4)
+    assert max(four) == pytest.approx(4 * 42e6 * 8 / 100e9 * 1e9 + 10_000, rel=0.01)
+
+
+def test_transport_follows_nic_kind_with_cc_none():
+    eth = _flow_times("none", 1, nic_kind="ethernet")[0]
+    ib = _flow_times("none", 1, nic_kind="infiniband")[0]
+    assert eth > 2 * ib

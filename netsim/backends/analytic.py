@@ -20,6 +20,13 @@ all-to-all would take ``1/(n-1)`` of its real time. Nothing else is shared:
 no queueing on other links, no incast at receivers, no ACK traffic, no ECN,
 no PFC, no congestion control (``cc`` is recorded but ignored), no loss.
 
+Host stack and link changes (issue 5): with ``backend.host_stack`` set (a
+:class:`netsim.hoststack.HostStack`), a flow whose path crosses a NIC pays
+the transport's per-message overhead (added to its latency) and is capped at
+the per-connection rate (kernel TCP ≈ 42 Gbit/s); capped flows share their
+link max-min. ``set_link_rate`` / ``fail_link`` implement the
+:mod:`netsim.whatif` link-change protocol.
+
 Parameters: :data:`ANALYTIC_PARAMS` (``mtu_bytes`` and ``header_bytes``
 default to the packet backend's values so the two agree on wire bytes);
 every other packet-network ``--set`` name is accepted and ignored.

@@ -62,11 +62,12 @@ def ring_allreduce_star(n: int = 256, size_bytes: int = 10**9, *, csv_dir: str |
     sink = CsvSink(os.path.join(csv_dir, "fct.csv"), FCT_COLUMNS) if csv_dir else _CountSink()
     b = create_backend("flow", g, env=env, sinks=TraceSinks(fct=sink))
     hosts = [f"h{i}" for i in range(n)]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     proc = run_collective(b, "allreduce", hosts, size_bytes, algorithm="ring")
     env.run()
     sink.flush()
     wall = time.perf_counter() - t0
+    cpu = time.process_time() - c0
     res = proc.value
     sim_ns = (res.end_ps - res.start_ps) / 1000
     # closed form: 2(n-1) steps, each a lone transfer of S/n on its own up/down links
@@ -77,7 +78,7 @@ def ring_allreduce_star(n: int = 256, size_bytes: int = 10**9, *, csv_dir: str |
     alpha_ns = step_ideal_ns - chunk * mtu / (mtu - hdr) / (100e9 / 8) * 1e9
     formula_ns = 2 * (n - 1) / n * size_bytes / b_eff * 1e9 + 2 * (n - 1) * alpha_ns
     return {
-        "hosts": n, "size_bytes": size_bytes, "transfers": res.flows, "wall_s": round(wall, 3),
+        "hosts": n, "size_bytes": size_bytes, "transfers": res.flows, "wall_s": round(wall, 3), "cpu_s": round(cpu, 3),
         "transfers_per_wall_s": round(res.flows / wall),
         "sim_time_ns": round(sim_ns), "formula_ns": round(formula_ns),
         "formula_raw_rate_ns": round(2 * (n - 1) / n * size_bytes * 8 / 100e9 * 1e9),
@@ -97,17 +98,23 @@ def bench_ring_allreduce_256() -> dict:
     return out
 
 
-def recompute_cost(active_counts=(100, 1000, 4000, 16000), k: int = 16, seed: int = 1) -> dict:
-    """Wall time of one full recomputation with N flows active (random pairs, k-ary fat-tree)."""
+def recompute_cost(active_counts=(100, 1000, 4000, 16000), k: int = 16, seed: int = 1,
+                   fairness: str = "maxmin") -> dict:
+    """Wall time of one full recomputation with N flows active (random pairs, k-ary fat-tree).
+
+    ``fairness="maxmin"`` times the vectorized solver; ``"port"`` the port-fair
+    solver (components above ``flow_port_fair_max_flows`` fall back to max-min).
+    """
     from ..backends.base import TraceSinks, create_backend
     from ..topology import fat_tree, hosts
     g = fat_tree(k)
     hs = sorted(hosts(g))
     rng = random.Random(seed)
-    out = {"topology": f"fat_tree(k={k}), {len(hs)} hosts"}
+    out = {"topology": f"fat_tree(k={k}), {len(hs)} hosts", "fairness": fairness}
     for n in active_counts:
         env = simpy.Environment()
-        b = create_backend("flow", g, env=env, sinks=TraceSinks(fct=_CountSink()), seed=seed)
+        b = create_backend("flow", g, env=env, sinks=TraceSinks(fct=_CountSink()), seed=seed,
+                           params={"flow_fairness": fairness, "flow_port_fair_max_flows": 10**6})
         for _ in range(n):
             s, d = rng.sample(hs, 2)
             b.send(s, d, 10**9)
@@ -130,7 +137,7 @@ def recompute_cost(active_counts=(100, 1000, 4000, 16000), k: int = 16, seed: in
 
 @benchmark("flow_recompute_cost")
 def bench_recompute_cost() -> dict:
-    return recompute_cost()
+    return {"maxmin": recompute_cost(), "port": recompute_cost((50, 100, 250, 500), fairness="port")}
 
 
 def _peak_rss_mib() -> float:
@@ -151,11 +158,12 @@ def gpt_step(servers: int, *, tp: int, pp: int, dp: int, workload: str = "gpt-3b
     if measure_memory:
         import tracemalloc
         tracemalloc.start()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     s = run_training(topo, _workload(workload), backend=backend, progress=False, workload_overrides=over)
     wall = time.perf_counter() - t0
+    cpu = time.process_time() - c0
     out = {"gpus": servers * 8, "topology": topo, "workload": workload, "tp": tp, "pp": pp, "dp": dp,
-           "backend": backend, "wall_s": round(wall, 2), "iteration_time_s": s["iteration_time_s"],
+           "backend": backend, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "iteration_time_s": s["iteration_time_s"],
            "flows": s["flows"], "flows_per_wall_s": round(s["flows"] / wall),
            "peak_rss_mib": round(_peak_rss_mib(), 1)}
     if measure_memory:
@@ -192,7 +200,7 @@ def bench_gpt_scaling() -> dict:
     rows = {}
     for servers in (8, 32, 128):
         r = gpt_step(servers, tp=8, pp=4, dp=servers * 8 // 32)
-        rows[f"{servers * 8}_gpus"] = {k: r[k] for k in ("wall_s", "flows", "flows_per_wall_s",
+        rows[f"{servers * 8}_gpus"] = {k: r[k] for k in ("wall_s", "cpu_s", "flows", "flows_per_wall_s",
                                                           "iteration_time_s", "peak_rss_mib")}
     return rows
 
@@ -206,11 +214,11 @@ def bench_flow_vs_packet_small() -> dict:
                      ("gpu_cluster:servers=4,gpus_per_server=8", "gpt-3b-t2p2d8-small.yaml")):
         row = {}
         for be in ("flow", "packet"):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             s = run_training(topo, _workload(wl), backend=be, progress=False)
-            row[be] = {"wall_s": round(time.perf_counter() - t0, 3), "iteration_time_s": s["iteration_time_s"],
-                       "flows": s["flows"]}
-        row["speedup"] = round(row["packet"]["wall_s"] / row["flow"]["wall_s"], 1)
+            row[be] = {"wall_s": round(time.perf_counter() - t0, 3), "cpu_s": round(time.process_time() - c0, 3),
+                       "iteration_time_s": s["iteration_time_s"], "flows": s["flows"]}
+        row["speedup"] = round(row["packet"]["cpu_s"] / row["flow"]["cpu_s"], 1)
         row["iteration_rel_diff"] = round(abs(row["flow"]["iteration_time_s"] - row["packet"]["iteration_time_s"])
                                           / row["packet"]["iteration_time_s"], 5)
         out[wl] = row

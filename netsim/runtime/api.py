@@ -16,6 +16,7 @@ from collections import defaultdict
 from ..backends.base import TraceSinks, create_backend
 from ..records import FCT_COLUMNS, CsvSink, ListSink, TeeSink, write_json, write_rows
 from ..workloads import OpGraphBuilder, load_workload, place
+from ..workloads.placement import resolve_partition
 from .apnet import apnet_iteration_time, effective_bandwidths
 from .breakdown import KEYS, breakdowns
 from .executor import OPS_COLUMNS, Executor
@@ -113,6 +114,7 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
     graph = _resolve_graph(graph)
     wl = load_workload(workload, overrides=workload_overrides)
     placement = place(wl, graph)
+    wl = resolve_partition(wl, placement, graph)
     builder = _make_builder(wl, placement, seed)
     what = _whatif(wl, whatif)
     if what is not None:

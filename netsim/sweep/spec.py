@@ -8,14 +8,16 @@ with seeds ``seed``, ``seed + 1``, ...). Expanding the axes into points lives in
 
 Axis names (keys of ``grid`` / ``zip``)::
 
-    topology.ARG        a builder argument (base topology must be a builder expression)
+    topology.ARG        a builder argument (topology: a builder expression, a mapping
+                        {builder: NAME, ...}, or a YAML file with only builder: and args:)
     set.KEY             a network parameter (``--set KEY=VALUE``)
     cc_param.KEY        a CC parameter (``--cc-param KEY=VALUE``; KEY may be ``dcqcn.g``)
     workload.FIELD      a workload field (``--workload-set FIELD=VALUE``; ``run`` only)
     cc, backend, seed, iterations, topology, flows, workload   the base field itself
 
-Deliberately left out: checking parameter *names* and *values* against the
-simulator's tables — that is the commands' job, and a point they reject is
+Builder names and argument names are checked against the topology layer.
+Deliberately left out: checking ``--set`` / ``--cc-param`` / workload names and
+values against the simulator's tables — that is the commands' job, and a point they reject is
 recorded as failed with their message while the sweep goes on.
 """
 from __future__ import annotations

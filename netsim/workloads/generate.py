@@ -36,11 +36,8 @@ wait for, ``it`` = the iteration being built.
 Compute ops of a rank chain in stream order; a TP all-reduce blocks the
 compute stream (Megatron's are synchronous); so does a pipeline send unless
 ``overlap_p2p`` (Megatron's ``--overlap-p2p-communication``) is set; DP buckets
-chain on the DP stream.  The next iteration's ops of a
-rank wait for its optimizer step.  Extension points for issue 5: ``_fwd_layer``
-/ ``_bwd_layer`` (per-layer collectives such as MoE all-to-alls, ZeRO-3
-all-gathers), ``_dp_sync`` (ZeRO reduce-scatter/all-gather) and
-``Op.delay_ps`` (what-if latency injection).
+chain on the DP stream.  The next iteration's ops of a rank wait for its
+optimizer step.
 """
 from __future__ import annotations
 

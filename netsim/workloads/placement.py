@@ -112,3 +112,49 @@ def place(workload, graph=None, gpu_names=None) -> Placement:
         gpu_names = list(workload.gpus)
     return Placement.build(workload.dp, workload.tp, workload.pp, workload.order, list(gpu_names),
                            source=workload.source, ep=workload.ep)
+
+
+def resolve_partition(workload, placement, graph):
+    """``partition: balanced`` → explicit layer counts for this placement (Holmes' self-adapting partition).
+
+    A stage's cost per layer = the layer's compute for all micro-batches plus
+    its ring all-reduce on the slowest NIC of the stage's GPUs
+    (:func:`netsim.workloads.hetero.stage_layer_costs`); the embedding and
+    logits are fixed costs of the first and last stage; the counts minimize
+    the slowest stage (:func:`netsim.workloads.hetero.balanced_partition`).
+    Returns the workload unchanged unless its partition is ``"balanced"``.
+    """
+    import dataclasses
+
+    from ..topology import nic_of
+    from .hetero import balanced_partition, stage_layer_costs
+    w = workload
+    if w.partition != "balanced":
+        return w
+    layers = w.model.build_layers(w.tp, w.pp, w.ep)
+    body = [l for l in layers if l.role == "body"]
+    rate = w.peak_flops * w.utilization
+    m, b = w.micro_batches, w.micro_batch
+    k = 2 if w.recompute else 1          # forward (+ recomputation) + backward = (k + 2) x forward
+    per_layer_s = sum(l.fwd_flops * (k + 2) for l in body) / len(body) * b * m / rate
+    grad_bytes = sum(l.params for l in body) / len(body) * w.grad_bytes
+    nic_rates = []
+    for s in range(w.pp):
+        rates = []
+        for r in range(placement.world_size):
+            if placement.stage(r) == s:
+                nic = nic_of(graph, placement.gpu_of[r])
+                if nic is not None:
+                    rates.extend(d["rate_bps"] for _, v, d in graph.edges(nic, data=True)
+                                 if graph.nodes[v].get("kind") not in ("pcie_switch", "gpu"))
+        nic_rates.append(min(rates) if rates else float("inf"))
+    costs = stage_layer_costs(per_layer_s, grad_bytes, w.dp, nic_rates)
+    fixed = [0.0] * w.pp
+    for l in layers:
+        t = l.fwd_flops * 3 * b * m / rate
+        if l.role == "first":
+            fixed[0] += t
+        elif l.role == "last":
+            fixed[-1] += t
+    counts = balanced_partition(len(body), [1.0] * w.pp, costs, fixed)
+    return dataclasses.replace(w, partition=tuple(counts))

@@ -22,11 +22,11 @@ from typing import Any
 import yaml
 
 from ..errors import WorkloadError
-from .cnn import CNN_PRESETS
 from .fields import Fields, SECTIONS, set_dotted
 from .gpus import GPUS, gpu_preset
-from .layers import Block, Layer
-from .transformer import TRANSFORMER_PRESETS, TransformerModel
+from .layers import Layer
+from .modelspec import parse_model
+from .transformer import TransformerModel
 
 ALGORITHMS = ("ring", "tree", "halving_doubling", "hierarchical")
 GROUP_KINDS = ("tp", "dp", "pp", "ep")
@@ -38,29 +38,6 @@ PLACEMENTS = {"megatron": ("tp", "dp", "pp"), "deepspeed": ("tp", "dp", "pp"),
               "dp_tp_pp": ("dp", "tp", "pp"), "dp_pp_tp": ("dp", "pp", "tp"),
               "pp_tp_dp": ("pp", "tp", "dp"), "pp_dp_tp": ("pp", "dp", "tp")}
 BYTES = {"fp16": 2, "bf16": 2, "fp32": 4}
-
-
-@dataclass(frozen=True)
-class CnnModel:
-    """A model given as a list of layers (CNN preset or explicit list)."""
-
-    name: str
-    layer_list: tuple
-    source: str = ""
-    family: str = "cnn"
-
-    def params(self) -> int:
-        return sum(l.params for l in self.layer_list)
-
-    def build_layers(self, tp: int = 1, pp: int = 1, ep: int = 1) -> list[Layer]:
-        return list(self.layer_list)
-
-    def fwd_flops_per_sample(self) -> float:
-        return sum(l.fwd_flops for l in self.layer_list)
-
-    @property
-    def layers(self) -> int:
-        return len(self.layer_list)
 
 
 @dataclass(frozen=True)
@@ -88,7 +65,7 @@ class Workload:
     tp: int
     pp: int
     schedule: str
-    partition: tuple | None
+    partition: tuple | str | None       # None = even, a tuple, or "balanced" (resolved on a topology)
     scatter_gather: bool
     overlap_p2p: bool
     bucket_bytes: int
@@ -132,6 +109,9 @@ class Workload:
 
     def stage_layer_counts(self) -> tuple:
         n = self.model.layers
+        if self.partition == "balanced":
+            raise ValueError("partition 'balanced' must be resolved on a topology first "
+                             "(netsim.workloads.placement.resolve_partition)")
         return self.partition or tuple([n // self.pp] * self.pp)
 
 
@@ -204,7 +184,7 @@ def load_workload(spec, *, overrides: dict | list | None = None, source: str | N
 def _build(f: Fields, doc: dict) -> Workload:
     f.check_keys("", doc, SECTIONS)
     name = str(doc.get("name") or (os.path.splitext(os.path.basename(f.source))[0] if f.source != "<workload>" else "workload"))
-    model = _model(f, doc.get("model"))
+    model = parse_model(f, doc.get("model"))
     tr = f.section(doc, "training")
     par = f.section(doc, "parallelism")
     plc = f.section(doc, "placement")
@@ -322,99 +302,20 @@ def _build(f: Fields, doc: dict) -> Workload:
                     raw=doc, ep=ep, zero_stage=zero, sequence_parallel=sp, whatif=whatif)
 
 
-def _model(f: Fields, m):
-    if m is None:
-        f.fail("model", "missing", None, "a preset name (" + ", ".join(list(TRANSFORMER_PRESETS) + list(CNN_PRESETS))
-               + ") or a mapping")
-    if isinstance(m, str):
-        m = {"preset": m}
-    if not isinstance(m, dict):
-        f.fail("model", "must be a preset name or a mapping", m, "e.g. gpt-3b or {preset: gpt-3b, seq_len: 1024}")
-    dims = ("layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden")
-    f.check_keys("model", m, ("preset", "name", "family", "tied_embeddings", "layer_list", "moe") + dims)
-    preset = m.get("preset")
-    names = list(TRANSFORMER_PRESETS) + list(CNN_PRESETS)
-    if preset is not None and preset not in names:
-        f.fail("model.preset", "unknown model preset", preset, "one of " + ", ".join(names), suggest=names)
-    if preset in CNN_PRESETS or "layer_list" in m:
-        if preset in CNN_PRESETS:
-            extra = [k for k in m if k not in ("preset", "name")]
-            if extra:
-                f.fail(f"model.{extra[0]}", "CNN presets take no dimensions", extra[0], "only preset and name")
-            build, src = CNN_PRESETS[preset]
-            return CnnModel(str(m.get("name", preset)), tuple(build()), src)
-        return CnnModel(str(m.get("name", "custom")), _layer_list(f, m["layer_list"]), "user layer list")
-    base = TRANSFORMER_PRESETS.get(preset)
-    vals = {}
-    for d in dims:
-        if d in m:
-            vals[d] = f.pos_int(m, f"model.{d}") if d != "ffn_hidden" else int(m[d])
-        elif base is None and d != "ffn_hidden":
-            f.fail(f"model.{d}", "missing transformer dimension", None,
-                   "layers, hidden, heads, seq_len and vocab, or a preset")
-    if "tied_embeddings" in m:
-        vals["tied_embeddings"] = f.boolean(m, "model.tied_embeddings")
-    if "family" in m:
-        vals["family"] = f.choice(m, "model.family", ("gpt", "bert"), "gpt")
-    if "moe" in m:
-        vals["moe"] = _moe(f, m["moe"])
-    name = str(m.get("name") or preset or "transformer")
-    model = base.with_dims(name=name, **vals) if base else TransformerModel(name=name, **vals)
-    if model.hidden % model.heads:
-        f.fail("model.heads", f"hidden {model.hidden} is not divisible by heads", model.heads, "a divisor of hidden")
-    return model
-
-
-MOE_KEYS = ("experts", "top_k", "capacity_factor", "every", "skew_start", "skew_end", "skew_decay_iterations")
-
-
-def _moe(f: Fields, m):
-    from .moe import MoeSpec
-    if not isinstance(m, dict):
-        f.fail("model.moe", "must be a mapping", m, "keys " + ", ".join(MOE_KEYS))
-    f.check_keys("model.moe", m, MOE_KEYS)
-    experts = f.pos_int(m, "model.moe.experts", required=True)
-    top_k = f.pos_int(m, "model.moe.top_k", default=1)
-    if top_k > experts:
-        f.fail("model.moe.top_k", "top_k exceeds the number of experts", top_k, f"1..{experts}")
-    cf = m.get("capacity_factor", 1.25)
-    if cf is not None:
-        cf = f.number(m, "model.moe.capacity_factor", 1.25)
-        if cf <= 0:
-            f.fail("model.moe.capacity_factor", "must be positive", cf, "e.g. 1.25, or null for no dropping")
-    return MoeSpec(experts, top_k, cf, f.pos_int(m, "model.moe.every", default=2),
-                   f.number(m, "model.moe.skew_start", 0.4), f.number(m, "model.moe.skew_end", 0.05),
-                   f.number(m, "model.moe.skew_decay_iterations", 30.0) or 1e-9)
-
-
-def _layer_list(f: Fields, items) -> tuple:
-    if not isinstance(items, list) or not items:
-        f.fail("model.layer_list", "must be a non-empty list", items,
-               "items {name, params, fwd_flops[, out_elems]} (fwd_flops per sample)")
-    out = []
-    for i, it in enumerate(items):
-        w = f"model.layer_list[{i}]"
-        if not isinstance(it, dict):
-            f.fail(w, "must be a mapping", it, "{name, params, fwd_flops[, out_elems]}")
-        f.check_keys(w, it, ("name", "params", "fwd_flops", "out_elems"))
-        p = f.nonneg_int(it, w + ".params", required=True)
-        fl = f.number(it, w + ".fwd_flops", None, required=True)
-        oe = f.nonneg_int(it, w + ".out_elems", default=0)
-        nm = str(it.get("name", f"layer{i}"))
-        out.append(Layer(nm, (Block("layer", fl, 2 * fl, True, 0, ((nm, p),)),), oe))
-    return tuple(out)
-
-
 def _partition(f: Fields, par: dict, model, pp: int):
     n = model.layers
     part = par.get("partition", "even")
+    if part == "balanced":
+        if pp > n:
+            f.fail("parallelism.pp", f"more stages than the model's {n} layers", pp, f"pp <= {n}")
+        return "balanced"
     if part in (None, "even"):
         if n % pp:
             f.fail("parallelism.pp", f"model layers ({n}) not divisible by pp", pp,
                    f"a divisor of {n}, or parallelism.partition: [layers per stage]")
         return None
     if not isinstance(part, list) or len(part) != pp or not all(isinstance(x, int) and x >= 1 for x in part):
-        f.fail("parallelism.partition", f"must be 'even' or a list of {pp} positive layer counts", part,
+        f.fail("parallelism.partition", f"must be 'even', 'balanced' or a list of {pp} positive layer counts", part,
                f"e.g. {[n // pp] * pp}")
     if sum(part) != n:
         f.fail("parallelism.partition", f"layer counts sum to {sum(part)}, model has {n} layers", part,

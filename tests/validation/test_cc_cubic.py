@@ -110,6 +110,7 @@ def test_reno_friendly_region_at_datacenter_rtt():
         dt = t[j] - t[k0]
         cubic_growth = 0.4 * ((dt - k) ** 3 + k ** 3)  # segments
         assert cubic_growth < 0.05 * (w1 - w0) / MSS
+    print(f"reno-friendly (W1^2 - W0^2)/(2 MSS acked) per epoch: {np.round(ratios, 3).tolist()}")
     assert len(ratios) >= 2, losses
     for r in ratios:
         assert r == pytest.approx(ALPHA_CUBIC, rel=0.1), ratios

@@ -26,7 +26,8 @@ def graph():
 def test_pp_across_clusters_beats_dp_across(graph):
     gpus = nic_aware_gpu_order(graph, 4, 8, 2)
     assert stage_clusters(graph, gpus, 4, 8, 2) == ["infiniband", "ethernet"]
-    holmes = simulate(graph, dict(JOB, placement={"order": "megatron"}), gpus=gpus)
+    holmes = simulate(graph, dict(JOB, placement={"order": "megatron", "nic": "nic_aware"}))
+    assert list(holmes.placement.gpu_of) == gpus
     # DP slowest-varying: each DP group has 2 ranks in cluster A and 2 in B -> the ring crosses the slow link
     dp_across = simulate(graph, dict(JOB, placement={"order": "tp_pp_dp"}), gpus=gpus)
     for r in (holmes, dp_across):
@@ -82,3 +83,21 @@ def test_speed_balanced_partition_beats_even(graph):
     assert bal.samples_per_s > even.samples_per_s
     report("Holmes", "self-adapting partition vs even (samples/s)", "balanced stages are faster",
            f"{list(part)}: {bal.samples_per_s:.1f} vs [12, 12]: {even.samples_per_s:.1f}")
+
+
+@pytest.mark.slow
+def test_nic_kinds_order_on_the_packet_backend():
+    """The same comparison at packet level: IB = lossless RDMA without congestion control (cc none),
+    RoCE = RDMA with DCQCN, Ethernet = TCP Cubic (no host-stack costs at packet level yet)."""
+    from netsim.runtime import run_training
+    from papers_sim import workload_path
+    runs = {"infiniband": "none", "roce": "dcqcn", "ethernet": "cubic"}
+    sps = {}
+    for kind, cc in runs.items():
+        s = run_training(f"gpu_cluster:servers=4,gpus_per_server=8,nic_kinds={kind},nic_rates_bps=200Gbps",
+                         workload_path("gpt-3b-t2p2d8-small.yaml"), backend="packet", cc=cc, progress=False)
+        sps[kind] = s["samples_per_s"]
+    assert sps["infiniband"] > sps["roce"] > sps["ethernet"]
+    report("Holmes", "packet backend samples/s IB / RoCE / Ethernet (gpt-3b-t2p2d8-small)",
+           " / ".join(f"{v}" for v in PAPER.values()), " / ".join(f"{sps[k]:.0f}" for k in PAPER) +
+           f" (ratios {sps['infiniband'] / sps['roce']:.3f}, {sps['roce'] / sps['ethernet']:.3f})")

@@ -59,3 +59,19 @@ def test_stage_costs_follow_nic_rate():
     c = stage_layer_costs(0.01, 50e6, 4, [400e9, 100e9])
     assert c[1] > c[0] > 0.01
     assert c[1] - 0.01 == pytest.approx(4 * (c[0] - 0.01))
+
+
+def test_speed_balanced_partition_follows_nic_speed():
+    from netsim.hoststack import HostStack
+    from netsim.workloads import load_workload
+    from netsim.workloads.hetero import speed_balanced_partition
+    job = {"model": {"preset": "gpt-1.5b", "layers": 24}, "training": {"global_batch": 32, "micro_batch": 4},
+           "parallelism": {"tp": 4, "pp": 2, "dp": 2}, "compute": {"gpu": "a100"}}
+    wl = load_workload(job)
+    same = two_clusters(2, 2, gpus_per_server=4, nic_kind_b="infiniband", nic_rate_b_bps="400Gbps")
+    order = nic_aware_gpu_order(same, 2, 4, 2)
+    even = speed_balanced_partition(wl, same, order, HostStack())
+    assert abs(even[0] - even[1]) <= 2          # only the embedding/logits tilt it
+    mixed = two_clusters(2, 2, gpus_per_server=4)   # B: Ethernet, kernel TCP
+    part = speed_balanced_partition(wl, mixed, nic_aware_gpu_order(mixed, 2, 4, 2), HostStack())
+    assert part[1] < even[1] and sum(part) == 24

@@ -58,3 +58,18 @@ def test_nic_aware_placement_keeps_dp_groups_in_one_cluster():
     assert any(len({kind(default.gpu_of[r]) for r in grp}) == 2 for grp in default.groups["dp"])
     aware = place(load_workload({**doc, "placement": {"nic": "nic_aware"}}), g)
     assert all(len({kind(aware.gpu_of[r]) for r in grp}) == 1 for grp in aware.groups["dp"])
+
+
+def test_balanced_partition_gives_the_slow_nic_stage_fewer_layers():
+    from netsim.topology import two_clusters
+    from netsim.workloads import load_workload, place
+    from netsim.workloads.placement import resolve_partition
+    g = two_clusters(1, 1, gpus_per_server=4)        # cluster A InfiniBand, cluster B Ethernet
+    w = load_workload({"model": {"preset": "gpt-1.5b", "layers": 16, "hidden": 1024, "heads": 16, "seq_len": 512,
+                                 "vocab": 1024, "tied_embeddings": False},
+                       "training": {"global_batch": 8, "micro_batch": 1},
+                       "parallelism": {"dp": 4, "pp": 2, "partition": "balanced"}})
+    pl = place(w, g)
+    r = resolve_partition(w, pl, g)
+    assert sum(r.partition) == 16 and r.partition[0] > r.partition[1]
+    assert resolve_partition(r, pl, g) is r

@@ -44,7 +44,7 @@ from ...units import PS_PER_NS, PS_PER_S, ps_to_ns
 from ..base import Backend, TraceSinks, register_backend
 from .ccmodel import CCModel, resolve_model
 from .maxmin import maxmin_csr, maxmin_small
-from .portfair import is_flat, port_fair
+from .portfair import hol_capacities, is_flat, port_fair
 
 #: components with at most this many flows are solved in pure Python
 SMALL_COMPONENT = 6
@@ -78,10 +78,15 @@ FLOW_PARAMS = ParamTable("flow-backend", [
           "shares a FIFO), auto (port for lossless flows when pfc is on, else maxmin)",
           "netsim flow backend; port fairness of PFC: docs/flow-backend.md (matches the packet backend)",
           choices=("auto", "maxmin", "port")),
-    Param("flow_port_fair_max_flows", 3000, "int",
+    Param("flow_pfc_hol", True, "bool",
+          "with port fairness, also model PFC head-of-line blocking: an ingress paused for a flow held "
+          "downstream slows every flow on it (one pass)",
+          "PFC congestion spreading / victim flows (IEEE 802.1Qbb; netsim issue #2 HoL test)"),
+    Param("flow_port_fair_max_flows", 256, "int",
           "largest connected component solved with port fairness (larger ones fall back to max-min, "
           "counted in stats as port_fair_fallbacks)",
-          "netsim choice: keeps one recomputation under ~1 s of pure-Python work", minimum=0),
+          "netsim choice: pure-Python port fairness costs ~0.1-0.6 ms per flow per recomputation "
+          "(measured, docs/flow-backend.md); beyond this the vectorized max-min solver is used", minimum=0),
 ])
 
 
@@ -157,6 +162,8 @@ class FlowBackend(Backend):
         self._port_max = int(self.params["flow_port_fair_max_flows"])
         self.port_fair_solves = 0
         self.port_fair_fallbacks = 0
+        self.hol_paused_links = 0
+        self._hol = bool(self.params["flow_pfc_hol"])
         self._model(self.cc)  # validate the default algorithm now
         # directed links
         self._lid: dict[tuple[str, str], int] = {}
@@ -398,8 +405,17 @@ class FlowBackend(Backend):
                 rates = None
                 if n <= self._port_max:
                     self.port_fair_solves += 1
-                    rates, rounds = port_fair([f.links for f in comp], self._link_caps(comp),
-                                              [f.cap for f in comp])
+                    paths = [f.links for f in comp]
+                    lcap = self._link_caps(comp)
+                    fcap = [f.cap for f in comp]
+                    offers: dict = {} if self._hol else None
+                    rates, rounds = port_fair(paths, lcap, fcap, offers=offers)
+                    if rounds >= 0 and self._hol:
+                        paused = hol_capacities(paths, lcap, rates, offers)
+                        if paused:
+                            self.hol_paused_links += len(paused)
+                            lcap.update(paused)
+                            rates, rounds = port_fair(paths, lcap, fcap)
                     if rounds < 0:
                         rates = None
                 if rates is None:
@@ -506,6 +522,7 @@ class FlowBackend(Backend):
             "max_active_flows": self.max_active,
             "port_fair_solves": self.port_fair_solves,
             "port_fair_fallbacks": self.port_fair_fallbacks,
+            "hol_paused_links": self.hol_paused_links,
             "queues": "not modelled by flow backend (queues.csv and pfc.csv are empty)",
             "pfc": "not modelled by flow backend (lossless fluid links)",
         }

@@ -48,7 +48,7 @@ def efficiency(cc: str, ns=(2, 4, 8), size_bytes: int = 4_000_000, params: dict 
         latency_ns = recs[0].ideal_fct_ns - t_one_ns
         last = max(r.end_ns for r in recs)
         eff = (n * t_one_ns) / (last - latency_ns)
-        out[n] = {"efficiency": round(eff, 4), "last_ns": last, "lone_fct_ns": lone[0].fct_ns,
+        out[str(n)] = {"efficiency": round(eff, 4), "last_ns": last, "lone_fct_ns": lone[0].fct_ns,
                   "ideal_ns": recs[0].ideal_fct_ns, "drops": stats.get("drops", 0), "wall_s": round(wall, 2)}
     out["mean"] = round(statistics.fmean(v["efficiency"] for k, v in out.items() if k != "mean"), 4)
     return out

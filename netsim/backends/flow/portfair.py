@@ -46,6 +46,18 @@ def is_flat(paths: Sequence[Sequence[int]]) -> bool:
     that, ...); the first node with several children must have only flows as
     children. Then every fairness decision is between single flows.
     """
+    seen = set()
+    for p in paths:  # quick test: no two flows enter any link from the same previous link
+        for i in range(1, len(p)):
+            key = (p[i - 1], p[i])
+            if key in seen:
+                break
+            seen.add(key)
+        else:
+            continue
+        break
+    else:
+        return True
     users: dict[int, list[tuple[int, int]]] = {}
     for f, p in enumerate(paths):
         for i, l in enumerate(p):
@@ -166,7 +178,7 @@ def _offered(tree: _Tree, budget: float, dem, nd: list[float], f: int) -> float:
 
 def port_fair(paths: Sequence[Sequence[int]], capacity: Mapping[int, float] | Sequence[float],
               cap: Sequence[float], *, max_rounds: int = 300, rel_tol: float = 1e-9,
-              damping: float = 0.7) -> tuple[list[float], int]:
+              damping: float = 0.7, offers: dict | None = None) -> tuple[list[float], int]:
     """Ingress-port-fair rates of flows on ``paths`` (link ids into ``capacity``).
 
     Returns ``(rates, rounds)``; ``rounds = -1`` when the iteration did not
@@ -239,8 +251,13 @@ def port_fair(paths: Sequence[Sequence[int]], capacity: Mapping[int, float] | Se
         done = all(abs(a - b) <= rel_tol * max(abs(b), 1e-300) for a, b in zip(new_rates, rates))
         rates = new_rates
         if done and rounds > 1:
-            return _feasible(rates, users, capacity), rounds
-    return _feasible(rates, users, capacity), -1
+            break
+    else:
+        rounds = -1
+    rates = _feasible(rates, users, capacity)
+    if offers is not None:
+        offers.update(off)
+    return rates, rounds
 
 
 def _feasible(rates: list[float], users, capacity) -> list[float]:
@@ -253,3 +270,40 @@ def _feasible(rates: list[float], users, capacity) -> list[float]:
             for f, _ in u:
                 rates[f] *= k
     return rates
+
+
+def hol_capacities(paths: Sequence[Sequence[int]], capacity: Mapping[int, float], rates: Sequence[float],
+                   offers: dict[int, dict[int, float]]) -> dict[int, float]:
+    """Reduced capacities of ingress links paused by PFC (head-of-line blocking).
+
+    A flow held at a shared link ``l`` (its rate is what ``l`` offers it) keeps
+    the ingress ``k`` just before ``l`` paused part of the time; while paused,
+    ``k`` carries nothing, for any flow (one FIFO per priority). If ``k`` would
+    share its capacity as ``s_f`` among its flows (port-fair, all wanting
+    everything), the held flow gets ``rate_f = d·s_f``: ``k`` is on a fraction
+    ``d`` of the time, so every flow on ``k`` is limited to ``d·s_f``.
+    Returns ``{k: d·C_k}`` for the paused links (empty when none).
+    """
+    users: dict[int, list[tuple[int, int]]] = {}
+    for f, p in enumerate(paths):
+        for i, l in enumerate(p):
+            users.setdefault(l, []).append((f, i))
+    held: dict[int, list[int]] = {}
+    for l, per_flow in offers.items():
+        for f, o in per_flow.items():
+            if o <= rates[f] * (1 + 1e-6):
+                i = list(paths[f]).index(l)
+                if i >= 1:
+                    held.setdefault(paths[f][i - 1], []).append(f)
+    out: dict[int, float] = {}
+    for k, flows in held.items():
+        u = users[k]
+        if len(u) < 2 or all(f in flows for f, _ in u):
+            continue  # no victim on this link
+        tree = _Tree(u, paths)
+        dem = {f: INF for f, _ in u}
+        share = _allocate(tree, capacity[k], dem, _node_demands(tree, dem))
+        d = min(rates[f] / share[f] for f in flows if share[f] > 0)
+        if d < 1.0 - 1e-9:
+            out[k] = capacity[k] * d
+    return out

@@ -49,22 +49,30 @@ class _Recording(CongestionControl):
 
 
 class TestTcp(_Recording):
+    """Test fixture: TCP transport, not ECN-capable."""
+
     name = "_test_tcp"
     transport = "tcp"
 
 
 class TestTcpEcn(_Recording):
+    """Test fixture: TCP transport, ECN-capable."""
+
     name = "_test_tcp_ecn"
     transport = "tcp"
     ecn_capable = True
 
 
 class TestRoce(_Recording):
+    """Test fixture: RoCE transport, not ECN-capable."""
+
     name = "_test_roce"
     transport = "roce"
 
 
 class TestRoceEcn(_Recording):
+    """Test fixture: RoCE transport, ECN-capable."""
+
     name = "_test_roce_ecn"
     transport = "roce"
     ecn_capable = True
