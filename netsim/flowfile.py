@@ -10,7 +10,9 @@ Two formats, chosen by content:
   node named ``str(index)`` (an HPCC ``topology.txt`` graph); ``pg`` becomes
   the priority and ``dport`` the tag ``"dport=N"``.
 
-Unreachable destinations are left to the router (:func:`check_reachable`).
+Unreachable destinations (no path whose intermediate nodes are all switches,
+NICs, NVSwitches or PCIe switches — the router's rule) are rejected with the
+flow's line; :func:`check_reachable` asks the router itself.
 Left out: HPCC's ``maxPacketCount`` and other per-flow ns-3 options.
 """
 from __future__ import annotations
@@ -47,13 +49,58 @@ def _node(graph, name: str, source: str, where: str):
                      accepted=f"a node of the topology (e.g. {', '.join(map(str, sorted(graph.nodes, key=str)[:3]))}, ...)")
 
 
-def _check(f: FlowSpec, source: str, line: int) -> FlowSpec:
+class _Reach:
+    """Which endpoints can reach which, by the router's rule: intermediate hops are never a GPU or host.
+
+    Connected components of the graph without GPUs and hosts, computed once per file;
+    ``ok(a, b)`` is true when ``a`` and ``b`` are adjacent or touch a common component.
+    """
+
+    ENDPOINT_KINDS = ("gpu", "host")
+
+    def __init__(self, graph):
+        self.graph = graph
+        self._comp: dict | None = None
+
+    def _components(self) -> dict:
+        if self._comp is None:
+            g = self.graph
+            comp: dict = {}
+            for n in g.nodes:
+                if n in comp or g.nodes[n].get("kind") in self.ENDPOINT_KINDS:
+                    continue
+                comp[n] = n
+                stack = [n]
+                while stack:
+                    u = stack.pop()
+                    for v in g.neighbors(u):
+                        if v not in comp and g.nodes[v].get("kind") not in self.ENDPOINT_KINDS:
+                            comp[v] = n
+                            stack.append(v)
+            self._comp = comp
+        return self._comp
+
+    def _touch(self, node) -> set:
+        comp = self._components()
+        if node in comp:
+            return {comp[node]}
+        return {comp[m] for m in self.graph.neighbors(node) if m in comp}
+
+    def ok(self, a, b) -> bool:
+        return self.graph.has_edge(a, b) or bool(self._touch(a) & self._touch(b))
+
+
+def _check(f: FlowSpec, source: str, line: int, reach: _Reach | None = None) -> FlowSpec:
     if f.size_bytes <= 0:
         raise InputError("size must be > 0", source=source, where=f"line {line}, field size_bytes",
                          value=f.size_bytes, accepted="a positive size such as 1500, 64KB or 1MB")
     if f.src == f.dst:
         raise InputError("src equals dst", source=source, where=f"line {line}, field dst", value=f.dst,
                          accepted="a destination different from the source")
+    if reach is not None and not reach.ok(f.src, f.dst):
+        raise InputError(f"destination unreachable from {f.src}", source=source, where=f"line {line}, field dst",
+                         value=f.dst, accepted="a node connected to the source through switches/NICs "
+                         "(routes never transit a GPU or host)")
     return f
 
 
@@ -100,6 +147,7 @@ def _read_csv(text: str, graph, source: str) -> list[FlowSpec]:
         raise InputError("unknown column", source=source, where=f"line {hline}", value=unknown[0],
                          accepted="columns " + ", ".join(REQUIRED + OPTIONAL))
     col = {c: i for i, c in enumerate(header)}
+    reach = _Reach(graph)
     out = []
     for line, row in numbered[1:]:
         if len(row) != len(header):
@@ -119,7 +167,7 @@ def _read_csv(text: str, graph, source: str) -> list[FlowSpec]:
             except ValueError:
                 raise InputError("bad priority", source=source, where=f"line {line}, field priority",
                                  value=get("priority"), accepted="a non-negative integer") from None
-        out.append(_check(FlowSpec(src, dst, size, start, get("tag"), get("cc"), prio), source, line))
+        out.append(_check(FlowSpec(src, dst, size, start, get("tag"), get("cc"), prio), source, line, reach))
     return out
 
 
@@ -134,6 +182,7 @@ def _read_hpcc(lines: list[tuple[int, str]], graph, source: str) -> list[FlowSpe
     if len(body) != count:
         raise InputError(f"first line says {count} flows, file has {len(body)}", source=source,
                          where=f"line {line0}", value=count, accepted="the count of flow lines that follow")
+    reach = _Reach(graph)
     out = []
     for line, text in body:
         cols = text.split()
@@ -153,7 +202,7 @@ def _read_hpcc(lines: list[tuple[int, str]], graph, source: str) -> list[FlowSpe
         size = _size(cols[4], source, f"line {line}, field size_bytes")
         start = _time_ns(cols[5], source, f"line {line}, field start_s", default_unit="s")
         out.append(_check(FlowSpec(names[0], names[1], size, start, f"dport={ints['dport']}", "", ints["pg"]),
-                          source, line))
+                          source, line, reach))
     return out
 
 
@@ -176,7 +225,7 @@ def load_flows(path, graph) -> list[FlowSpec]:
     ------
     InputError
         Naming the file, line, field and value: unknown node, size <= 0,
-        src == dst, bad unit, empty or headerless file, wrong flow count.
+        src == dst, unreachable destination, bad unit, empty or headerless file, wrong flow count.
     """
     source = os.fspath(path)
     try:

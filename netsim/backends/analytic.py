@@ -73,6 +73,17 @@ ANALYTIC_PARAMS = ParamTable("analytic backend", [
 ])
 
 
+def _check_cc(cc: str, cc_params: dict | None) -> None:
+    """Reject an unknown ``cc`` or ``cc_params`` entry although the analytic model ignores them.
+
+    A typo must fail the same way on every backend rather than pass silently here.
+    """
+    from ..transport.cc.config import cc_class
+    cc_class(cc or "none", where="--cc")
+    for name, over in (cc_params or {}).items():
+        cc_class(name, where="--cc-param").PARAMS.resolve(dict(over or {}), source=f"--cc-param {name}")
+
+
 def _router(graph, seed: int):
     from ..topology.routing import Router
     return Router(graph, seed=seed)
@@ -132,6 +143,7 @@ class AnalyticBackend(Backend):
         self.graph = graph
         self.env = env
         self.params = resolve_analytic_params(params)
+        _check_cc(cc, cc_params)
         self.cc = cc
         self.seed = seed
         self.sinks = sinks or TraceSinks()

@@ -31,7 +31,7 @@ def _run(args) -> int:
     names = args.names or sorted(benches)
     for n in names:
         if n not in benches:
-            raise InputError("unknown benchmark", where="netsim bench", value=n,
+            raise InputError("unknown benchmark", where="NAME", value=n,
                              accepted="one of " + ", ".join(sorted(benches)))
     results = {}
     for n in names:

@@ -82,7 +82,14 @@ def run_metrics(run_dir: str) -> dict:
     sp = os.path.join(run_dir, "summary.json")
     if os.path.exists(sp):
         with open(sp, encoding="utf-8") as fh:
-            summary = json.load(fh)
+            try:
+                summary = json.load(fh)
+            except ValueError as exc:
+                raise InputError(f"not valid JSON ({exc})", source=sp) from None
+    # netsim run nests the backend's counters under "network"; netsim flows has them at the top
+    net = summary.get("network")
+    if isinstance(net, dict):
+        summary = {**net, **summary}
     m["cc"] = summary.get("cc", "")
     m["flows"] = len(fct) if fct is not None else np.nan
     for lo, hi, label in BUCKETS:

@@ -306,6 +306,9 @@ def load_sweep(path: str) -> SweepSpec:
             data = yaml.safe_load(fh)
     except FileNotFoundError:
         raise InputError("sweep file not found", source=path) from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read sweep file ({getattr(exc, 'strerror', None) or exc})", source=path,
+                         accepted="a YAML sweep file (see docs/sweep.md)") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else None

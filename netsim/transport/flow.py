@@ -89,7 +89,10 @@ class Flow:
         # receiver
         self.rcv_nxt = 0
         self.end_ps = -1
+        #: payload bytes delivered in order inside the fairness window [win_lo_ps, win_hi_ps)
         self.win_bytes = 0
+        self.win_lo_ps = 0
+        self.win_hi_ps = 1 << 62
         self.rx_payload_bytes = 0  # every payload byte that reached the receiver, duplicates included
         # counters
         self.retransmitted_bytes = 0

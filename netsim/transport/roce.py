@@ -53,7 +53,8 @@ class RoceFlow(Flow):
         if seq == rcv:
             self.rcv_nxt = rcv = rcv + pkt.payload
             self.nack_sent = False
-            self.win_bytes += pkt.payload
+            if self.win_lo_ps <= now < self.win_hi_ps:
+                self.win_bytes += pkt.payload
             self.acks_due += 1
             if self.acks_due >= self.ack_every or rcv >= self.size:
                 self.acks_due = 0

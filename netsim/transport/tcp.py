@@ -64,13 +64,12 @@ class TcpFlow(Flow):
         in_order = seq == rcv
         if in_order:
             rcv += pkt.payload
-            self.win_bytes += pkt.payload
             ooo = self.ooo
             if ooo:
                 while rcv in ooo:
-                    n = ooo.pop(rcv)
-                    self.win_bytes += n
-                    rcv += n
+                    rcv += ooo.pop(rcv)
+            if self.win_lo_ps <= now < self.win_hi_ps:
+                self.win_bytes += rcv - self.rcv_nxt
             self.rcv_nxt = rcv
         elif seq > rcv and seq not in self.ooo:
             self.ooo[seq] = pkt.payload

@@ -229,3 +229,26 @@ def test_dwrr_weights_follow_quanta():
     heavy, light = recs[1].fct_ns, recs[0].fct_ns
     # heavy finishes its 1 MB while light has sent ~0.5 MB: heavy ~ 0.75 x light's FCT
     assert 0.65 * light <= heavy <= 0.85 * light
+
+
+def test_initial_rto_covers_long_base_rtt():
+    """RTT 2 ms > min RTO 1 ms: the automatic initial RTO (max(min RTO, 3 x base RTT)) fires no timeout.
+
+    Base RTT = 2 hops x (2 x 500 us + serialization of one MTU and one ACK) each way. Starting at the
+    1 ms RTOmin instead (``initial_rto_ns=1ms``, the old behaviour) times out before the first ACK.
+    """
+    from pkt_helpers import star
+    g = star(2, delay_ns=500_000)
+    env, be = make_backend(g, cc="cubic")
+    be.send("h0", "h1", 5_000_000)
+    f = be.all_flows[0]
+    base_rtt_ns = 2 * (2 * 500_000 + 1500 * 8 / 100 + 64 * 8 / 100)
+    assert f.rto.rto_ns == pytest.approx(3 * base_rtt_ns, abs=2)
+    env.run()
+    assert f.timeouts == 0 and f.retransmits == 0
+    be2, recs = run(g, [("h0", "h1", 5_000_000)], cc="cubic", params={"initial_rto_ns": "1ms"})
+    assert be2.all_flows[0].rto.min_rto_ns == 1_000_000 and recs[0].timeouts >= 1  # spurious
+    # a short datacenter path keeps RTOmin as its initial RTO
+    env, be = make_backend(_line(), cc="cubic")
+    be.send("a", "b", 10_000)
+    assert be.all_flows[0].rto.rto_ns == be.all_flows[0].rto.min_rto_ns

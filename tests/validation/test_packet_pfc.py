@@ -109,3 +109,43 @@ def test_shared_pcie_switch_is_a_lossless_bottleneck():
     last = max(r.end_ns for r in both.values())
     # both flows share the 100 Gbps PCIe uplink: the pair takes about twice a lone flow
     assert 1.8 * alone[0].fct_ns <= last <= 2.2 * alone[0].fct_ns
+
+
+def test_dcqcn_hpcc_incast_ecn_acts_before_pfc():
+    """16-to-1 incast, DCQCN preset hpcc at 100 G (Kmin 400 KB, Kmax 1.6 MB from the preset).
+
+    With the automatic PFC thresholds ordered after ECN (XOFF = Kmax + 2 BDP + 2 MTU per ingress)
+    the egress queue crosses Kmax long before any ingress reaches XOFF: DCQCN gets marks and no
+    PAUSE is sent in the second half of the run (DCQCN paper: ECN must trigger before PFC). With
+    the plain automatic XOFF (56 KB per ingress) PFC keeps pausing to the end: the ordering matters.
+    """
+    from pkt_helpers import star
+    g = star(17)
+    flows = [(f"h{i}", "h16", 2_000_000) for i in range(16)]
+    results = {}
+    for mode in ("auto", "off"):
+        be, recs = run(g, flows, cc="dcqcn", cc_params={"dcqcn": {"preset": "hpcc"}}, pfc_sink=True,
+                       params={"pfc_xoff_above_ecn": mode})
+        st = be.stats()
+        assert st["drops"] == 0 and st["completed"] == 16
+        end = max(r.end_ns for r in recs.values())
+        pauses = [e[0] for e in be.sinks.pfc.rows if e[4] == "pause"]
+        results[mode] = (st, end, pauses, be.net.ports[("h0", "sw")])
+    st, end, pauses, port = results["auto"]
+    gap = 2 * 1000 * 100e9 / 8e9 + 2 * 1500
+    assert port.xoff[3] == 1_600_000 + gap and port.xon[3] == 1_600_000
+    assert st["ecn_marks"] > 0 and st["cnps"] > 0
+    assert not [t for t in pauses if t > end / 2]
+    st, end, pauses, port = results["off"]
+    assert port.xoff[3] == 2 * gap
+    assert [t for t in pauses if t > end / 2]  # without the ordering PFC does the rate control
+
+
+def test_explicit_pfc_thresholds_are_never_raised():
+    from pkt_helpers import make_backend, star
+    _, be = make_backend(star(3), cc="dcqcn", cc_params={"dcqcn": {"preset": "hpcc"}},
+                         params={"pfc_xoff_bytes": "100KB", "pfc_xon_bytes": "50KB"})
+    port = be.net.ports[("h0", "sw")]
+    assert port.xoff[3] == 100_000 and port.xon[3] == 50_000
+    _, be = make_backend(star(3), cc="none")  # not ECN-capable: plain automatic thresholds
+    assert be.net.ports[("h0", "sw")].xoff[3] == 2 * (25_000 + 3_000)

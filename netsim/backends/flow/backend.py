@@ -44,7 +44,7 @@ from ...units import PS_PER_NS, PS_PER_S, ps_to_ns
 from ..base import Backend, TraceSinks, register_backend
 from .ccmodel import CCModel, resolve_model
 from .maxmin import maxmin_csr, maxmin_small
-from .portfair import hol_capacities, is_flat, port_fair
+from .portfair import hol_capacities, is_flat, may_block, port_fair
 
 #: components with at most this many flows are solved in pure Python
 SMALL_COMPONENT = 6
@@ -401,7 +401,8 @@ class FlowBackend(Backend):
                 continue
             if n > self.max_component:
                 self.max_component = n
-            if all(f.lossless for f in comp) and not is_flat([f.links for f in comp]):
+            if all(f.lossless for f in comp) and (
+                    not is_flat(paths := [f.links for f in comp]) or (self._hol and may_block(paths))):
                 rates = None
                 if n <= self._port_max:
                     self.port_fair_solves += 1

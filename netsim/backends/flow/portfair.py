@@ -84,6 +84,22 @@ def is_flat(paths: Sequence[Sequence[int]]) -> bool:
     return True
 
 
+def may_block(paths: Sequence[Sequence[int]]) -> bool:
+    """True when some link carries flows that leave it by different next links.
+
+    Only then can a pause of that link (for one flow held downstream) block
+    another flow: the precondition of head-of-line blocking.
+    """
+    nxt: dict[int, object] = {}
+    for p in paths:
+        for i, k in enumerate(p):
+            succ = p[i + 1] if i + 1 < len(p) else None
+            prev = nxt.setdefault(k, succ)
+            if prev != succ:
+                return True
+    return False
+
+
 def _waterfill(budget: float, demands: list[float]) -> list[float]:
     """Max-min split of ``budget`` among ``demands``."""
     n = len(demands)
@@ -298,12 +314,13 @@ def hol_capacities(paths: Sequence[Sequence[int]], capacity: Mapping[int, float]
     out: dict[int, float] = {}
     for k, flows in held.items():
         u = users[k]
-        if len(u) < 2 or all(f in flows for f, _ in u):
-            continue  # no victim on this link
+        if len(u) < 2:
+            continue
         tree = _Tree(u, paths)
         dem = {f: INF for f, _ in u}
         share = _allocate(tree, capacity[k], dem, _node_demands(tree, dem))
         d = min(rates[f] / share[f] for f in flows if share[f] > 0)
-        if d < 1.0 - 1e-9:
+        # a victim: a flow on k that gets more than the paused link would let through
+        if d < 1.0 - 1e-9 and any(rates[f] > d * share[f] * (1 + 1e-9) for f, _ in u):
             out[k] = capacity[k] * d
     return out

@@ -71,7 +71,8 @@ class PacketBackend(Backend):
         self.router = Router(graph, seed=seed, mode=p["routing"])
         # switch ECN settings: SIM default < what the run's CC implies for the port's rate < --set < node attribute
         self.net = Network(graph, env, p, seed, self.router, sinks, ecn_for_rate=self._ecn_for_rate,
-                           user_keys=frozenset(params or {}))
+                           user_keys=frozenset(params or {}),
+                           ecn_capable_cc=bool(getattr(self.registry[self.cc_default], "ecn_capable", False)))
         self.net.flow_received = self._received
         self.net.flow_acked = self._acked
         self.net.flow_failed = self._failed
@@ -119,17 +120,32 @@ class PacketBackend(Backend):
         return int(self.params["cnp_interval_ns"] if v is None else v)
 
     def _ecn_for_rate(self, rate_bps: float) -> dict:
-        """ECN settings the run's algorithm implies for a switch port of ``rate_bps`` (e.g. DCQCN presets)."""
-        cls = self.registry[self.cc_default]
-        fn = getattr(cls, "ecn_settings", None)
-        if fn is None:
+        """ECN settings the run's algorithm implies for a switch port of ``rate_bps``.
+
+        :func:`netsim.transport.cc.config.ecn_overrides` (DCQCN presets scaled
+        with the port rate, marking at dequeue; DCTCP's K, at enqueue; nothing
+        for cubic/none). The network applies them above its defaults and below
+        ``--set`` and node attributes.
+        """
+        from ...transport.cc.config import ecn_overrides
+        if not hasattr(self.registry[self.cc_default], "ecn_settings"):
             return {}
-        full = cls.PARAMS.resolve(None)
-        full.update(self._cc_params(self.cc_default))
-        try:
-            return dict(fn(full, rate_bps, mtu_bytes=self.params["mtu_bytes"]))
-        except TypeError:
-            return dict(fn(full, rate_bps))
+        return dict(ecn_overrides(self.cc_default, self._cc_params(self.cc_default), rate_bps,
+                                  mtu_bytes=self.params["mtu_bytes"]))
+
+    def _initial_rto_ns(self, min_rto_ns: int, base_rtt_ns: float) -> int:
+        """RTO before the first RTT sample: ``initial_rto_ns`` if set, else max(min RTO, k x base RTT).
+
+        RFC 6298 (2.1) starts at 1 s, which would stall a datacenter flow that
+        loses its first window; starting at RTOmin (1 ms) instead fires
+        spuriously on any path whose RTT exceeds it. ``k`` =
+        ``initial_rto_rtts`` (3: what RFC 6298's SRTT + 4 RTTVAR gives after
+        the first sample, RTTVAR = SRTT/2).
+        """
+        p = self.params
+        if p["initial_rto_ns"]:
+            return int(p["initial_rto_ns"])
+        return int(max(min_rto_ns, math.ceil(p["initial_rto_rtts"] * base_rtt_ns)))
 
     def _eid_now(self) -> int:
         try:
@@ -204,7 +220,7 @@ class PacketBackend(Backend):
             min_rto = ccp.get("min_rto_ns") if ccp.get("min_rto_ns") is not None else p["min_rto_ns"]
         kw = dict(route=data_route, rroute=ack_route, port=route[0], rport=rroute[0], mss_bytes=mss,
                   header_bytes=hdr, ack_bytes=ack_b, min_rto_ns=min_rto, max_rto_ns=p["max_rto_ns"],
-                  initial_rto_ns=p["initial_rto_ns"], start_ps=now)
+                  initial_rto_ns=self._initial_rto_ns(min_rto, base_rtt_ns), start_ps=now)
         if cls.transport == "roce":
             from ...transport.roce import RoceFlow
             flow = RoceFlow(net, fid, src, dst, size_bytes, algo, cc_name, prio,
@@ -219,6 +235,9 @@ class PacketBackend(Backend):
             raise InputError("unknown transport of congestion control", where=f"cc {cc_name}",
                              value=cls.transport, accepted="tcp or roce")
         flow.max_timeouts = p["max_timeouts"]
+        if p["jain_window_ns"] > 0:
+            flow.win_lo_ps = p["jain_start_ns"] * PS_PER_NS
+            flow.win_hi_ps = flow.win_lo_ps + p["jain_window_ns"] * PS_PER_NS
         ideal = int(round(ideal_fct_exact_ns(links, size_bytes, mtu, hdr)))
         ev = self.env.event()
         flow.record = (tag, ideal, ev, path, mtu, hdr, bott)
@@ -308,22 +327,28 @@ class PacketBackend(Backend):
 
     # -- summary ----------------------------------------------------------------------------------
     def jain_fairness(self) -> float | None:
+        """Jain's index (sum x)^2 / (n sum x^2) of per-flow throughputs (None without data).
+
+        ``jain_window_ns`` = 0: x = size / FCT of every completed flow.
+        Otherwise the window is W = [jain_start_ns, jain_start_ns + jain_window_ns),
+        cut at the end of the run; x = payload bytes the flow delivered (in
+        order, at the receiver) inside W / length of W, over every flow that
+        started before W ends — so a flow that finished before or early in W
+        counts with the little it delivered there (e.g. 2 equal flows, one
+        done before the last half of the run: index 0.5 over that half).
+        """
         p = self.params
         w = p["jain_window_ns"] * PS_PER_NS
-        xs = []
         if w <= 0:
             xs = [size / fct for size, fct, *_ in self.fairness if fct > 0]
         else:
             lo = p["jain_start_ns"] * PS_PER_NS
-            hi = lo + w
-            for size, fct, s, e, win in self.fairness:
-                overlap = min(e, hi) - max(s, lo)
-                if overlap > 0:
-                    xs.append(win / overlap)
-            for f in self.net.flows.values():
-                overlap = min(self.env._now, hi) - max(f.start_ps, lo)
-                if overlap > 0:
-                    xs.append(f.win_bytes / overlap)
+            end = self.last_ps if not self.net.flows else self.env._now
+            hi = min(lo + w, end)
+            if hi <= lo:
+                return None
+            xs = [win / (hi - lo) for _, _, s, _, win in self.fairness if s < hi]
+            xs += [f.win_bytes / (hi - lo) for f in self.net.flows.values() if f.start_ps < hi]
         if not xs or not any(xs):
             return None
         return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs))

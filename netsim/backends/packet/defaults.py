@@ -61,6 +61,13 @@ SIM_PARAMS = ParamTable("packet-network", [
           "ingress bytes at or below which RESUME is sent (0 = auto: 2 x delay x rate + 2 x MTU of the link)",
           "802.1Qbb headroom reasoning: the bytes left must cover the RESUME round trip so the egress never "
           "idles (congestion-control.md)", minimum=0),
+    Param("pfc_xoff_above_ecn", "auto", "choice",
+          "raise automatic PFC thresholds of a switch ingress above the largest ECN Kmax of the switch "
+          "(XOFF = Kmax + auto XON, XON = Kmax) so ECN, not PFC, rate-controls; auto = when --cc is "
+          "ECN-capable (dcqcn, dctcp); explicit pfc_xoff/xon values are never changed",
+          "DCQCN, Zhu et al. SIGCOMM 2015 (ECN must be triggered before PFC: Kmax below the PFC threshold); "
+          "HPCC ns-3 gets the same ordering from a dynamic alpha*free PFC threshold (switch-mmu.cc)",
+          choices=("auto", "on", "off")),
     Param("pfc_headroom_bytes", 0, "size",
           "headroom above XOFF for bytes in flight (0 = auto: 2 x delay x rate + 2 x MTU)",
           "congestion-control.md / 802.1Qbb headroom formula (2 x link delay x rate + MTUs)", minimum=0),
@@ -92,8 +99,14 @@ SIM_PARAMS = ParamTable("packet-network", [
           "DCQCN, Zhu et al. SIGCOMM 2015 (50 us)", minimum=0),
     Param("min_rto_ns", 1_000_000, "time", "minimum retransmission timeout (if the CC has no min_rto_ns)",
           "Vasudevan et al. SIGCOMM 2009 and DC studies use 1-10 ms RTOmin (Linux: 200 ms)", minimum=0),
-    Param("initial_rto_ns", 0, "time", "RTO before the first RTT sample (0 = min RTO)",
-          "RFC 6298 says 1 s; a datacenter simulation starts at RTOmin (netsim choice)", minimum=0),
+    Param("initial_rto_ns", 0, "time",
+          "RTO before the first RTT sample (0 = max(min RTO, initial_rto_rtts x the path's base RTT))",
+          "RFC 6298 2.1 says 1 s, far too long for datacenter RTTs of microseconds; netsim starts at "
+          "RTOmin but never below a few base RTTs, so a long path (RTT > RTOmin) has no spurious timeout",
+          minimum=0),
+    Param("initial_rto_rtts", 3.0, "float", "automatic initial RTO in base RTTs (with initial_rto_ns = 0)",
+          "netsim choice: RFC 6298's RTO = SRTT + 4 RTTVAR with RTTVAR = SRTT/2 gives 3 x RTT "
+          "after the first sample", minimum=1),
     Param("max_rto_ns", 1_000_000_000, "time", "upper bound of the backed-off RTO",
           "RFC 6298 2.5 (a maximum of at least 60 s may be placed; netsim uses 1 s)", minimum=1),
     Param("max_timeouts", 15, "int", "consecutive retransmit timeouts after which a flow is abandoned (failed)",

@@ -65,7 +65,7 @@ class Network:
     """Devices and ports of one simulation (see module docstring)."""
 
     def __init__(self, graph, env, params: dict, seed: int, router, sinks, *, ecn_for_rate=None,
-                 user_keys: frozenset = frozenset()):
+                 user_keys: frozenset = frozenset(), ecn_capable_cc: bool = False):
         self.graph = graph
         self.env = env
         self.params = params
@@ -88,6 +88,7 @@ class Network:
         self.pfc_events = 0
         self.touched_ports: list = []
         self._route_cache: dict = {}
+        self._auto_pfc: dict = {}   # (a, b) -> per priority: (xoff was auto, xon was auto)
         for name in sorted(graph.nodes, key=str):
             attrs = graph.nodes[name]
             kind = attrs.get("kind")
@@ -104,6 +105,7 @@ class Network:
             e = graph.edges[u, v]
             for a, b in ((u, v), (v, u)):
                 self._add_port(a, b, e)
+        self._order_pfc_after_ecn(ecn_capable_cc)
         for node in self.nodes.values():
             if isinstance(node, Forwarder) and node.is_switch and node.buf.static:
                 share = node.buf.total / max(1, len(node.ports))
@@ -150,6 +152,8 @@ class Network:
             xon = [pb["internal_xon_bytes"]] * 8
             xoff = [pb["internal_xoff_bytes"]] * 8
             head = [0] * 8
+        if isinstance(nb, Forwarder) and nb.is_switch:
+            self._auto_pfc[(a, b)] = [(xf <= 0, xn <= 0) for xf, xn in zip(xoff, xon)]
         xon = [x if x > 0 else auto_xon for x in xon]
         port.xon[:8] = xon
         port.xoff[:8] = [x if x > 0 else 2 * n for x, n in zip(xoff, xon)]
@@ -159,6 +163,39 @@ class Network:
             port.ring = deque()
         na.ports[b] = port
         self.ports[(a, b)] = port
+
+    def _order_pfc_after_ecn(self, ecn_capable_cc: bool) -> None:
+        """Raise automatic PFC thresholds of switch ingresses above the switch's ECN Kmax.
+
+        A per-ingress XOFF of ~2 x (2 BDP + 2 MTU) (56 KB at 100 G, 1 us) sits
+        far below e.g. the ``hpcc`` DCQCN preset's Kmin (400 KB at 100 G): PFC
+        would pause before any packet is marked and DCQCN would never see a
+        CNP. With ``pfc_xoff_above_ecn`` on (auto: the run's ``--cc`` is
+        ECN-capable), an automatic XOFF of the ingress from link ``a -> b``
+        becomes ``Kmax_b + gap`` and an automatic XON ``Kmax_b``, where
+        ``Kmax_b`` is the largest Kmax (that priority) among ``b``'s
+        ECN-marking egress ports and ``gap`` the automatic XON (2 x delay x
+        rate + 2 MTU). An ingress then only pauses once the egress queue it
+        feeds is beyond Kmax, where every packet is marked (DCQCN paper: ECN
+        must be triggered before PFC). User-set thresholds are kept.
+        """
+        for (a, b), auto in sorted(self._auto_pfc.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]))):
+            pb = self.node_params[b]
+            mode = pb["pfc_xoff_above_ecn"]
+            if mode == "off" or (mode == "auto" and not ecn_capable_cc) or not pb["ecn"]:
+                continue
+            port = self.ports[(a, b)]
+            egress = [q for q in self.nodes[b].ports.values() if q.ecn_on]
+            if not egress:
+                continue
+            gap = int(2 * port.delay_ps / PS_PER_NS * port.rate_bps / 8e9) + 2 * pb["mtu_bytes"]
+            for prio in range(8):
+                xoff_auto, xon_auto = auto[prio]
+                kmax = max(q.kmax[prio] for q in egress)
+                if xoff_auto and kmax + gap > port.xoff[prio]:
+                    port.xoff[prio] = kmax + gap
+                    if xon_auto:
+                        port.xon[prio] = kmax
 
     # -- routes -----------------------------------------------------------------------------------
     def route_ports(self, path: tuple) -> tuple:

@@ -136,3 +136,26 @@ def test_hpcc_standalone_fct_formula(tmp_path):
     total = size + (-(-size // mss)) * hdr
     assert int(row[7]) == int(base) + int(total * 8 / 40)
     assert int(row[6]) > 0 and int(row[5]) == 0
+
+
+def test_dcqcn_hpcc_preset_scales_kmin_with_port_rate():
+    """HPCC's ns-3 scripts: Kmin = 100 KB x rate/25G -> 400 KB on a 100 G port, 100 KB on a 25 G one."""
+    from pkt_helpers import make_backend
+    from netsim.topology.builders import dumbbell
+    g = dumbbell(1, 1, host_rate_bps=25e9, bottleneck_rate_bps=100e9)
+    _, be = make_backend(g, cc="dcqcn", cc_params={"dcqcn": {"preset": "hpcc"}})
+    fast = be.net.ports[("switch_left", "switch_right")]
+    slow = be.net.ports[("switch_left", "left0")]
+    assert fast.kmin[3] == 400_000 and slow.kmin[3] == 100_000
+    assert fast.kmax[3] == 1_600_000 and fast.mark_deq  # DCQCN CP marks at egress (dequeue)
+    # --set wins over the preset, for every port
+    _, be = make_backend(g, cc="dcqcn", cc_params={"dcqcn": {"preset": "hpcc"}},
+                         params={"ecn_kmin_bytes": "50KB"})
+    assert be.net.ports[("switch_left", "switch_right")].kmin[3] == 50_000
+    assert be.net.ports[("switch_left", "switch_right")].kmax[3] == 1_600_000  # not set: still the preset
+    # DCTCP marks at enqueue; cubic implies nothing (network defaults)
+    _, be = make_backend(g, cc="dctcp")
+    assert not be.net.ports[("switch_left", "switch_right")].mark_deq
+    _, be = make_backend(g, cc="cubic")
+    p = be.net.ports[("switch_left", "switch_right")]
+    assert p.kmin[3] == SIM_PARAMS["ecn_kmin_bytes"].default and p.kmax[3] == SIM_PARAMS["ecn_kmax_bytes"].default
