@@ -26,6 +26,7 @@ from .errors import InputError
 from .units import UnitError, parse_size, parse_time_ns
 
 REQUIRED = ("src", "dst", "size_bytes", "start_ns")
+MAX_PRIORITY = 7  # IEEE 802.1p: eight priorities
 OPTIONAL = ("tag", "cc", "priority")
 
 
@@ -42,8 +43,15 @@ class FlowSpec:
     priority: int | None = None
 
 
+ENDPOINT_KINDS = ("gpu", "host")
+
+
 def _node(graph, name: str, source: str, where: str):
     if name in graph:
+        kind = graph.nodes[name].get("kind")
+        if kind not in ENDPOINT_KINDS:
+            raise InputError(f"a flow starts and ends at a GPU or host, not a {kind}", source=source, where=where,
+                             value=name, accepted="a node of kind gpu or host")
         return name
     raise InputError("unknown node", source=source, where=where, value=name,
                      accepted=f"a node of the topology (e.g. {', '.join(map(str, sorted(graph.nodes, key=str)[:3]))}, ...)")
@@ -56,8 +64,6 @@ class _Reach:
     ``ok(a, b)`` is true when ``a`` and ``b`` are adjacent or touch a common component.
     """
 
-    ENDPOINT_KINDS = ("gpu", "host")
-
     def __init__(self, graph):
         self.graph = graph
         self._comp: dict | None = None
@@ -67,14 +73,14 @@ class _Reach:
             g = self.graph
             comp: dict = {}
             for n in g.nodes:
-                if n in comp or g.nodes[n].get("kind") in self.ENDPOINT_KINDS:
+                if n in comp or g.nodes[n].get("kind") in ENDPOINT_KINDS:
                     continue
                 comp[n] = n
                 stack = [n]
                 while stack:
                     u = stack.pop()
                     for v in g.neighbors(u):
-                        if v not in comp and g.nodes[v].get("kind") not in self.ENDPOINT_KINDS:
+                        if v not in comp and g.nodes[v].get("kind") not in ENDPOINT_KINDS:
                             comp[v] = n
                             stack.append(v)
             self._comp = comp
@@ -104,6 +110,12 @@ def _check(f: FlowSpec, source: str, line: int, reach: _Reach | None = None) -> 
     return f
 
 
+def _cc_name(name: str, source: str, where: str) -> None:
+    """A flow's ``cc`` column names a registered congestion control."""
+    from .transport.cc.config import cc_class
+    cc_class(name, where=where, source=source)
+
+
 def _size(text, source, where):
     try:
         s = text.strip() if isinstance(text, str) else text
@@ -111,6 +123,12 @@ def _size(text, source, where):
             raise UnitError("empty")
         if isinstance(s, str) and s.startswith("-"):
             return -parse_size(s[1:])
+        try:  # a bare number is bytes: it must be whole
+            whole = float(s).is_integer()
+        except ValueError:
+            whole = True
+        if not whole:
+            raise UnitError("fractional bytes")
         return parse_size(s)
     except UnitError:
         raise InputError("bad size", source=source, where=where, value=text,
@@ -142,6 +160,10 @@ def _read_csv(text: str, graph, source: str) -> list[FlowSpec]:
     if missing:
         raise InputError(f"missing header column(s) {', '.join(missing)}", source=source, where=f"line {hline}",
                          value=",".join(header), accepted="a header src,dst,size_bytes,start_ns[,tag,cc,priority]")
+    twice = sorted({c for c in header if header.count(c) > 1})
+    if twice:
+        raise InputError("column given twice", source=source, where=f"line {hline}", value=twice[0],
+                         accepted="each column once")
     unknown = [c for c in header if c not in REQUIRED + OPTIONAL]
     if unknown:
         raise InputError("unknown column", source=source, where=f"line {hline}", value=unknown[0],
@@ -162,11 +184,13 @@ def _read_csv(text: str, graph, source: str) -> list[FlowSpec]:
         if get("priority") != "":
             try:
                 prio = int(get("priority"))
-                if prio < 0:
+                if not 0 <= prio <= MAX_PRIORITY:
                     raise ValueError
             except ValueError:
                 raise InputError("bad priority", source=source, where=f"line {line}, field priority",
-                                 value=get("priority"), accepted="a non-negative integer") from None
+                                 value=get("priority"), accepted=f"an 802.1p priority 0..{MAX_PRIORITY}") from None
+        if get("cc") != "":
+            _cc_name(get("cc"), source, f"line {line}, field cc")
         out.append(_check(FlowSpec(src, dst, size, start, get("tag"), get("cc"), prio), source, line, reach))
     return out
 
@@ -199,6 +223,9 @@ def _read_hpcc(lines: list[tuple[int, str]], graph, source: str) -> list[FlowSpe
             except ValueError:
                 raise InputError("not an integer", source=source, where=f"line {line}, field {field}",
                                  value=v, accepted="an integer") from None
+        if not 0 <= ints["pg"] <= MAX_PRIORITY:
+            raise InputError("bad priority group", source=source, where=f"line {line}, field pg", value=ints["pg"],
+                             accepted=f"an 802.1p priority 0..{MAX_PRIORITY}")
         size = _size(cols[4], source, f"line {line}, field size_bytes")
         start = _time_ns(cols[5], source, f"line {line}, field start_s", default_unit="s")
         out.append(_check(FlowSpec(names[0], names[1], size, start, f"dport={ints['dport']}", "", ints["pg"]),

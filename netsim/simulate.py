@@ -91,8 +91,11 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
     from .backends.packet.defaults import resolve_params
     from .records import FlowTag
     flows = list(flows)
+    from .hoststack import HostStack, split_host_params
     params = dict(params or {})
-    resolve_params(params)  # reject unknown keys / bad values up front
+    net_params, host_params = split_host_params(params)
+    resolve_params(net_params)  # reject unknown keys / bad values up front
+    HostStack(host_params)
     cc_params = check_cc_params(cc, cc_params)
     for i, f in enumerate(flows):
         if f.cc:
@@ -183,6 +186,75 @@ def parse_cc_assignments(items, cc: str) -> dict:
         else:
             out.setdefault(cc, {})[key] = value
     return out
+
+
+def cc_params_from_cli(cc: str, items=(), file: str | None = None) -> dict:
+    """``--cc-params-file FILE`` then ``--cc-param`` strings → ``{cc_name: {key: value}}``.
+
+    The file (YAML/JSON, :func:`netsim.transport.cc.config.load_cc_params_file`)
+    holds ``{cc: {key: value}}`` or a flat ``{key: value}`` for ``cc``; the
+    command line wins over it. Everything is checked up front with
+    :func:`netsim.transport.cc.config.resolve_cc_params` (unknown algorithm or
+    key, bad value: :class:`InputError`). Used by ``netsim flows`` and
+    ``netsim run`` alike.
+
+    >>> cc_params_from_cli("dcqcn", ["g=1/256", "cubic.beta=0.7"])
+    {'dcqcn': {'g': '1/256'}, 'cubic': {'beta': '0.7'}}
+    """
+    from .transport.cc.config import load_cc_params_file, resolve_cc_params
+    items = list(items or ())
+    resolve_cc_params(cc, items, file=file)
+    out: dict = load_cc_params_file(file, cc) if file else {}
+    for name, over in parse_cc_assignments(items, cc).items():
+        out.setdefault(name, {}).update(over)
+    return out
+
+
+def finalize_outputs(out_dir: str, graph=None, seed: int = 0, *, trace: bool = True) -> list[str]:
+    """The post-run step of ``netsim flows`` and ``netsim run``: ``trace.json`` and Parquet copies.
+
+    Writes ``trace.json`` (Chrome trace-event format,
+    :func:`netsim.analysis.trace.write_trace`; skipped with ``trace=False``)
+    and ``NAME.parquet`` next to each ``NAME.csv``
+    (:func:`netsim.analysis.io.write_parquet`, a no-op without pyarrow). Both
+    only read what the run already wrote: a failure prints one warning line
+    on stderr and the run's results stay as they are.
+
+    Parameters
+    ----------
+    out_dir : str
+        The run's output directory.
+    graph : networkx.Graph or str, optional
+        The topology (or its spec, loaded here) to place flows on their links.
+    seed : int
+        The run's seed (ECMP hashing of the flows' paths).
+    trace : bool
+        Write ``trace.json`` (``--no-trace`` turns it off).
+
+    Returns
+    -------
+    list of str
+        Paths written.
+    """
+    import sys
+    written: list[str] = []
+    if trace:
+        try:
+            from .analysis.trace import write_trace
+            if isinstance(graph, (str, os.PathLike)):
+                from .topology import load_topology
+                graph = load_topology(os.fspath(graph))
+            written.append(write_trace(out_dir, graph=graph, seed=seed))
+        except Exception as exc:  # noqa: BLE001 - the run's results must survive any trace problem
+            msg = str(exc).splitlines()[0] if str(exc) else ""
+            print(f"netsim: warning: trace.json not written ({type(exc).__name__}: {msg})", file=sys.stderr)
+    try:
+        from .analysis.io import write_parquet
+        written.extend(write_parquet(out_dir))
+    except Exception as exc:  # noqa: BLE001
+        msg = str(exc).splitlines()[0] if str(exc) else ""
+        print(f"netsim: warning: Parquet copies not written ({type(exc).__name__}: {msg})", file=sys.stderr)
+    return written
 
 
 def parse_set_assignments(items) -> dict:

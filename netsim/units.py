@@ -66,46 +66,34 @@ def _split(text, what: str, accepted) -> tuple[float, str]:
     return float(m.group(1)), m.group(2)
 
 
+def _scaled(text, what: str, units: dict, default_unit: str, accepted: str) -> float:
+    """``text`` (a number with an optional unit from ``units``) times that unit's multiplier; never negative."""
+    val, unit = _split(text, what, accepted)
+    unit = (unit or default_unit).replace("µ", "u")
+    if unit not in units:
+        raise UnitError(f"bad {what} {text!r}: unknown unit {unit!r} ({accepted})")
+    out = val * units[unit]
+    if out < 0:
+        raise UnitError(f"bad {what} {text!r}: must not be negative")
+    return out
+
+
 def parse_rate(text, default_unit: str = "bps") -> float:
     """Parse a rate such as ``"400Gbps"`` into bits per second (float).
 
     A bare number is taken in ``default_unit``.
     """
-    accepted = "e.g. 100Gbps, 400Gbps, 10Mbps, 1.2Tbps"
-    val, unit = _split(text, "rate", accepted)
-    unit = unit or default_unit
-    if unit not in RATE_UNITS:
-        raise UnitError(f"bad rate {text!r}: unknown unit {unit!r} ({accepted})")
-    out = val * RATE_UNITS[unit]
-    if out < 0:
-        raise UnitError(f"bad rate {text!r}: must not be negative")
-    return out
+    return _scaled(text, "rate", RATE_UNITS, default_unit, "e.g. 100Gbps, 400Gbps, 10Mbps, 1.2Tbps")
 
 
 def parse_size(text, default_unit: str = "B") -> int:
     """Parse a size such as ``"32MB"`` or ``"1MiB"`` into integer bytes."""
-    accepted = "e.g. 1500B, 32MB, 1MiB, 2GiB"
-    val, unit = _split(text, "size", accepted)
-    unit = unit or default_unit
-    if unit not in SIZE_UNITS:
-        raise UnitError(f"bad size {text!r}: unknown unit {unit!r} ({accepted})")
-    out = val * SIZE_UNITS[unit]
-    if out < 0:
-        raise UnitError(f"bad size {text!r}: must not be negative")
-    return int(round(out))
+    return int(round(_scaled(text, "size", SIZE_UNITS, default_unit, "e.g. 1500B, 32MB, 1MiB, 2GiB")))
 
 
 def parse_time_ns(text, default_unit: str = "ns") -> int:
     """Parse a duration such as ``"1us"`` or ``"2.5ms"`` into integer nanoseconds."""
-    accepted = "e.g. 500ns, 1us, 2.5ms, 1s"
-    val, unit = _split(text, "time", accepted)
-    unit = (unit or default_unit).replace("µ", "u")
-    if unit not in TIME_UNITS_NS:
-        raise UnitError(f"bad time {text!r}: unknown unit {unit!r} ({accepted})")
-    out = val * TIME_UNITS_NS[unit]
-    if out < 0:
-        raise UnitError(f"bad time {text!r}: must not be negative")
-    return int(round(out))
+    return int(round(_scaled(text, "time", TIME_UNITS_NS, default_unit, "e.g. 500ns, 1us, 2.5ms, 1s")))
 
 
 def ns_to_ps(ns) -> int:

@@ -107,6 +107,13 @@ links:
     "empty.csv": "",
     "headerless.csv": "left0,right0,1000,0\n",
     "size_unit.csv": "src,dst,size_bytes,start_ns\nleft0,right0,10Gbsp,0\n",
+    "frac_size.csv": "src,dst,size_bytes,start_ns\nleft0,right0,1.5,0\n",
+    "neg_start.csv": "src,dst,size_bytes,start_ns\nleft0,right0,1000,-1us\n",
+    "flow_cc.csv": "src,dst,size_bytes,start_ns,cc\nleft0,right0,1000,0,bbr9\n",
+    "flow_prio.csv": "src,dst,size_bytes,start_ns,priority\nleft0,right0,1000,0,12\n",
+    "dup_col.csv": "src,dst,size_bytes,start_ns,src\nleft0,right0,1000,0,left1\n",
+    "unknown_col.csv": "src,dst,size_bytes,start_ns,weight\nleft0,right0,1000,0,3\n",
+    "short_row.csv": "src,dst,size_bytes,start_ns\nleft0,right0,1000\n",
     # workloads
     "wl_unknown_key.yaml": _WL_BASE + "bogus_section: 1\n",
     "wl_unknown_train_key.yaml": _WL_BASE.replace("precision: fp16", "precision: fp16, epochs: 3"),
@@ -124,6 +131,9 @@ links:
     "sweep_unknown_field.yaml": "command: flows\ntopology: %s\nflows: ok.csv\nbogus: 1\n" % DUMBBELL,
     # other
     "not_json.yaml": "{{{ not yaml",
+    "hpcc_topo_bad_rate.txt": "3 1 2\n2\n0 2 10Gbsp 1000ns 0\n1 2 10Gbps 1000ns 0\n",
+    "hpcc_flow_to_switch.txt": "1\n0 9 3 100 100 2.0\n",
+    "hpcc_flow_count.txt": "2\n0 1 3 100 1000 2.0\n",
 }
 
 # (id, argv, substrings the error line must contain, xfail reason or None)
@@ -152,6 +162,13 @@ CASES = [
     ("topo-missing-file", ["topo", "validate", "{T}/nope.yaml"], ["nope.yaml"], None),
     ("topo-directory", ["topo", "show", "{T}"], ["{T}"], None),
     ("topo-bad-builder-arg", ["topo", "validate", "leaf_spine:leaves=4,bogus=2"], ["bogus"], None),
+    ("topo-builder-zero-count", ["topo", "validate", "leaf_spine:leaves=0"], ["leaves", "0"], None),
+    ("topo-builder-not-int", ["topo", "show", "leaf_spine:hosts_per_leaf=1.5"], ["hosts_per_leaf", "1.5"], None),
+    ("topo-builder-arg-twice", ["topo", "validate", "leaf_spine:leaves=2,leaves=3"], ["leaves"], None),
+    ("topo-builder-bad-unit", ["topo", "validate", "leaf_spine:host_rate_bps=10Gbsp"], ["host_rate_bps", "10Gbsp"],
+     None),
+    ("topo-hpcc-bad-rate", ["topo", "validate", "{T}/hpcc_topo_bad_rate.txt"],
+     ["hpcc_topo_bad_rate.txt", "line 3", "10Gbsp"], None),
     ("topo-not-yaml", ["topo", "validate", "{T}/not_json.yaml"], ["not_json.yaml"], None),
     ("flows-bad-topology", _flows("{T}/ok.csv", topo="{T}/bad_unit.yaml"), ["bad_unit.yaml", "10Gbsp"], None),
     ("run-bad-topology", _run(SMALL_WL, topo="{T}/link_kind.yaml"), ["link_kind.yaml", "wifi"], None),
@@ -163,6 +180,17 @@ CASES = [
     ("flows-empty", _flows("{T}/empty.csv"), ["empty.csv", "empty"], None),
     ("flows-headerless", _flows("{T}/headerless.csv"), ["headerless.csv", "line 1"], None),
     ("flows-size-unit", _flows("{T}/size_unit.csv"), ["size_unit.csv", "10Gbsp"], None),
+    ("flows-hpcc-to-switch", _flows("{T}/hpcc_flow_to_switch.txt", topo=os.path.join(TOPO, "hpcc_small", "topology.txt")),
+     ["hpcc_flow_to_switch.txt", "line 2", "'9'"], None),
+    ("flows-hpcc-count", _flows("{T}/hpcc_flow_count.txt", topo=os.path.join(TOPO, "hpcc_small", "topology.txt")),
+     ["hpcc_flow_count.txt", "line 1"], None),
+    ("flows-fractional-size", _flows("{T}/frac_size.csv"), ["frac_size.csv", "line 2", "1.5"], None),
+    ("flows-negative-start", _flows("{T}/neg_start.csv"), ["neg_start.csv", "start_ns", "-1us"], None),
+    ("flows-cc-column", _flows("{T}/flow_cc.csv"), ["flow_cc.csv", "line 2", "field cc", "bbr9"], None),
+    ("flows-priority-column", _flows("{T}/flow_prio.csv"), ["flow_prio.csv", "line 2", "priority", "12"], None),
+    ("flows-column-twice", _flows("{T}/dup_col.csv"), ["dup_col.csv", "line 1", "src"], None),
+    ("flows-unknown-column", _flows("{T}/unknown_col.csv"), ["unknown_col.csv", "line 1", "weight"], None),
+    ("flows-short-row", _flows("{T}/short_row.csv"), ["short_row.csv", "line 2"], None),
     ("flows-missing-file", _flows("{T}/nope.csv"), ["nope.csv"], None),
     ("flows-directory", _flows("{T}"), ["{T}"], None),
     ("flows-missing-topology", _flows("{T}/ok.csv", topo="{T}/nope.yaml"), ["nope.yaml"], None),
@@ -208,6 +236,8 @@ CASES = [
     # --- defaults / compare / report / sweep / bench ---
     ("defaults-unknown-cc", ["defaults", "--cc", "bbr9"], ["bbr9"], None),
     ("compare-missing-dir", ["compare", "{T}/nope_run"], ["nope_run"], None),
+    ("compare-empty-dir", ["compare", "{T}/empty_run"], ["empty_run"], None),
+    ("report-empty-dir", ["report", "{T}/empty_run", "--out", "{T}/r.html"], ["empty_run"], None),
     ("compare-file-not-dir", ["compare", "{T}/ok.csv"], ["ok.csv"], None),
     ("report-missing-dir", ["report", "{T}/nope_run", "--out", "{T}/r.html"], ["nope_run"], None),
     ("report-file-not-dir", ["report", "{T}/ok.csv", "--out", "{T}/r.html"], ["ok.csv"], None),
@@ -230,6 +260,7 @@ def bad_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("bad")
     for name, text in FILES.items():
         (d / name).write_text(text, encoding="utf-8")
+    (d / "empty_run").mkdir()
     assert main(["flows", DUMBBELL, str(d / "ok.csv"), "--out", str(d / "run_ok"), "--backend", "analytic",
                  "--quiet"]) == 0
     return str(d)

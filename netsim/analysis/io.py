@@ -149,6 +149,23 @@ class Run:
         return {n: getattr(self, n) for n in TABLE_NAMES}
 
 
+def check_run_dir(directory: str | os.PathLike) -> str:
+    """``directory`` if it holds netsim outputs (summary.json or a trace table), else an InputError.
+
+    For commands that must not turn an empty or unrelated folder into an empty result.
+    """
+    directory = os.fspath(directory)
+    accepted = "a directory written by netsim run/flows --out"
+    if not os.path.isdir(directory):
+        raise InputError("not a run directory (" + ("not found" if not os.path.exists(directory)
+                                                    else "a file") + ")", source=directory, accepted=accepted)
+    if not os.path.exists(os.path.join(directory, "summary.json")) and \
+            not any(_pick(directory, name) for name in TABLE_NAMES):
+        raise InputError("not a run directory (no summary.json, fct.csv, ...)", source=directory,
+                         accepted=accepted)
+    return directory
+
+
 def load_run(directory: str | os.PathLike, label: str | None = None) -> Run:
     """Load every trace of a run directory into a :class:`Run`.
 

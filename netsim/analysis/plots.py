@@ -32,6 +32,14 @@ def _finish(fig: Figure, path) -> Figure:
     return fig
 
 
+def _titled(ax, title: str, legend: bool = True) -> None:
+    """Title, a small legend (when asked and there are lines) and a light grid: every line plot's finish."""
+    ax.set_title(title)
+    if legend and ax.lines:
+        ax.legend(fontsize="small")
+    ax.grid(True, alpha=0.3)
+
+
 def _new(figsize=(6.4, 4.0), ncols: int = 1):
     fig = Figure(figsize=figsize)
     axes = fig.subplots(1, ncols)
@@ -82,10 +90,7 @@ def fct_cdf(runs, by: str | None = None, column: str = "fct_ns", path=None, titl
     ax.set_xlabel(f"FCT ({unit})" if column == "fct_ns" else (f"{column} ({unit})" if unit else column))
     ax.set_ylabel("CDF")
     ax.set_ylim(0, 1.02)
-    ax.set_title(title)
-    if ax.lines:
-        ax.legend(fontsize="small")
-    ax.grid(True, alpha=0.3)
+    _titled(ax, title)
     return _finish(fig, path)
 
 
@@ -103,9 +108,7 @@ def slowdown_by_size(runs, edges: Sequence[int] = DEFAULT_SIZE_EDGES, stats=("p5
     ax.set_xlabel("flow size")
     ax.set_ylabel("slowdown (FCT / ideal FCT)")
     ax.set_yscale("log")
-    ax.set_title(title)
-    ax.legend(fontsize="small")
-    ax.grid(True, alpha=0.3)
+    _titled(ax, title)
     return _finish(fig, path)
 
 
@@ -125,10 +128,7 @@ def cc_timeseries(cc, metric: str = "cwnd_bytes", flows=None, max_flows: int = 1
         ax.plot(g["time_ns"] / div, g[metric] / scale, drawstyle="steps-post", label=f"flow {fid}")
     ax.set_xlabel(f"time ({unit})")
     ax.set_ylabel(ylab)
-    ax.set_title(title or f"{metric} per flow")
-    if 0 < len(ids) <= 10:
-        ax.legend(fontsize="small")
-    ax.grid(True, alpha=0.3)
+    _titled(ax, title or f"{metric} per flow", legend=0 < len(ids) <= 10)
     return _finish(fig, path)
 
 
@@ -148,10 +148,7 @@ def queue_timeseries(queues, ports=None, top: int = 8, path=None, title: str = "
         ax.plot(g["time_ns"] / div, g["queue_bytes"] / 1e3, drawstyle="steps-post", label=link)
     ax.set_xlabel(f"time ({unit})")
     ax.set_ylabel("queue (KB)")
-    ax.set_title(title)
-    if ax.lines:
-        ax.legend(fontsize="small")
-    ax.grid(True, alpha=0.3)
+    _titled(ax, title)
     return _finish(fig, path)
 
 
@@ -287,10 +284,7 @@ def message_size_cdf(dist: pd.DataFrame, path=None, title: str = "Message sizes 
     ax.set_xscale("log")
     ax.set_xlabel("message size (bytes)")
     ax.set_ylabel("CDF")
-    ax.set_title(title)
-    if ax.lines:
-        ax.legend(fontsize="small")
-    ax.grid(True, alpha=0.3)
+    _titled(ax, title)
     return _finish(fig, path)
 
 

@@ -131,7 +131,7 @@ def recompute_cost(active_counts=(100, 1000, 4000, 16000), k: int = 16, seed: in
         inc = time.perf_counter() - t0
         out[f"active_{n}"] = {"full_recompute_ms": round(full * 1e3, 2),
                               "one_arrival_ms": round(inc * 1e3, 2),
-                              "component_flows": b.max_component}
+                              "component_flows": b.solver.max_component}
     return out
 
 

@@ -21,6 +21,7 @@ import os
 import numpy as np
 import pandas as pd
 
+from ..analysis.io import check_run_dir
 from ..errors import InputError
 
 BUCKETS = ((0, 100_000, "<100KB"), (100_000, 10_000_000, "100KB-10MB"), (10_000_000, None, ">=10MB"))
@@ -73,9 +74,7 @@ def busiest_queue(queues: pd.DataFrame, end_ns: float | None = None) -> tuple[st
 
 def run_metrics(run_dir: str) -> dict:
     """One run's comparison metrics (NaN where the data is missing)."""
-    if not os.path.isdir(run_dir):
-        raise InputError("not a run directory", source=run_dir,
-                         accepted="a directory written by netsim flows/run --out")
+    check_run_dir(run_dir)
     m: dict = {}
     fct = _read_csv(os.path.join(run_dir, "fct.csv"))
     summary = {}

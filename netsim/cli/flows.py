@@ -3,7 +3,8 @@
 TOPOLOGY: YAML/GraphML/HPCC topology.txt or a builder expression. FLOWS: a CSV
 (``src,dst,size_bytes,start_ns[,tag,cc,priority]``) or an HPCC ``flow.txt``.
 Writes fct.csv, queues.csv, pfc.csv, cc.csv, summary.json (+ fct.txt with
-``--hpcc-fct``) into DIR and prints a short result. Bad input: one line on
+``--hpcc-fct``), trace.json (unless ``--no-trace``) and Parquet copies of the
+CSVs (with pyarrow) into DIR and prints a short result. Bad input: one line on
 stderr, exit status 2.
 """
 from __future__ import annotations
@@ -24,23 +25,22 @@ def _run(args) -> int:
     import os
 
     from ..flowfile import load_flows
-    from ..simulate import parse_cc_assignments, parse_set_assignments, run_flows
+    from ..simulate import cc_params_from_cli, finalize_outputs, parse_set_assignments, run_flows
     from ..topology import load_topology
     from ..units import format_time_ns
 
     params = parse_set_assignments(args.set)
     from ..backends.packet.defaults import resolve_params
-    resolve_params(params)  # unknown --set key: fail before reading anything big
-    cc_params = {}
-    if args.cc_params_file:
-        from ..transport.cc.config import load_cc_params_file
-        cc_params = load_cc_params_file(args.cc_params_file, args.cc)
-    for name, over in parse_cc_assignments(args.cc_param, args.cc).items():
-        cc_params.setdefault(name, {}).update(over)  # the command line wins over the file
+    from ..hoststack import HostStack, split_host_params
+    net_params, host_params = split_host_params(params)
+    resolve_params(net_params)  # unknown --set key: fail before reading anything big
+    HostStack(host_params)
+    cc_params = cc_params_from_cli(args.cc, args.cc_param, args.cc_params_file)  # the command line wins
     graph = load_topology(args.topology)
     flows = load_flows(args.flows, graph)
     summary = run_flows(graph, flows, backend=args.backend, cc=args.cc, params=params, cc_params=cc_params,
                         seed=args.seed, out_dir=args.out, hpcc_fct=args.hpcc_fct, quiet=args.quiet)
+    finalize_outputs(args.out, graph, args.seed, trace=not args.no_trace)
     fcts = []
     with open(os.path.join(args.out, "fct.csv"), newline="") as fh:
         for row in csv.DictReader(fh):
@@ -70,5 +70,6 @@ def register(subparsers) -> None:
     p.add_argument("--cc-params-file", metavar="FILE",
                    help="YAML/JSON {cc: {key: value}} (or flat {key: value} for --cc); --cc-param wins")
     p.add_argument("--hpcc-fct", action="store_true", help="also write HPCC ns-3's fct.txt")
+    p.add_argument("--no-trace", action="store_true", help="do not write trace.json (Chrome trace events)")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.set_defaults(func=_run)

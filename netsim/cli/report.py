@@ -23,7 +23,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from ..analysis.io import load_run, write_parquet
+    from ..analysis.io import check_run_dir, load_run, write_parquet
     from ..analysis.report import write_report
     from ..analysis.trace import write_trace
 
@@ -31,7 +31,7 @@ def run(args) -> int:
     if args.topology:
         from ..topology import load_topology
         graph = load_topology(args.topology)
-    runs = [load_run(d) for d in args.dirs]  # validates every directory first
+    runs = [load_run(check_run_dir(d)) for d in args.dirs]  # validates every directory first
     for d in args.dirs:
         if args.parquet:
             write_parquet(d)

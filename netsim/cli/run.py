@@ -1,7 +1,8 @@
 """``netsim run TOPOLOGY WORKLOAD --out DIR``: simulate training iterations.
 
 Prints the iteration time and its breakdown; writes summary.json, ops.csv,
-fct.csv, traffic_matrix.csv, message_sizes.csv (docs/run.md).  Bad input: one
+fct.csv, traffic_matrix.csv, message_sizes.csv (docs/run.md), trace.json (unless
+``--no-trace``) and Parquet copies of the CSVs (with pyarrow).  Bad input: one
 line on stderr, exit status 2.
 """
 from __future__ import annotations
@@ -39,9 +40,10 @@ def format_result(summary: dict) -> str:
 
 def _run(args) -> int:
     from ..runtime import run_training
+    from ..simulate import cc_params_from_cli, finalize_outputs
 
     params = dict(parse_assignments(args.set, what="--set"))
-    cc_params = cc_param_dict(args.cc_param, args.cc)
+    cc_params = cc_params_from_cli(args.cc, args.cc_param, args.cc_params_file)  # the command line wins
     overrides = parse_assignments(args.workload_set, what="--workload-set")
     whatif = None
     if args.inject_delay or args.straggler or args.degrade_link or args.fail_link:
@@ -52,6 +54,7 @@ def _run(args) -> int:
                            cc_params=cc_params, seed=args.seed, iterations=args.iterations, out_dir=args.out,
                            workload_overrides=overrides, progress=None if not args.quiet else False,
                            whatif=whatif)
+    finalize_outputs(args.out, args.topology, args.seed, trace=not args.no_trace)  # trace.json, Parquet
     if not args.quiet:
         print(format_result(summary))
     return 0
@@ -71,6 +74,9 @@ def register(subparsers) -> None:
     p.add_argument("--set", action="append", default=[], metavar="K=V", help="network parameter (repeatable)")
     p.add_argument("--cc-param", action="append", default=[], metavar="K=V",
                    help="congestion-control parameter, K=V for --cc or CC.K=V (repeatable)")
+    p.add_argument("--cc-params-file", metavar="FILE",
+                   help="YAML/JSON {cc: {key: value}} (or flat {key: value} for --cc); --cc-param wins")
+    p.add_argument("--no-trace", action="store_true", help="do not write trace.json (Chrome trace events)")
     p.add_argument("--workload-set", action="append", default=[], metavar="FIELD=VALUE",
                    help="override a workload field, e.g. parallelism.dp=4 (repeatable)")
     p.add_argument("--inject-delay", action="append", default=[], metavar="COLL[@GROUP]=DUR",

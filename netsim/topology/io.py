@@ -56,6 +56,19 @@ def parse_value(text: str):
     return text
 
 
+def _check_counts(name: str, args: dict, source: str | None) -> None:
+    """Arguments whose default is a count (a plain int, not a ``*_ns`` time or an offset) must be ints >= 1."""
+    import inspect
+    params = inspect.signature(_b.BUILDERS[name]).parameters
+    for key, value in args.items():
+        default = params[key].default
+        if type(default) is not int or key.endswith("_ns") or key.endswith("_offset"):
+            continue
+        if type(value) is not int or value < 1:
+            raise InputError("must be a whole number >= 1", source=source, where=f"builder {name}, argument {key}",
+                             value=value, accepted=f"a count such as {default}")
+
+
 def build(name: str, args: dict | None = None, *, source: str | None = None) -> nx.Graph:
     """Call builder ``name`` with ``args``; unknown names/arguments and bad values are InputError."""
     if name not in _b.BUILDERS:
@@ -67,11 +80,14 @@ def build(name: str, args: dict | None = None, *, source: str | None = None) -> 
         if key not in accepted:
             raise InputError(f"unknown argument of builder {name}", source=source, where=f"builder {name}",
                              value=key, accepted="one of " + ", ".join(accepted))
+    _check_counts(name, args, source)
     try:
         graph = _b.BUILDERS[name](**args)
     except (UnitError, ValueError, TypeError, ZeroDivisionError) as exc:
-        raise InputError(f"invalid arguments for builder {name}: {exc}", source=source,
-                         where=f"builder {name}", value=args) from None
+        bad = next(iter(args.items())) if len(args) == 1 else None
+        raise InputError(f"invalid {'argument' if bad else 'arguments'}: {exc}", source=source,
+                         where=f"builder {name}" + (f", argument {bad[0]}" if bad else ""),
+                         value=bad[1] if bad else args) from None
     return validate(graph, source=source or f"{name}(...)")
 
 
@@ -89,6 +105,9 @@ def build_expression(expr: str, *, source: str | None = None) -> nx.Graph:
             raise InputError("expected key=value in builder expression", source=source or expr,
                              where=f"builder {name.strip()}", value=item)
         k, v = item.split("=", 1)
+        if k.strip() in args:
+            raise InputError("argument given twice", source=source or expr, where=f"builder {name.strip()}",
+                             value=k.strip(), accepted="each argument once")
         args[k.strip()] = parse_value(v)
     return build(name.strip(), args, source=source or expr)
 

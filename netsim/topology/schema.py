@@ -78,6 +78,16 @@ def _fmt_edge(u, v) -> str:
     return f"link {u} -- {v}"
 
 
+def _check_kind(attrs: dict, kinds, what: str, source, where: str) -> None:
+    """The ``kind`` attribute of a node or link is present and one of ``kinds``."""
+    kind = attrs.get("kind")
+    if kind is None:
+        raise TopologyError("missing field kind", source=source, where=where, accepted="one of " + ", ".join(kinds))
+    if kind not in kinds:
+        raise TopologyError(f"unknown {what} kind", source=source, where=f"{where}, field kind", value=kind,
+                            accepted="one of " + ", ".join(kinds))
+
+
 def validate(graph: nx.Graph, source: str | None = None) -> nx.Graph:
     """Check ``graph`` against the topology contract and normalize units in place.
 
@@ -127,13 +137,7 @@ def validate(graph: nx.Graph, source: str | None = None) -> nx.Graph:
         raise TopologyError("empty topology", source=source, accepted="at least two nodes and one link")
     for n, attrs in graph.nodes(data=True):
         where = f"node {n}"
-        kind = attrs.get("kind")
-        if kind is None:
-            raise TopologyError("missing field kind", source=source, where=where,
-                                accepted="one of " + ", ".join(NODE_KINDS))
-        if kind not in NODE_KINDS:
-            raise TopologyError("unknown node kind", source=source, where=f"{where}, field kind", value=kind,
-                                accepted="one of " + ", ".join(NODE_KINDS))
+        _check_kind(attrs, NODE_KINDS, "node", source, where)
         nk = attrs.get("nic_kind")
         if nk is not None and nk not in NIC_KINDS:
             raise TopologyError("unknown nic_kind", source=source, where=f"{where}, field nic_kind", value=nk,
@@ -145,13 +149,7 @@ def validate(graph: nx.Graph, source: str | None = None) -> nx.Graph:
         where = _fmt_edge(u, v)
         if u == v:
             raise TopologyError("self-loop link", source=source, where=where, accepted="a link between two nodes")
-        kind = attrs.get("kind")
-        if kind is None:
-            raise TopologyError("missing field kind", source=source, where=where,
-                                accepted="one of " + ", ".join(EDGE_KINDS))
-        if kind not in EDGE_KINDS:
-            raise TopologyError("unknown link kind", source=source, where=f"{where}, field kind", value=kind,
-                                accepted="one of " + ", ".join(EDGE_KINDS))
+        _check_kind(attrs, EDGE_KINDS, "link", source, where)
         for req in ("rate_bps", "delay_ns"):
             if attrs.get(req) is None:
                 raise TopologyError(f"missing field {req}", source=source, where=where,

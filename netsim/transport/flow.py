@@ -10,7 +10,8 @@ generation). Subclasses :class:`~netsim.transport.tcp.TcpFlow` and
 The sender never queues data packets: the NIC (the endpoint's egress port)
 pulls :meth:`next_packet` round robin over its sending flows whenever the wire
 is free, after :meth:`ready` says the window allows it, and not before
-``next_tx`` (pacing at ``cc.rate_bps``). Sequence numbers count payload bytes;
+``next_tx`` (pacing at ``cc.rate_bps``, and at most one payload byte per
+``cap_ps_per_byte`` when a host-stack rate cap applies). Sequence numbers count payload bytes;
 segment boundaries are fixed multiples of the MSS, so a retransmission is the
 same segment as the original.
 
@@ -77,6 +78,8 @@ class Flow:
         self.rtxq: deque = deque()
         self.in_ring = False
         self.next_tx = 0.0
+        #: host-stack per-connection cap as ps per payload byte (0.0 = uncapped; netsim.hoststack)
+        self.cap_ps_per_byte = 0.0
         self.pace_ev = None
         self.timer_ev = None
         self.rto_deadline = None
@@ -147,6 +150,11 @@ class Flow:
         rate = cc.rate_bps
         if rate < self.port.rate_bps:
             self.next_tx = now + wire * 8e12 / rate
+        cap = self.cap_ps_per_byte
+        if cap:
+            t = now + payload * cap
+            if t > self.next_tx:
+                self.next_tx = t
         if self.rto_deadline is None:
             self.arm_timer(now)
         return pkt

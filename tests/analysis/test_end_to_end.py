@@ -18,7 +18,9 @@ def test_flows_run_incast(tmp_path):
     from netsim.flowfile import FlowSpec
     g = topo.load_topology("leaf_spine:leaves=1,spines=1,hosts_per_leaf=5")
     flows = [FlowSpec(f"h{i}", "h0", 200_000, 0) for i in range(1, 5)]
-    s = simulate.run_flows(g, flows, cc="dcqcn", out_dir=str(tmp_path))
+    # --cc none with a window larger than the flows: no rate control, so the 4-to-1 incast must
+    # trigger PFC (DCQCN keeps PFC above Kmax, and the default one-BDP window bounds the queue)
+    s = simulate.run_flows(g, flows, cc="none", params={"window_bytes": 1_000_000}, out_dir=str(tmp_path))
     run = load_run(tmp_path)
     assert len(run.fct) == 4 and (run.fct["slowdown"] >= 0.99).all()
     assert fct_table(run.fct, "size").loc["100KB-10MB", "flows"] == 4

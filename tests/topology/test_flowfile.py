@@ -86,6 +86,31 @@ def test_check_reachable_raises_routing_error(tmp_path):
     g = leaf_spine(2, 1, 2)
     g.add_node("island", kind="host")
     g = validate(g)
-    flows = load_flows(_w(tmp_path, "src,dst,size_bytes,start_ns\nh0,island,100,0\n"), g)
     with pytest.raises(RoutingError, match="unreachable"):
-        check_reachable(flows, Router(g))
+        check_reachable([FlowSpec("h0", "island", 100, 0)], Router(g))
+
+
+def test_load_flows_rejects_unreachable_with_line(tmp_path):
+    g = leaf_spine(2, 1, 2)
+    g.add_node("island", kind="host")
+    g.add_node("sw9", kind="switch")
+    g.add_edge("island", "sw9", kind="ethernet", rate_bps=1e9, delay_ns=0)
+    g = validate(g)
+    text = "src,dst,size_bytes,start_ns\nh0,h3,100,0\nh0,island,100,0\n"
+    with pytest.raises(InputError, match=r"line 3, field dst: destination unreachable from h0 \(got 'island'\)"):
+        load_flows(_w(tmp_path, text), g)
+    # a GPU/host never transits: h1 -- h2 joined only through a host is unreachable
+    g2 = validate(_chain())
+    with pytest.raises(InputError, match="unreachable"):
+        load_flows(_w(tmp_path, "src,dst,size_bytes,start_ns\nx,z,100,0\n"), g2)
+    assert len(load_flows(_w(tmp_path, "src,dst,size_bytes,start_ns\nx,y,100,0\n"), g2)) == 1
+
+
+def _chain():
+    import networkx as nx
+    g = nx.Graph()
+    for n in ("x", "y", "z"):
+        g.add_node(n, kind="host")
+    g.add_edge("x", "y", kind="ethernet", rate_bps=1e9, delay_ns=0)
+    g.add_edge("y", "z", kind="ethernet", rate_bps=1e9, delay_ns=0)
+    return g

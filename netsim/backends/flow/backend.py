@@ -31,106 +31,22 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from itertools import chain
 from typing import Any
 
-import numpy as np
 import simpy
 
 from ...errors import InputError
-from ...params import Param, ParamTable
 from ...records import EMPTY_TAG, FlowRecord, FlowTag
 from ...units import PS_PER_NS, PS_PER_S, ps_to_ns
 from ..base import Backend, TraceSinks, register_backend
 from .ccmodel import CCModel, resolve_model
-from .maxmin import maxmin_csr, maxmin_small
-from .portfair import hol_capacities, is_flat, may_block, port_fair
+from .settings import PathInfo, ideal_function, resolve_network_params
+from .solver import ComponentSolver, FluidFlow
 
-#: components with at most this many flows are solved in pure Python
-SMALL_COMPONENT = 6
 #: a flow whose remaining wire bytes fall below this is complete (float drift guard)
 EPS_BYTES = 1e-6
 #: bound on how often a recomputation defers itself behind same-instant events
 MAX_DEFER = 64
-
-
-class _Flow:
-    __slots__ = ("fid", "src", "dst", "size", "start_ps", "links", "rem", "t_upd", "rate", "finish",
-                 "ver", "cap", "lat_ps", "ideal_ns", "event", "tag", "cc", "prio", "eta", "lossless",
-                 "solo")
-
-
-class _PathInfo:
-    """Constants of one path: directed link ids, bottleneck (bytes/ps), MTU, RTT (ps)."""
-
-    __slots__ = ("path", "links", "bott", "mtu", "hdr", "rtt", "first_rate", "consts")
-
-    def __init__(self, path, links, bott, mtu, hdr, rtt, first_rate):
-        self.path, self.links, self.bott, self.mtu, self.hdr = path, links, bott, mtu, hdr
-        self.rtt, self.first_rate = rtt, first_rate
-        self.consts: dict = {}
-
-
-#: parameters of the flow backend itself (``--set`` accepts them next to the network's)
-FLOW_PARAMS = ParamTable("flow-backend", [
-    Param("flow_fairness", "auto", "choice",
-          "how a link is shared: maxmin (per flow), port (per ingress port, as PFC/credit backpressure "
-          "shares a FIFO), auto (port for lossless flows when pfc is on, else maxmin)",
-          "netsim flow backend; port fairness of PFC: docs/flow-backend.md (matches the packet backend)",
-          choices=("auto", "maxmin", "port")),
-    Param("flow_pfc_hol", True, "bool",
-          "with port fairness, also model PFC head-of-line blocking: an ingress paused for a flow held "
-          "downstream slows every flow on it (one pass)",
-          "PFC congestion spreading / victim flows (IEEE 802.1Qbb; netsim issue #2 HoL test)"),
-    Param("flow_port_fair_max_flows", 256, "int",
-          "largest connected component solved with port fairness (larger ones fall back to max-min, "
-          "counted in stats as port_fair_fallbacks)",
-          "netsim choice: pure-Python port fairness costs ~0.1-0.6 ms per flow per recomputation "
-          "(measured, docs/flow-backend.md); beyond this the vectorized max-min solver is used", minimum=0),
-])
-
-
-def _sim_params(params: dict) -> dict:
-    """Resolve network parameters against the packet backend's table when present."""
-    params = dict(params or {})
-    own = FLOW_PARAMS.resolve({k: params.pop(k) for k in list(params) if k in FLOW_PARAMS},
-                              source="--set")
-    try:
-        from ..packet.defaults import lossless_set, resolve_params
-    except ModuleNotFoundError:  # packet helper's table not there yet
-        out = {"mtu_bytes": 1500, "header_bytes": 62, "ack_bytes": 64, "routing": "ecmp",
-               "roce_priority": 3, "tcp_priority": 0, "pfc": True}
-        out.update(params)
-        out["_lossless"] = frozenset({3}) if out["pfc"] else frozenset()
-    else:
-        out = resolve_params(params, source="--set")
-        out["_lossless"] = lossless_set(out)
-    out.update(own)
-    return out
-
-
-def _ideal_fn():
-    try:
-        from ..ideal import hops, ideal_fct_exact_ns
-
-        def ideal_fct_ns(graph, path, size_bytes, mtu_bytes, header_bytes):
-            """The packet helper's ideal FCT, unrounded (fractional ns)."""
-            return ideal_fct_exact_ns(hops(graph, path), size_bytes, mtu_bytes, header_bytes)
-        return ideal_fct_ns
-    except ImportError:  # packet helper's module not there yet: same formula, local
-        def ideal_fct_ns(graph, path, size_bytes, mtu_bytes, header_bytes):
-            payload = mtu_bytes - header_bytes
-            npk = -(-size_bytes // payload)
-            first = min(size_bytes, payload) + header_bytes
-            wire = size_bytes + npk * header_bytes
-            t = 0.0
-            rmin = math.inf
-            for u, v in zip(path, path[1:]):
-                e = graph.edges[u, v]
-                t += e["delay_ns"] + first * 8e9 / e["rate_bps"]
-                rmin = min(rmin, e["rate_bps"])
-            return t + (wire - first) * 8e9 / rmin
-        return ideal_fct_ns
 
 
 class FlowBackend(Backend):
@@ -143,7 +59,7 @@ class FlowBackend(Backend):
                  router=None):
         self.graph = graph
         self.env = env
-        self.params = _sim_params(params or {})
+        self.params = resolve_network_params(params or {})
         self.seed = seed
         self.cc = cc or "none"
         self.cc_params = cc_params or {}
@@ -153,17 +69,12 @@ class FlowBackend(Backend):
             from ...topology import Router
             router = Router(graph, seed=seed)
         self.router = router
-        self._ideal = _ideal_fn()
+        self._ideal = ideal_function()
         self._models: dict[str, CCModel] = {}
         self._prio_default: dict[str, int] = {}
         fair = self.params["flow_fairness"]
         self._lossless_prios = self.params["_lossless"] if fair == "auto" else (
             frozenset(range(8)) if fair == "port" else frozenset())
-        self._port_max = int(self.params["flow_port_fair_max_flows"])
-        self.port_fair_solves = 0
-        self.port_fair_fallbacks = 0
-        self.hol_paused_links = 0
-        self._hol = bool(self.params["flow_pfc_hol"])
         self._model(self.cc)  # validate the default algorithm now
         # directed links
         self._lid: dict[tuple[str, str], int] = {}
@@ -174,11 +85,12 @@ class FlowBackend(Backend):
                 self._lid[(a, b)] = len(caps)
                 caps.append(rate)
         self._cap = caps
-        self._cap_arr = np.asarray(caps, dtype=np.float64)
-        self._users: list[dict[int, _Flow]] = [dict() for _ in caps]
+        self._users: list[dict[int, FluidFlow]] = [dict() for _ in caps]
+        self.solver = ComponentSolver(caps, self._users, port_max=int(self.params["flow_port_fair_max_flows"]),
+                                      hol=bool(self.params["flow_pfc_hol"]))
         # caches
-        self._pair: dict[tuple[str, str], _PathInfo | None] = {}
-        self._path_info: dict[tuple, _PathInfo] = {}
+        self._pair: dict[tuple[str, str], PathInfo | None] = {}
+        self._path_info: dict[tuple, PathInfo] = {}
         # dynamic state
         self._heap: list = []
         self._seq = 0
@@ -195,7 +107,6 @@ class FlowBackend(Backend):
         self.events = 0
         self.recomputations = 0
         self.recompute_wall_s = 0.0
-        self.max_component = 0
         self.max_active = 0
 
     # -- set-up helpers ---------------------------------------------------------
@@ -207,7 +118,7 @@ class FlowBackend(Backend):
             self._prio_default[name] = int(self.params.get(key, 0))
         return m
 
-    def _lookup(self, src: str, dst: str, fid: int) -> "_PathInfo":
+    def _lookup(self, src: str, dst: str, fid: int) -> "PathInfo":
         """Path of a flow and its cached constants (one cache entry per single-path pair)."""
         key = (src, dst)
         if key not in self._pair:
@@ -218,7 +129,7 @@ class FlowBackend(Backend):
             info = self._info(tuple(self.router.path(src, dst, fid)))
         return info
 
-    def _info(self, path: tuple) -> "_PathInfo":
+    def _info(self, path: tuple) -> "PathInfo":
         info = self._path_info.get(path)
         if info is not None:
             return info
@@ -236,11 +147,11 @@ class FlowBackend(Backend):
         for a, b in zip(path, path[1:]):
             e = self.graph.edges[a, b]
             rtt += 2 * float(e["delay_ns"]) * PS_PER_NS + (mtu + ack) * 8 * PS_PER_S / float(e["rate_bps"])
-        info = self._path_info[path] = _PathInfo(path, links, min(self._cap[l] for l in links), mtu, hdr,
+        info = self._path_info[path] = PathInfo(path, links, min(self._cap[l] for l in links), mtu, hdr,
                                                  rtt, self._cap[links[0]])
         return info
 
-    def _flow_consts(self, info: "_PathInfo", size: int, model: CCModel) -> tuple:
+    def _flow_consts(self, info: "PathInfo", size: int, model: CCModel) -> tuple:
         """``(wire_bytes, ideal_ns, latency_ps, cap)`` of a flow of ``size`` on ``info``'s path."""
         key = (size, model.name)
         v = info.consts.get(key)
@@ -274,7 +185,7 @@ class FlowBackend(Backend):
                 raise InputError("flow source equals destination", where="flow", value=src)
             info = self._lookup(src, dst, fid)
         wire, ideal_ns, lat, cap = self._flow_consts(info, size_bytes, model)
-        f = _Flow()
+        f = FluidFlow()
         f.fid = fid
         f.src = src
         f.dst = dst
@@ -331,102 +242,12 @@ class FlowBackend(Backend):
             self.recompute_wall_s += time.perf_counter() - t0
         self._ensure_timer()
 
-    def _components(self, dirty: set[int]) -> list[list[_Flow]]:
-        """Connected components (links <-> active flows) reached from the ``dirty`` links.
-
-        Each component is sorted by flow id; components come in order of their
-        smallest dirty link, so the result is deterministic.
-        """
-        users = self._users
-        seen: set[int] = set()
-        out = []
-        for seed in sorted(dirty):
-            if seed in seen or not users[seed]:
-                continue
-            seen.add(seed)
-            flows: dict[int, _Flow] = {}
-            stack = [seed]
-            while stack:
-                for fid, f in users[stack.pop()].items():
-                    if fid not in flows:
-                        flows[fid] = f
-                        for l2 in f.links:
-                            if l2 not in seen:
-                                seen.add(l2)
-                                stack.append(l2)
-            out.append([flows[k] for k in sorted(flows)] if len(flows) > 1 else list(flows.values()))
-        return out
-
-    def _link_caps(self, comp: list[_Flow]) -> dict[int, float]:
-        """Capacity of every link of ``comp`` (bytes/ps), times the CC efficiency when shared."""
-        cap = self._cap
-        users = self._users
-        lcap = {}
-        for f in comp:
-            for l in f.links:
-                if l not in lcap:
-                    u = users[l]
-                    lcap[l] = cap[l] * (min(g.eta for g in u.values()) if len(u) > 1 else 1.0)
-        return lcap
-
-    def _maxmin(self, comp: list[_Flow]) -> list[float]:
-        """Vectorized max-min fair rates of ``comp``."""
-        n = len(comp)
-        lens = np.fromiter((len(f.links) for f in comp), dtype=np.int64, count=n)
-        glinks = np.fromiter(chain.from_iterable(f.links for f in comp), dtype=np.int64,
-                             count=int(lens.sum()))
-        uniq, local = np.unique(glinks, return_inverse=True)
-        capacity = self._cap_arr[uniq]
-        eta = np.fromiter((f.eta for f in comp), dtype=np.float64, count=n)
-        if eta.min() < 1.0:
-            cnt = np.bincount(local, minlength=len(uniq))
-            le = np.ones(len(uniq))
-            np.minimum.at(le, local, np.repeat(eta, lens))
-            capacity = capacity * np.where(cnt > 1, le, 1.0)
-        fcap = np.fromiter((f.cap for f in comp), dtype=np.float64, count=n)
-        ptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(lens, out=ptr[1:])
-        return maxmin_csr(ptr, local, capacity, fcap)[0].tolist()
-
     def _recompute(self, dirty: set[int]) -> None:
-        comps = self._components(dirty)
-        if not comps:
-            return
-        self.recomputations += 1
-        for comp in comps:
-            n = len(comp)
-            if n == 1:
-                f = comp[0]
-                self._apply(comp, (f.solo,))
-                continue
-            if n > self.max_component:
-                self.max_component = n
-            if all(f.lossless for f in comp) and (
-                    not is_flat(paths := [f.links for f in comp]) or (self._hol and may_block(paths))):
-                rates = None
-                if n <= self._port_max:
-                    self.port_fair_solves += 1
-                    paths = [f.links for f in comp]
-                    lcap = self._link_caps(comp)
-                    fcap = [f.cap for f in comp]
-                    offers: dict = {} if self._hol else None
-                    rates, rounds = port_fair(paths, lcap, fcap, offers=offers)
-                    if rounds >= 0 and self._hol:
-                        paused = hol_capacities(paths, lcap, rates, offers)
-                        if paused:
-                            self.hol_paused_links += len(paused)
-                            lcap.update(paused)
-                            rates, rounds = port_fair(paths, lcap, fcap)
-                    if rounds < 0:
-                        rates = None
-                if rates is None:
-                    self.port_fair_fallbacks += 1
-                    rates = self._maxmin(comp)
-            elif n <= SMALL_COMPONENT:
-                rates = maxmin_small([f.links for f in comp], self._link_caps(comp), [f.cap for f in comp])
-            else:
-                rates = self._maxmin(comp)
-            self._apply(comp, rates)
+        comps = self.solver.components(dirty)
+        if comps:
+            self.recomputations += 1
+            for comp in comps:
+                self._apply(comp, self.solver.rates(comp))
 
     def _apply(self, comp, rates) -> None:
         """Give ``comp`` its new ``rates``: advance remaining bytes, reschedule completions."""
@@ -518,12 +339,13 @@ class FlowBackend(Backend):
             "sim_time_ns": ps_to_ns(self.env.now),
             "events": self.events,
             "recomputations": self.recomputations,
+            "component_solves": self.solver.solves,
             "recompute_wall_s": round(self.recompute_wall_s, 6),
-            "max_component_flows": max(self.max_component, min(self.n_flows, 1)),
+            "max_component_flows": max(self.solver.max_component, min(self.n_flows, 1)),
             "max_active_flows": self.max_active,
-            "port_fair_solves": self.port_fair_solves,
-            "port_fair_fallbacks": self.port_fair_fallbacks,
-            "hol_paused_links": self.hol_paused_links,
+            "port_fair_solves": self.solver.port_fair_solves,
+            "port_fair_fallbacks": self.solver.port_fair_fallbacks,
+            "hol_paused_links": self.solver.hol_paused_links,
             "queues": "not modelled by flow backend (queues.csv and pfc.csv are empty)",
             "pfc": "not modelled by flow backend (lossless fluid links)",
         }

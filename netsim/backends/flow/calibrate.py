@@ -79,6 +79,33 @@ def ramp(cc: str, sizes=(100_000, 1_000_000, 10_000_000), params: dict | None = 
     return {"rows": rows, "ramp_scale": round(num / den, 3) if den > 0 else 0.0}
 
 
+def agreement_table(ccs=("none", "dcqcn", "cubic")) -> list[str]:
+    """Markdown rows comparing flow and packet backends on the validation scenarios."""
+    from .scenarios import compare_fct, dumbbell_long, incast, p99_fct_ns, permutation
+    rows = ["| scenario | cc | flows | median err | p95 err | mean FCT err | last compl. err "
+            "| p99 flow / packet (us) | packet drops |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    sets = [("dumbbell 4 x 2 MB", [dumbbell_long(4, 2_000_000)]),
+            ("incast 16-to-1 x 1 MB", [incast(16, 1_000_000)]),
+            ("permutation 16 x 2 MB, seeds 1-4", [permutation(4, 2, 4, 2_000_000, seed=k) for k in range(1, 5)])]
+    for name, scs in sets:
+        for cc in ccs:
+            F, P, drops = [], [], 0
+            for sc in scs:
+                g = load_graph(sc.topology)
+                f, _, _ = run_flows_on("flow", g, sc.flows, cc=cc)
+                p, st, _ = run_flows_on("packet", g, sc.flows, cc=cc)
+                F += f
+                P += p
+                drops += st.get("drops", 0)
+            c = compare_fct(F, P)
+            rows.append(f"| {name} | {cc} | {c['flows']} | {c['median_rel_err']:.1%} | {c['p95_rel_err']:.1%} "
+                        f"| {c['mean_fct_rel_err']:.1%} | {c['last_completion_rel_err']:.1%} "
+                        f"| {p99_fct_ns(F) / 1000:.0f} / {p99_fct_ns(P) / 1000:.0f} | {drops} |")
+            print(rows[-1], flush=True)
+    return rows
+
+
 def _net_params(params: dict | None) -> dict:
     from ..packet.defaults import resolve_params
     return resolve_params(params or {})
@@ -89,7 +116,12 @@ def main(argv=None) -> int:
     ap.add_argument("--cc", default="none,dcqcn,cubic,dctcp")
     ap.add_argument("--quick", action="store_true", help="N = 2, 4 only and smaller flows")
     ap.add_argument("--json", help="also write the results to this file")
+    ap.add_argument("--table", action="store_true",
+                    help="instead: print the flow-vs-packet agreement table (markdown)")
     args = ap.parse_args(argv)
+    if args.table:
+        agreement_table()
+        return 0
     results = {}
     for cc in [c.strip() for c in args.cc.split(",") if c.strip()]:
         ns = (2, 4) if args.quick else (2, 4, 8)

@@ -194,7 +194,7 @@ def _offered(tree: _Tree, budget: float, dem, nd: list[float], f: int) -> float:
 
 def port_fair(paths: Sequence[Sequence[int]], capacity: Mapping[int, float] | Sequence[float],
               cap: Sequence[float], *, max_rounds: int = 300, rel_tol: float = 1e-9,
-              damping: float = 0.7, offers: dict | None = None) -> tuple[list[float], int]:
+              damping: float = 0.7, offers: dict | None = None, warm: bool = True) -> tuple[list[float], int]:
     """Ingress-port-fair rates of flows on ``paths`` (link ids into ``capacity``).
 
     Returns ``(rates, rounds)``; ``rounds = -1`` when the iteration did not
@@ -225,7 +225,12 @@ def port_fair(paths: Sequence[Sequence[int]], capacity: Mapping[int, float] | Se
             shared.append((l, _Tree(u, paths)))
     if not shared:
         return base, 0
-    off: dict[int, dict[int, float]] = {l: {f: INF for f in t.flows} for l, t in shared}
+    if warm:  # start from the max-min rates: port fairness is usually a small correction of them
+        from .maxmin import maxmin_small
+        r0 = maxmin_small(list(paths), capacity, list(cap))
+        off: dict[int, dict[int, float]] = {l: {f: r0[f] for f in t.flows} for l, t in shared}
+    else:
+        off = {l: {f: INF for f in t.flows} for l, t in shared}
     flow_links: list[list[int]] = [[] for _ in range(F)]
     for l, t in shared:
         for f in t.flows:

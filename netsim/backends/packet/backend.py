@@ -53,13 +53,18 @@ class PacketBackend(Backend):
 
     def __init__(self, graph, *, env, params, seed, cc, cc_params, sinks, hpcc_fct: bool = False,
                  keep_flows: bool = False):
+        from ...hoststack import HostStack, split_host_params
         from ...topology.routing import Router
         self.env = env
         self.graph = graph
         self.sinks = sinks
         self.sink = sinks.fct
+        params, host_params = split_host_params(params)
         self.params = resolve_params(params)
         p = self.params
+        #: host-stack cost model (netsim.hoststack.HostStack) or None; the runtime may set it
+        self.host_stack = HostStack(host_params) if (host_params or p["host_stack"]) else None
+        self._host_cost_cache: dict = {}
         self.seed = seed
         self.registry = cc_registry()
         self.cc_default = cc or "none"
@@ -146,6 +151,112 @@ class PacketBackend(Backend):
         if p["initial_rto_ns"]:
             return int(p["initial_rto_ns"])
         return int(max(min_rto_ns, math.ceil(p["initial_rto_rtts"] * base_rtt_ns)))
+
+    def _host_cost(self, path: tuple, cc_name: str, transport: str, line_bps: float) -> tuple:
+        """(per-message delay ps, cap as ps per payload byte or 0.0) of a flow on ``path``.
+
+        Applies to flows that leave through a NIC (a ``nic`` node or an
+        Ethernet/InfiniBand link on the path); NVLink/PCIe-only flows pay
+        nothing. Transport: the algorithm's (tcp/roce); for ``--cc none`` the
+        NIC's ``nic_kind`` (ethernet -> tcp, roce, infiniband -> ib), else roce.
+        """
+        key = (path, cc_name, line_bps)
+        v = self._host_cost_cache.get(key)
+        if v is None:
+            from ...hoststack import NIC_TRANSPORT
+            g = self.graph
+            nics = [x for x in path if g.nodes[x].get("kind") == "nic"]
+            fabric = any(g.edges[u, w].get("kind") in FABRIC_KINDS for u, w in zip(path[:-1], path[1:]))
+            if not nics and not fabric:
+                v = (0, 0.0)
+            else:
+                if cc_name == "none" and nics:
+                    transport = NIC_TRANSPORT.get(g.nodes[nics[0]].get("nic_kind", "ethernet"), "tcp")
+                hs = self.host_stack
+                cap = hs.rate_cap_bps(transport, line_bps)
+                v = (int(hs.message_overhead_ns(transport)) * PS_PER_NS, 8e12 / cap if cap < line_bps else 0.0)
+            self._host_cost_cache[key] = v
+        return v
+
+    # -- link changes (netsim.whatif protocol) ----------------------------------------------------
+    def set_link_rate(self, a, b, rate_bps: float) -> None:
+        """Link a-b runs at ``rate_bps`` (both directions) from now on.
+
+        The ports serialize every packet that *starts* from now on at the new
+        rate (a packet on the wire finishes at the old one). The graph edge is
+        updated, so flows started later derive their base RTT, window and
+        ideal FCT from the new rate; running flows keep theirs (and their
+        congestion control adapts). ECN thresholds derived from the rate at
+        start-up are kept.
+        """
+        if not self.graph.has_edge(a, b):
+            raise InputError("no such link", where="set_link_rate", value=f"{a}:{b}")
+        rate = float(rate_bps)
+        if not rate > 0:
+            raise InputError("link rate must be positive", where=f"link {a}:{b}", value=rate_bps)
+        self.graph.edges[a, b]["rate_bps"] = rate
+        for key in ((a, b), (b, a)):
+            port = self.net.ports[key]
+            port.rate_bps = rate
+            port.ps_per_byte = 8e12 / rate
+        self._host_cost_cache.clear()
+
+    def fail_link(self, a, b) -> None:
+        """Remove link a-b now; traffic reroutes, what was on the link is lost.
+
+        * the graph loses the edge and the router forgets its routes
+          (``Router.invalidate()``); spraying switches forget their next hops;
+        * both directions of the link become black holes: packets on the wire,
+          queued at either end, or still arriving with a route through it are
+          serialized as before and then dropped (counted in ``drops``), so
+          buffer and PFC accounting drain normally; a pause in force on them is
+          lifted and later PAUSE frames are ignored;
+        * every running flow whose data or ACK route used the link gets a new
+          ECMP route (same flow id); lost packets are recovered by its
+          transport (TCP: dupacks/NewReno or RTO; RoCE: NACK go-back-N or RTO).
+
+        Raises
+        ------
+        RoutingError
+            A running flow's endpoints are no longer connected.
+        """
+        if not self.graph.has_edge(a, b):
+            raise InputError("no such link", where="fail_link", value=f"{a}:{b}")
+        net = self.net
+        self.graph.remove_edge(a, b)
+        self.router.invalidate()
+        net._route_cache.clear()
+        for node in net.nodes.values():
+            sp = getattr(node, "spray", None)
+            if sp:
+                sp.clear()
+        dead = (net.ports[(a, b)], net.ports[(b, a)])
+        for port in dead:
+            port.fail()
+        self._host_cost_cache.clear()
+        spray = self.params["routing"] == "spray"
+        for fid in sorted(net.flows):
+            f = net.flows[fid]
+            if f.sender_done and f.end_ps >= 0:
+                continue
+            old = (f.port, f.rport) + ((f.route or ()) + (f.rroute or ()) if not spray else ())
+            if not any(q in dead for q in old):
+                continue
+            path = self.router.path(f.src, f.dst, fid)   # RoutingError if disconnected
+            route = net.route_ports(path)
+            rroute = net.route_ports(tuple(reversed(path)))
+            for q in route:
+                q.add_prio(f.prio)
+            if not spray:
+                f.route, f.rroute = route, rroute
+            f.rport = rroute[0]
+            if route[0] is not f.port:
+                ring = f.port.ring
+                if f.in_ring and f in ring:
+                    ring.remove(f)
+                f.in_ring = False
+                f.port = route[0]
+            f.wake_sender()
 
     def _eid_now(self) -> int:
         try:
@@ -235,6 +346,10 @@ class PacketBackend(Backend):
             raise InputError("unknown transport of congestion control", where=f"cc {cc_name}",
                              value=cls.transport, accepted="tcp or roce")
         flow.max_timeouts = p["max_timeouts"]
+        if self.host_stack is not None:
+            delay_ps, cap = self._host_cost(path, cc_name, cls.transport, line)
+            flow.next_tx = now + delay_ps           # per-message host time before the first packet
+            flow.cap_ps_per_byte = cap              # per-connection CPU limit (kernel TCP)
         if p["jain_window_ns"] > 0:
             flow.win_lo_ps = p["jain_start_ns"] * PS_PER_NS
             flow.win_hi_ps = flow.win_lo_ps + p["jain_window_ns"] * PS_PER_NS

@@ -111,6 +111,10 @@ SIM_PARAMS = ParamTable("packet-network", [
           "RFC 6298 2.5 (a maximum of at least 60 s may be placed; netsim uses 1 s)", minimum=1),
     Param("max_timeouts", 15, "int", "consecutive retransmit timeouts after which a flow is abandoned (failed)",
           "Linux tcp_retries2 = 15 (RoCE NICs: retry_cnt up to 7)", minimum=0),
+    Param("host_stack", False, "bool",
+          "apply the host-stack cost model (netsim.hoststack: per-message delay, per-connection rate cap "
+          "of kernel TCP) to flows that leave through a NIC; on by itself when a host.KEY is --set",
+          "APNet'24 RoCE-vs-TCP gap; Cai et al. SIGCOMM 2021 (see netsim.hoststack)"),
     Param("routing", "ecmp", "choice", "ecmp: one hashed path per flow; spray: random next hop per packet",
           "netsim issue #2", choices=("ecmp", "spray")),
     Param("queue_sample_ns", 10_000, "time", "period of queues.csv samples (0 = off)",

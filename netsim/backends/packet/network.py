@@ -17,7 +17,7 @@ from ...units import PS_PER_NS
 from .defaults import lossless_set, node_overrides, per_priority
 from .node import ENDPOINT_KINDS, Endpoint, Forwarder
 from .port import NORMAL, Port
-from heapq import heappush
+from heapq import heappop, heappush
 
 
 class _Msg:
@@ -87,6 +87,9 @@ class Network:
         self.drops_by_prio = [0] * 9
         self.pfc_events = 0
         self.touched_ports: list = []
+        self.hq = env._queue
+        #: the bound method every hot event carries last in its callbacks (see drive)
+        self.drive_cb = self.drive
         self._route_cache: dict = {}
         self._auto_pfc: dict = {}   # (a, b) -> per priority: (xoff was auto, xon was auto)
         for name in sorted(graph.nodes, key=str):
@@ -134,7 +137,7 @@ class Network:
                     pa = dict(pa)
                     pa.update(keep)
             port.ecn_on = bool(pa["ecn"])
-            port.mark_deq = pa["ecn_mark_at"] == "dequeue"
+            port.mark_deq = port.ecn_on and pa["ecn_mark_at"] == "dequeue"
             port.kmin[:8] = per_priority(pa, "ecn_kmin_bytes")
             port.kmax[:8] = per_priority(pa, "ecn_kmax_bytes")
             port.pmax[:8] = per_priority(pa, "ecn_pmax")
@@ -161,6 +164,8 @@ class Network:
         if isinstance(na, Endpoint):
             from collections import deque
             port.ring = deque()
+        if self.params["routing"] == "spray":
+            port.use_generic_arrival()
         na.ports[b] = port
         self.ports[(a, b)] = port
 
@@ -197,6 +202,33 @@ class Network:
                     if xon_auto:
                         port.xon[prio] = kmax
 
+    def drive(self, _ev) -> None:
+        """Run the network's own events straight from SimPy's heap, as ``env.step()`` would.
+
+        A packet arrival or port wake-up carries ``(handler, drive)`` as its
+        callbacks. SimPy's ``step()`` pops it and calls ``handler`` and then
+        this; here the following events are popped and handled in a tight
+        loop for as long as the earliest one is again such a network event:
+        the same order (heap order: time, priority, insertion id), the same
+        clock update, minus SimPy's per-event call overhead. Any other event
+        at the top (a process, a completion event, ``run(until=...)``'s stop
+        event) ends the loop and SimPy takes over again, so interleaving with
+        the rest of the simulation is unchanged.
+        """
+        hq = self.hq
+        env = self.env
+        me = self.drive_cb
+        while hq:
+            item = hq[0]
+            ev = item[3]
+            cbs = ev.callbacks
+            if cbs.__class__ is not tuple or cbs[-1] is not me:
+                return
+            heappop(hq)
+            env._now = item[0]
+            ev.callbacks = None
+            cbs[0](ev)
+
     # -- routes -----------------------------------------------------------------------------------
     def route_ports(self, path: tuple) -> tuple:
         """Egress ports along a node path (interned: equal paths share one tuple)."""
@@ -223,7 +255,7 @@ class Network:
 
     def _pfc_arrive(self, msg) -> None:
         port = msg.port
-        if port.paused[msg.prio] == msg.pause:
+        if port.paused[msg.prio] == msg.pause or (port.down and msg.pause):
             return
         self.pfc_events += 1
         sink = self.sinks.pfc

@@ -133,7 +133,21 @@ class Forwarder(Node):
             if pkt.ect and port.ecn_on and not port.mark_deq:
                 self.mark(port, pkt, port.qbytes[prio])
         buf.used += size
-        port.enqueue(pkt)
+        # port.enqueue(pkt), inlined
+        if not port.known[prio]:
+            port.add_prio(prio)
+        port.queues[prio].append(pkt)
+        port.qbytes[prio] += size
+        port.qtotal += size
+        if not port.touched:
+            port.touched = True
+            if port.ring is None:
+                self.net.touched_ports.append(port)
+        if not port.wake_pending:
+            if self.env._now < port.busy_until:
+                port._schedule_wake()
+            elif not port.paused[prio]:
+                port._wake(None)
 
     def mark(self, port, pkt, q: int) -> None:
         """RED/step marking of ``pkt`` given the egress queue ``q`` (bytes) of its priority."""

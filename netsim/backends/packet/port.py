@@ -48,12 +48,12 @@ class Port:
     """Egress of ``node`` towards ``peer`` over a link of ``rate_bps`` / ``delay_ps``."""
 
     __slots__ = ("callbacks", "env", "net", "node", "peer", "name", "peer_name", "rate_bps", "ps_per_byte",
-                 "delay_ps", "err", "rem", "busy_until", "wake_pending", "queues", "qbytes", "nq", "cq",
+                 "delay_ps", "err", "rem", "busy_until", "wake_pending", "queues", "qbytes", "cq",
                  "dprios", "paused", "pause_since", "pause_time_ps", "pauses", "ring", "buf", "wake_cbs",
                  "ing", "pause_sent", "xoff", "xon", "headroom", "tx_packets", "drops", "ecn_marks",
                  "deficit", "quantum", "rr", "fresh", "strict", "kmin", "kmax", "pmax", "mark_deq", "ecn_on",
                  "touched", "last_sample", "limit", "qtotal", "known", "hq", "eid", "pipe", "pipe_cbs",
-                 "recv", "_pipe_ev")
+                 "recv", "_pipe_ev", "down")
     _ok = True  # SimPy event protocol: a port wake always succeeds
 
     def __init__(self, net, node, peer, rate_bps: float, delay_ps: int, err: float = 0.0):
@@ -75,8 +75,7 @@ class Port:
         self.wake_pending = False
         self.queues = [deque() for _ in range(N_PRIORITIES)]
         self.qbytes = [0] * N_PRIORITIES
-        self.nq = 0                  # packets queued, all priorities
-        self.qtotal = 0              # bytes queued, all priorities
+        self.qtotal = 0              # bytes queued, all priorities (> 0 iff a packet is queued)
         self.cq = self.queues[CONTROL_PRIORITY]
         self.dprios: list[int] = []  # data priorities seen here, in service order
         self.known = [False] * N_PRIORITIES
@@ -87,11 +86,15 @@ class Port:
         self.pauses = 0
         self.ring = None             # deque of sending flows (endpoint ports only)
         self.buf = node.buf          # the node's shared-buffer accounting
-        self.wake_cbs = (self._wake,)
+        drive = net.drive_cb
+        self.wake_cbs = (self._wake, drive)
         self.pipe = deque()          # packets on the wire, in arrival order (FIFO link)
         self.recv = peer.receive
-        # forwarding peers get the inlined fast path; endpoints the generic one
-        self.pipe_cbs = (self._arrive_fwd,) if hasattr(peer, "admit") else (self._arrive_end,)
+        # forwarding peers get the inlined fast path, endpoints theirs; lossy links (err) and spraying
+        # use the generic one (the network sets it, see use_generic_arrival)
+        self.pipe_cbs = (self._arrive_fwd, drive) if hasattr(peer, "admit") else (self._arrive_end, drive)
+        if self.err:
+            self.pipe_cbs = (self._arrive, drive)
         self._pipe_ev = _PipeEvent()
         # PFC ingress accounting of the *peer* for traffic arriving over this link
         self.ing = [0] * N_PRIORITIES
@@ -111,10 +114,11 @@ class Port:
         self.kmax = [0] * N_PRIORITIES
         self.pmax = [0.0] * N_PRIORITIES
         self.ecn_on = False
-        self.mark_deq = False
+        self.mark_deq = False        # ECN marking at dequeue (implies ecn_on)
         self.touched = False
         self.last_sample = [0] * N_PRIORITIES
         self.limit = 0               # static buffer share (bytes), 0 = unused
+        self.down = False            # failed link (fail): everything sent on it is lost
 
     # -- queueing ---------------------------------------------------------------------------------
     def add_prio(self, prio: int) -> None:
@@ -135,7 +139,6 @@ class Port:
         self.queues[prio].append(pkt)
         self.qbytes[prio] += size
         self.qtotal += size
-        self.nq += 1
         if not self.touched:
             self.touched = True
             if self.ring is None:
@@ -155,7 +158,7 @@ class Port:
         if not self.wake_pending:
             if self.env._now >= self.busy_until:
                 self.start(pkt)
-                if self.nq or self.ring:
+                if self.qtotal or self.ring:
                     self._schedule_wake()
             else:
                 self.commit(pkt)
@@ -173,7 +176,6 @@ class Port:
         self.rem = t - ser
         bu = self.busy_until = self.busy_until + ser
         self.tx_packets += 1
-        pkt.in_port = self
         pkt.ts_arr = arr = bu + self.delay_ps
         pipe = self.pipe
         pipe.append(pkt)
@@ -205,30 +207,30 @@ class Port:
             size = pkt.size
             self.qbytes[CONTROL_PRIORITY] -= size
             self.qtotal -= size
-            self.nq -= 1
             self.buf.used -= size
-        elif self.nq:
+        elif self.qtotal:
             prios = self.dprios
-            pkt = None
             if len(prios) == 1:  # the common case, inlined: one data priority at this port
                 p = prios[0]
                 q = self.queues[p]
                 if q and not self.paused[p]:
                     pkt = q.popleft()
                     size = pkt.size
-                    self.qbytes[p] -= size
+                    qb = self.qbytes
+                    qb[p] -= size
                     self.qtotal -= size
-                    self.nq -= 1
                     self.buf.used -= size
                     pp = pkt.pfc_port
                     if pp is not None:
                         pkt.pfc_port = None
                         c = pp.ing[p] - size
                         pp.ing[p] = c
-                        if pp.pause_sent[p] and c <= pp.xon[p]:
+                        if c <= pp.xon[p] and pp.pause_sent[p]:
                             self.net.pfc_signal(pp, p, False)
-                    if self.mark_deq and pkt.ect and self.ecn_on:
-                        self.node.mark(self, pkt, self.qbytes[p])
+                    if self.mark_deq and pkt.ect:
+                        self.node.mark(self, pkt, qb[p])
+                else:
+                    pkt = None
             else:
                 pkt = self._pick_data()
             if pkt is None:
@@ -246,20 +248,22 @@ class Port:
         t = pkt.size * self.ps_per_byte + self.rem
         ser = int(t)
         self.rem = t - ser
-        bu = self.busy_until = self.env._now + ser
+        self.busy_until = bu = self.env._now + ser
         self.tx_packets += 1
-        pkt.in_port = self
         pkt.ts_arr = arr = bu + self.delay_ps
-        hq, eid = self.hq, self.eid
+        hq = self.hq
         pipe = self.pipe
-        pipe.append(pkt)
-        if len(pipe) == 1:
-            self._pipe_ev.callbacks = self.pipe_cbs
-            heappush(hq, (arr, NORMAL, next(eid), self._pipe_ev))
-        if self.nq or self.ring:
+        if pipe:
+            pipe.append(pkt)
+        else:
+            pipe.append(pkt)
+            pe = self._pipe_ev
+            pe.callbacks = self.pipe_cbs
+            heappush(hq, (arr, NORMAL, next(self.eid), pe))
+        if self.qtotal or self.ring:
             self.wake_pending = True
             self.callbacks = self.wake_cbs
-            heappush(hq, (bu, NORMAL, next(eid), self))
+            heappush(hq, (bu, NORMAL, next(self.eid), self))
 
     # -- transmission -----------------------------------------------------------------------------
     def start(self, pkt) -> None:
@@ -269,7 +273,6 @@ class Port:
         self.rem = t - ser
         bu = self.busy_until = self.env._now + ser
         self.tx_packets += 1
-        pkt.in_port = self
         pkt.ts_arr = arr = bu + self.delay_ps
         pipe = self.pipe
         pipe.append(pkt)
@@ -277,56 +280,85 @@ class Port:
             self._pipe_ev.callbacks = self.pipe_cbs
             heappush(self.hq, (arr, NORMAL, next(self.eid), self._pipe_ev))
 
+    def fail(self) -> None:
+        """The link fails: from now on every packet reaching its end is dropped (a black hole).
+
+        Packets keep being serialized (queued ones drain, so buffer and PFC
+        accounting stay exact) and are lost on arrival; a pause in force is
+        lifted (the peer can no longer resume it) and later PAUSEs are ignored.
+        """
+        self.down = True
+        self.pipe_cbs = (self._arrive_down, self.net.drive_cb)
+        if self.pipe:
+            self._pipe_ev.callbacks = self.pipe_cbs
+        for prio in range(N_PRIORITIES):
+            if self.paused[prio]:
+                self.set_paused(prio, False)
+
+    def _arrive_down(self, ev) -> None:
+        pipe = self.pipe
+        pkt = pipe.popleft()
+        if pipe:
+            ev.callbacks = self.pipe_cbs
+            heappush(self.hq, (pipe[0].ts_arr, NORMAL, next(self.eid), ev))
+        self.drops += 1
+        self.net.drop(pkt, self)
+
     def intercept(self, fn) -> None:
         """Deliver every packet arriving over this link to ``fn(pkt)`` (tests: loss injection)."""
         self.recv = fn
-        self.pipe_cbs = (self._arrive,)
+        self.pipe_cbs = (self._arrive, self.net.drive_cb)
 
     def _arrive_fwd(self, ev) -> None:
         """Head of the pipe reaches a forwarding peer: route it and, if the egress is free, send it on.
 
-        The same as ``peer.receive(pkt)`` with the common case inlined.
+        The same as ``peer.receive(pkt)`` with the common case inlined (links
+        without random loss, per-flow routes; the others use :meth:`_arrive`).
         """
         pipe = self.pipe
         pkt = pipe.popleft()
-        hq, eid = self.hq, self.eid
         if pipe:
             ev.callbacks = self.pipe_cbs
-            heappush(hq, (pipe[0].ts_arr, NORMAL, next(eid), ev))
-        peer = self.peer
-        if self.err and peer.rng.random() < self.err:
-            self.net.drop(pkt, self)
-            return
-        route = pkt.route
-        if route is not None:
-            hop = pkt.hop
-            port = route[hop]
-            pkt.hop = hop + 1
-        else:
-            port = peer._spray_port(pkt)
-        prio = pkt.prio
+            heappush(self.hq, (pipe[0].ts_arr, NORMAL, next(self.eid), ev))
+        hop = pkt.hop
+        port = pkt.route[hop]
+        pkt.hop = hop + 1
         if not port.wake_pending:
             now = pkt.ts_arr
             if port.busy_until <= now:
-                if not port.paused[prio]:
+                if not port.paused[pkt.prio]:
                     t = pkt.size * port.ps_per_byte + port.rem
                     ser = int(t)
                     port.rem = t - ser
-                    bu = port.busy_until = now + ser
+                    port.busy_until = bu = now + ser
                     port.tx_packets += 1
-                    pkt.in_port = port
                     pkt.ts_arr = arr = bu + port.delay_ps
                     pp = port.pipe
-                    pp.append(pkt)
-                    if len(pp) == 1:
+                    if pp:
+                        pp.append(pkt)
+                    else:
+                        pp.append(pkt)
                         pe = port._pipe_ev
                         pe.callbacks = port.pipe_cbs
-                        heappush(hq, (arr, NORMAL, next(eid), pe))
+                        heappush(self.hq, (arr, NORMAL, next(self.eid), pe))
                     return
-            elif prio == CONTROL_PRIORITY:
-                port.commit(pkt)
+            elif pkt.prio == CONTROL_PRIORITY:  # port.commit(pkt), inlined
+                t = pkt.size * port.ps_per_byte + port.rem
+                ser = int(t)
+                port.rem = t - ser
+                port.busy_until = bu = port.busy_until + ser
+                port.tx_packets += 1
+                pkt.ts_arr = arr = bu + port.delay_ps
+                pp = port.pipe
+                if pp:
+                    pp.append(pkt)
+                else:
+                    pp.append(pkt)
+                    pe = port._pipe_ev
+                    pe.callbacks = port.pipe_cbs
+                    heappush(self.hq, (arr, NORMAL, next(self.eid), pe))
                 return
-        peer.admit(pkt, port, self, prio)
+        self.peer.admit(pkt, port, self, pkt.prio)
 
     def _arrive_end(self, ev) -> None:
         """Head of the pipe reaches an endpoint: hand it to its flow (``Endpoint.receive`` inlined)."""
@@ -335,9 +367,6 @@ class Port:
         if pipe:
             ev.callbacks = self.pipe_cbs
             heappush(self.hq, (pipe[0].ts_arr, NORMAL, next(self.eid), ev))
-        if self.err and self.net.rng.random() < self.err:
-            self.net.drop(pkt, self)
-            return
         kind = pkt.kind
         if kind == DATA:
             pkt.flow.on_data(pkt)
@@ -347,18 +376,23 @@ class Port:
             pkt.flow.on_ack(pkt)
 
     def _arrive(self, ev) -> None:
+        """Generic arrival: ``recv(pkt)`` (the peer's ``receive``, or a test's interceptor)."""
         pipe = self.pipe
         pkt = pipe.popleft()
         if pipe:
             ev.callbacks = self.pipe_cbs
             heappush(self.hq, (pipe[0].ts_arr, NORMAL, next(self.eid), ev))
+        pkt.in_port = self
         self.recv(pkt)
+
+    def use_generic_arrival(self) -> None:
+        """Deliver through ``peer.receive`` (random loss on the link, per-packet spraying)."""
+        self.pipe_cbs = (self._arrive, self.net.drive_cb)
 
     def _dequeued(self, pkt, prio: int) -> None:
         size = pkt.size
         self.qbytes[prio] -= size
         self.qtotal -= size
-        self.nq -= 1
         self.buf.used -= size
         pp = pkt.pfc_port
         if pp is not None:
@@ -367,7 +401,7 @@ class Port:
             pp.ing[prio] = c
             if pp.pause_sent[prio] and c <= pp.xon[prio]:
                 self.net.pfc_signal(pp, prio, False)
-        if self.mark_deq and pkt.ect and self.ecn_on:
+        if self.mark_deq and pkt.ect:
             self.node.mark(self, pkt, self.qbytes[prio])
 
     def _pick(self):
@@ -376,7 +410,7 @@ class Port:
             pkt = cq.popleft()
             self._dequeued(pkt, CONTROL_PRIORITY)
             return pkt
-        if self.nq:
+        if self.qtotal:
             pkt = self._pick_data()
             if pkt is not None:
                 return pkt
@@ -435,7 +469,13 @@ class Port:
             if f.next_tx > now:
                 f.wait_pacing()
                 continue
-            return f.next_packet(now)
+            pkt = f.next_packet(now)
+            if len(ring) == 1 and not f.ready():
+                # its window is closed: leave the ring now rather than at a wake-up that would find
+                # nothing to send (an ACK puts it back, wake_sender); with one flow the order is unchanged
+                ring.pop()
+                f.in_ring = False
+            return pkt
         return None
 
     # -- PFC --------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""TCP CUBIC (RFC 9438) with optional HyStart++ (RFC 9406), as a pure state machine.
+"""TCP CUBIC (RFC 9438) with classic HyStart or HyStart++ (RFC 9406), as a pure state machine.
 
 Modelled: slow start (one MSS per MSS acknowledged, at most 2 MSS per ACK, RFC 3465), the cubic window
 ``W_cubic(t) = C·(t − K)³ + W_max`` with ``K = ∛((W_max − cwnd_epoch)/C)``, the
@@ -8,13 +8,22 @@ Reno-friendly estimate ``W_est`` (α_cubic = 3(1−β)/(1+β), switching to 1 on
 ``ssthresh = max(flight·β, 2 MSS)``, and the timeout rule (cwnd = 1 MSS, and
 the first avoidance epoch afterwards starts with K = 0, W_max = cwnd).
 
-HyStart++ (RFC 9406) is available as ``hystart=on`` but is **off by default**:
-its delay thresholds (RttThresh ≥ 4 ms) are built for Internet RTTs; at a
-datacenter RTT (tens of µs) with switch buffers of a few MB the RTT can never
-grow by 4 ms before a loss, so it would be a no-op. Linux and ns-3.37 use
-*classic* HyStart (ACK trains + delay increase), which is deliberately not
-modelled. The thresholds are parameters, so they can be scaled down to study a
-datacenter variant.
+Slow-start exit, parameter ``hystart``:
+
+* ``classic`` (**default**) — HyStart of Ha & Rhee (2011) as in Linux
+  ``tcp_cubic.c`` and ns-3.37 ``TcpCubic`` (both on by default there): exit
+  when a round's ACK train lasts longer than minRTT/2, or when the round's RTT
+  rises by ``clamp(minRTT/8, 4 ms, 16 ms)``; only above 16 segments (see
+  :mod:`netsim.transport.cc.hystart`). It is the default so that netsim's
+  Cubic is the Cubic that Linux hosts and ns-3 run, which netsim is compared
+  with; its ACK-train signal works at datacenter RTTs.
+* ``plus`` — HyStart++ (RFC 9406): conservative slow start after an RTT rise
+  of ``clamp(lastRoundMinRTT/8, 4 ms, 16 ms)``. Its thresholds target WAN RTTs:
+  at a datacenter RTT (tens of µs) with switch buffers of a few MB the RTT can
+  never grow by 4 ms before a loss, so there it is a no-op (slow start ends
+  with a loss). The thresholds are parameters, to study a scaled variant.
+  ``on``/``true`` (the old boolean values of this key) mean ``plus``.
+* ``off`` — slow start until the first loss.
 
 Deliberately left out: ECN response (CUBIC here is not ECN-capable; use
 ``dctcp``), spurious-congestion-event undo (RFC 9438 §4.9), pacing, and
@@ -34,6 +43,7 @@ import math
 
 from ...params import Param, ParamTable
 from .base import CongestionControl, register
+from .hystart import DETECT_MODES, HYSTART_MODES, ClassicHystart, HystartChoice
 
 # RFC 9406 constants that are not worth a parameter.
 _CSS_GROWTH_DIVISOR = 4
@@ -43,7 +53,7 @@ _ABC_L = 2
 
 @register
 class Cubic(CongestionControl):
-    """TCP CUBIC (RFC 9438), optional HyStart++ (RFC 9406); window in bytes."""
+    """TCP CUBIC (RFC 9438), classic HyStart by default, HyStart++ (RFC 9406) optional; bytes."""
 
     name = "cubic"
     transport = "tcp"
@@ -57,9 +67,33 @@ class Cubic(CongestionControl):
               "RFC 9438 §4.7 (SHOULD be on; Linux/ns-3 default on)"),
         Param("reno_friendly", True, "bool", "use the Reno-friendly estimate W_est when it exceeds W_cubic",
               "RFC 9438 §4.3"),
-        Param("hystart", False, "bool",
-              "HyStart++ slow-start exit (off: its >=4 ms RttThresh never fires at datacenter RTTs)",
-              "RFC 9406; Linux/ns-3.37 use classic HyStart instead (not modelled)"),
+        HystartChoice("hystart", "classic", "choice",
+                      "slow-start exit: classic HyStart (ACK train + delay), plus = HyStart++ "
+                      "(its >=4 ms RttThresh never fires at datacenter RTTs), off; on/true = plus",
+                      "classic: Ha & Rhee, Computer Networks 2011; Linux tcp_cubic.c hystart=1 and "
+                      "ns-3.37 TcpCubic HyStart=true (defaults); plus: RFC 9406",
+                      choices=HYSTART_MODES),
+        Param("hystart_detect", "both", "choice", "classic HyStart signals: both | train | delay",
+              "Linux hystart_detect = HYSTART_ACK_TRAIN|HYSTART_DELAY; ns-3.37 HyStartDetect=BOTH",
+              choices=DETECT_MODES),
+        Param("hystart_low_window_segments", 16, "int", "classic HyStart runs only while cwnd >= this",
+              "Linux hystart_low_window = 16; ns-3.37 HyStartLowWindow = 16", minimum=0),
+        Param("hystart_ack_delta_ns", 2_000_000, "time", "classic HyStart: max spacing of ACKs in one train",
+              "Linux hystart_ack_delta_us = 2000; ns-3.37 HyStartAckDelta = 2 ms", minimum=0),
+        Param("hystart_train_fraction", 0.5, "float",
+              "classic HyStart: exit when the ACK train lasts > this x minRTT",
+              "Linux >= 5.6 (delay_min/2 without pacing; Ha & Rhee: forward delay); ns-3.37 uses 1",
+              minimum=0.0),
+        Param("hystart_delay_divisor", 8.0, "float",
+              "classic HyStart delay threshold before clamping = minRTT / this",
+              "Linux >= 5.6 HYSTART_DELAY_THRESH(delay_min >> 3); ns-3.37 uses 1", minimum=1e-9),
+        Param("hystart_delay_min_ns", 4_000_000, "time", "classic HyStart delay threshold lower clamp",
+              "Linux HYSTART_DELAY_MIN = 4 ms; ns-3.37 HyStartDelayMin = 4 ms", minimum=0),
+        Param("hystart_delay_max_ns", 16_000_000, "time", "classic HyStart delay threshold upper clamp",
+              "Linux HYSTART_DELAY_MAX = 16 ms (ns-3.37 HyStartDelayMax = 1 s)", minimum=0),
+        Param("hystart_min_samples", 8, "int",
+              "classic HyStart: RTT samples per round whose minimum is tested",
+              "Linux HYSTART_MIN_SAMPLES = 8; ns-3.37 HyStartMinSamples = 8", minimum=1),
         Param("hystart_min_rtt_thresh_ns", 4_000_000, "time", "HyStart++ MIN_RTT_THRESH",
               "RFC 9406 §4.3 (4 ms)"),
         Param("hystart_max_rtt_thresh_ns", 16_000_000, "time", "HyStart++ MAX_RTT_THRESH",
@@ -104,10 +138,20 @@ class Cubic(CongestionControl):
         # RTT tracking (RFC 6298 smoothing, for W_cubic(t + RTT))
         self.srtt_ns: float | None = None
         self.min_rtt_ns: float = math.inf
-        # cumulative-ACK bookkeeping (for HyStart++ rounds)
+        # cumulative-ACK bookkeeping (HyStart rounds): bytes acked since the flow started = snd_una
         self._acked_total = 0
+        self.hystart: str = p["hystart"]
+        # classic HyStart state machine (None unless hystart == "classic")
+        self.hs_classic: ClassicHystart | None = None
+        if self.hystart == "classic":
+            self.hs_classic = ClassicHystart(
+                mss_bytes=mss, low_window_segments=int(p["hystart_low_window_segments"]),
+                ack_delta_ns=int(p["hystart_ack_delta_ns"]), train_fraction=float(p["hystart_train_fraction"]),
+                delay_min_ns=int(p["hystart_delay_min_ns"]), delay_max_ns=int(p["hystart_delay_max_ns"]),
+                delay_divisor=float(p["hystart_delay_divisor"]), min_samples=int(p["hystart_min_samples"]),
+                detect=p["hystart_detect"])
         # HyStart++ state
-        self.hystart = bool(p["hystart"])
+        self._plus = self.hystart == "plus"
         self._hs_window_end = 0
         self._hs_last_round_min = math.inf
         self._hs_cur_round_min = math.inf
@@ -147,6 +191,14 @@ class Cubic(CongestionControl):
         if self.in_recovery or acked_bytes <= 0:
             return
         if self.cwnd_bytes < self.ssthresh_bytes:
+            hs = self.hs_classic
+            if hs is not None and not hs.found:
+                if hs.on_ack(now_ns, self._acked_total, self._acked_total + in_flight_bytes, rtt_ns,
+                             self.cwnd_bytes):
+                    # Linux/ns-3: ssthresh = cwnd before this ACK's growth; the ACK then counts for avoidance
+                    self.ssthresh_bytes = self.cwnd_bytes
+                    self._avoidance(now_ns, acked_bytes)
+                    return
             rest = self._slow_start(acked_bytes, rtt_ns, in_flight_bytes)
             if rest <= 0:
                 return
@@ -155,7 +207,7 @@ class Cubic(CongestionControl):
 
     def _slow_start(self, acked, rtt_ns, in_flight) -> int:
         """Grow in slow start; return the acked bytes left over for avoidance."""
-        if self.hystart:
+        if self._plus:
             acked = self._hystart_ack(acked, rtt_ns, in_flight)
             if self.cwnd_bytes >= self.ssthresh_bytes:
                 return 0
@@ -225,11 +277,13 @@ class Cubic(CongestionControl):
         self.cwnd_bytes = self.mss_bytes
         self._after_timeout = True
         self.in_recovery = False
+        if self.hs_classic is not None:  # Linux/ns-3 reset HyStart on TCP_CA_Loss
+            self.hs_classic.reset()
 
     def sample(self):
         return self.cwnd_bytes, None, None
 
-    # -- RTT and HyStart++ --------------------------------------------------------
+    # -- RTT and HyStart++ (classic HyStart: netsim.transport.cc.hystart) -----------
     def _rtt_sample(self, rtt_ns):
         if self.srtt_ns is None:
             self.srtt_ns = float(rtt_ns)
@@ -237,7 +291,7 @@ class Cubic(CongestionControl):
             self.srtt_ns += (rtt_ns - self.srtt_ns) / 8.0
         if rtt_ns < self.min_rtt_ns:
             self.min_rtt_ns = rtt_ns
-        if self.hystart and rtt_ns < self._hs_cur_round_min:
+        if self._plus and rtt_ns < self._hs_cur_round_min:
             self._hs_cur_round_min = rtt_ns
         self._hs_samples += 1
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from netsim.backends.base import TraceSinks, create_backend
 from netsim.backends.flow.maxmin import maxmin
-from netsim.backends.flow.portfair import is_flat, port_fair
+from netsim.backends.flow.portfair import hol_capacities, is_flat, port_fair
 from netsim.records import ListSink
 from netsim.topology import Router, load_topology
 
@@ -88,3 +88,29 @@ def test_backend_port_fairness_vs_maxmin():
     assert alone and crowded
     assert max(alone) < min(crowded)
     assert max(fct_pf) == pytest.approx(max(fct_mm), rel=1e-6)  # work conserving: same last finish
+
+
+def test_head_of_line_blocking_slows_a_victim():
+    # A: a->s1->s2->c, held at s2->c (3 ingress ports share it: 10/3 each);
+    # B: b->s1->s2->x shares only the ingress s1->s2 with A. PFC pauses s1->s2 for A, so B
+    # gets what the paused link lets through: A's share ratio (10/3)/5 of its own share 5.
+    paths = [[0, 2, 3], [1, 2, 4], [5, 3], [6, 3]]
+    caps = {l: 10.0 for l in range(7)}
+    offers = {}
+    rates, _ = port_fair(paths, caps, [INF] * 4, offers=offers)
+    assert np.allclose(rates, [10 / 3, 20 / 3, 10 / 3, 10 / 3], rtol=1e-6)  # no HoL: B takes the rest
+    paused = hol_capacities(paths, caps, rates, offers)
+    assert set(paused) == {2}
+    assert paused[2] == pytest.approx(10 * (10 / 3) / 5, rel=1e-6)
+    caps.update(paused)
+    rates, _ = port_fair(paths, caps, [INF] * 4)
+    assert np.allclose(rates, [10 / 3, 10 / 3, 10 / 3, 10 / 3], rtol=1e-6)
+
+
+def test_no_victim_no_pause():
+    # two flows held at the same congested output through one ingress: nobody else to block
+    paths = [[0, 2, 3], [1, 2, 3], [5, 3]]
+    caps = {l: 10.0 for l in range(6)}
+    offers = {}
+    rates, _ = port_fair(paths, caps, [INF] * 3, offers=offers)
+    assert hol_capacities(paths, caps, rates, offers) == {}

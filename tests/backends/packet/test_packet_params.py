@@ -159,3 +159,26 @@ def test_dcqcn_hpcc_preset_scales_kmin_with_port_rate():
     _, be = make_backend(g, cc="cubic")
     p = be.net.ports[("switch_left", "switch_right")]
     assert p.kmin[3] == SIM_PARAMS["ecn_kmin_bytes"].default and p.kmax[3] == SIM_PARAMS["ecn_kmax_bytes"].default
+
+
+def test_jain_window_counts_only_bytes_inside_the_window():
+    """Two flows share a 100 G port; the 1 MB one finishes early, the 3 MB one runs on alone.
+
+    Closed forms for per-flow throughput = bytes delivered in W / |W|:
+    W = last part of the run (flow 0 already done): x = (0, c) -> index 1/2;
+    W = the whole run: x = (1 MB, 3 MB)/T -> (1+3)^2 / (2 (1+9)) = 0.8;
+    W = early, both active at half rate each: index ~1.
+    """
+    from netsim.flowfile import FlowSpec
+    g = star(3)
+    flows = [FlowSpec("h0", "h2", 1_000_000, 0), FlowSpec("h1", "h2", 3_000_000, 0)]
+    s = run_flows(g, flows)
+    end = s["sim_time_ns"]
+    first = min(r.end_ns for r in s["records"])
+    assert first < end / 2
+    late = run_flows(g, flows, params={"jain_start_ns": int(end / 2), "jain_window_ns": int(end)})
+    assert late["jain_fairness"] == pytest.approx(0.5, abs=1e-9)
+    whole = run_flows(g, flows, params={"jain_start_ns": 0, "jain_window_ns": 10 * end})
+    assert whole["jain_fairness"] == pytest.approx(0.8, abs=1e-6)
+    early = run_flows(g, flows, params={"jain_start_ns": "10us", "jain_window_ns": int(first * 0.8)})
+    assert early["jain_fairness"] > 0.98

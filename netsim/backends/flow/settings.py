@@ -1,0 +1,112 @@
+"""Set-up of the flow backend: its own parameters, the network parameters, path constants.
+
+The flow backend reads the packet backend's network parameters
+(``netsim.backends.packet.defaults``: ``mtu_bytes``, ``header_bytes``,
+``ack_bytes``, ``pfc``, priorities) so that both backends model the same
+network, and adds a few of its own (:data:`FLOW_PARAMS`). The ideal FCT comes
+from ``netsim.backends.ideal`` so a lone flow finishes exactly when the packet
+backend's ideal says.
+"""
+from __future__ import annotations
+
+import math
+
+from ...params import Param, ParamTable
+
+
+class PathInfo:
+    """Constants of one path: directed link ids, bottleneck (bytes/ps), MTU, RTT (ps)."""
+
+    __slots__ = ("path", "links", "bott", "mtu", "hdr", "rtt", "first_rate", "consts")
+
+    def __init__(self, path, links, bott, mtu, hdr, rtt, first_rate):
+        self.path, self.links, self.bott, self.mtu, self.hdr = path, links, bott, mtu, hdr
+        self.rtt, self.first_rate = rtt, first_rate
+        self.consts: dict = {}
+
+
+#: parameters of the flow backend itself (``--set`` accepts them next to the network's)
+FLOW_PARAMS = ParamTable("flow-backend", [
+    Param("flow_fairness", "auto", "choice",
+          "how a link is shared: maxmin (per flow), port (per ingress port, as PFC/credit backpressure "
+          "shares a FIFO), auto (port for lossless flows when pfc is on, else maxmin)",
+          "netsim flow backend; port fairness of PFC: docs/flow-backend.md (matches the packet backend)",
+          choices=("auto", "maxmin", "port")),
+    Param("flow_pfc_hol", True, "bool",
+          "with port fairness, also model PFC head-of-line blocking: an ingress paused for a flow held "
+          "downstream slows every flow on it (one pass)",
+          "PFC congestion spreading / victim flows (IEEE 802.1Qbb; netsim issue #2 HoL test)"),
+    Param("flow_port_fair_max_flows", 256, "int",
+          "largest connected component solved with port fairness (larger ones fall back to max-min, "
+          "counted in stats as port_fair_fallbacks)",
+          "netsim choice: pure-Python port fairness costs ~0.1-0.6 ms per flow per recomputation "
+          "(measured, docs/flow-backend.md); beyond this the vectorized max-min solver is used", minimum=0),
+])
+
+
+def resolve_network_params(params: dict) -> dict:
+    """Resolve network parameters against the packet backend's table when present."""
+    params = dict(params or {})
+    own = FLOW_PARAMS.resolve({k: params.pop(k) for k in list(params) if k in FLOW_PARAMS},
+                              source="--set")
+    try:
+        from ..packet.defaults import lossless_set, resolve_params
+    except ModuleNotFoundError:  # packet helper's table not there yet
+        out = {"mtu_bytes": 1500, "header_bytes": 62, "ack_bytes": 64, "routing": "ecmp",
+               "roce_priority": 3, "tcp_priority": 0, "pfc": True}
+        out.update(params)
+        out["_lossless"] = frozenset({3}) if out["pfc"] else frozenset()
+    else:
+        out = resolve_params(params, source="--set")
+        out["_lossless"] = lossless_set(out)
+    out.update(own)
+    return out
+
+
+def _ideal_fn():
+    try:
+        from ..ideal import hops, ideal_fct_exact_ns
+
+        def ideal_fct_ns(graph, path, size_bytes, mtu_bytes, header_bytes):
+            """The packet helper's ideal FCT, unrounded (fractional ns)."""
+            return ideal_fct_exact_ns(hops(graph, path), size_bytes, mtu_bytes, header_bytes)
+        return ideal_fct_ns
+    except ImportError:  # packet helper's module not there yet: same formula, local
+        def ideal_fct_ns(graph, path, size_bytes, mtu_bytes, header_bytes):
+            payload = mtu_bytes - header_bytes
+            npk = -(-size_bytes // payload)
+            first = min(size_bytes, payload) + header_bytes
+            wire = size_bytes + npk * header_bytes
+            t = 0.0
+            rmin = math.inf
+            for u, v in zip(path, path[1:]):
+                e = graph.edges[u, v]
+                t += e["delay_ns"] + first * 8e9 / e["rate_bps"]
+                rmin = min(rmin, e["rate_bps"])
+            return t + (wire - first) * 8e9 / rmin
+        return ideal_fct_ns
+
+
+def ideal_function():
+    """``f(graph, path, size_bytes, mtu_bytes, header_bytes) -> ns`` (fractional)."""
+    try:
+        from ..ideal import hops, ideal_fct_exact_ns
+
+        def ideal_fct_ns(graph, path, size_bytes, mtu_bytes, header_bytes):
+            """The packet helper's ideal FCT, unrounded (fractional ns)."""
+            return ideal_fct_exact_ns(hops(graph, path), size_bytes, mtu_bytes, header_bytes)
+        return ideal_fct_ns
+    except ImportError:  # packet helper's module not there yet: same formula, local
+        def ideal_fct_ns(graph, path, size_bytes, mtu_bytes, header_bytes):
+            payload = mtu_bytes - header_bytes
+            npk = -(-size_bytes // payload)
+            first = min(size_bytes, payload) + header_bytes
+            wire = size_bytes + npk * header_bytes
+            t = 0.0
+            rmin = math.inf
+            for u, v in zip(path, path[1:]):
+                e = graph.edges[u, v]
+                t += e["delay_ns"] + first * 8e9 / e["rate_bps"]
+                rmin = min(rmin, e["rate_bps"])
+            return t + (wire - first) * 8e9 / rmin
+        return ideal_fct_ns

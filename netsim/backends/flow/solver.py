@@ -1,0 +1,156 @@
+"""Rates of the connected components of active flows (the flow backend's solver stage).
+
+A *component* is a maximal set of flows linked by shared directed links; only
+components touched by a change are re-solved. Each is solved by the cheapest
+exact method: a lone flow runs at its path's bottleneck (or its cap); several
+flows by port fairness (:mod:`.portfair`, lossless flows whose sharing differs
+from per-flow fairness, plus PFC head-of-line blocking), or max-min fairness
+(:mod:`.maxmin`: pure Python for a handful of flows, vectorized otherwise).
+Solutions are memoized by component signature — rates depend only on the
+paths, caps and congestion-control models, and a training iteration repeats
+the same components many times.
+"""
+from __future__ import annotations
+
+from itertools import chain
+
+import numpy as np
+
+from .maxmin import maxmin_csr, maxmin_small
+from .portfair import hol_capacities, is_flat, may_block, port_fair
+
+#: components with at most this many flows are solved in pure Python
+SMALL_COMPONENT = 6
+#: solutions memoized per component signature (cleared when full)
+MEMO_ENTRIES = 50_000
+
+
+class FluidFlow:
+    """One active flow: remaining wire bytes (float) at ``t_upd`` (ps), rate in bytes/ps."""
+
+    __slots__ = ("fid", "src", "dst", "size", "start_ps", "links", "rem", "t_upd", "rate", "finish",
+                 "ver", "cap", "lat_ps", "ideal_ns", "event", "tag", "cc", "prio", "eta", "lossless",
+                 "solo")
+
+
+class ComponentSolver:
+    """Finds and solves the components reached from changed links.
+
+    ``cap`` are directed-link capacities (bytes/ps), ``users[l]`` the active
+    flows on link ``l`` (``{flow id: FluidFlow}``).
+    """
+
+    def __init__(self, cap: list[float], users: list[dict], *, port_max: int, hol: bool):
+        self._cap = cap
+        self._cap_arr = np.asarray(cap, dtype=np.float64)
+        self._users = users
+        self._port_max = port_max
+        self._hol = hol
+        self._memo: dict = {}
+        self.max_component = 0
+        self.solves = 0
+        self.port_fair_solves = 0
+        self.port_fair_fallbacks = 0
+        self.hol_paused_links = 0
+
+    def rates(self, comp: list[FluidFlow]) -> list[float] | tuple[float, ...]:
+        """Rates (bytes/ps) of the flows of one component, in its order."""
+        n = len(comp)
+        if n == 1:
+            return (comp[0].solo,)
+        if n > self.max_component:
+            self.max_component = n
+        key = tuple((f.links, f.cap, f.eta, f.lossless) for f in comp)
+        rates = self._memo.get(key)
+        if rates is None:
+            self.solves += 1
+            rates = self._solve(comp)
+            if len(self._memo) >= MEMO_ENTRIES:
+                self._memo.clear()
+            self._memo[key] = rates
+        return rates
+
+    def components(self, dirty: set[int]) -> list[list[FluidFlow]]:
+        """Connected components (links <-> active flows) reached from the ``dirty`` links.
+
+        Each component is sorted by flow id; components come in order of their
+        smallest dirty link, so the result is deterministic.
+        """
+        users = self._users
+        seen: set[int] = set()
+        out = []
+        for seed in sorted(dirty):
+            if seed in seen or not users[seed]:
+                continue
+            seen.add(seed)
+            flows: dict[int, FluidFlow] = {}
+            stack = [seed]
+            while stack:
+                for fid, f in users[stack.pop()].items():
+                    if fid not in flows:
+                        flows[fid] = f
+                        for l2 in f.links:
+                            if l2 not in seen:
+                                seen.add(l2)
+                                stack.append(l2)
+            out.append([flows[k] for k in sorted(flows)] if len(flows) > 1 else list(flows.values()))
+        return out
+
+    def _link_caps(self, comp: list[FluidFlow]) -> dict[int, float]:
+        """Capacity of every link of ``comp`` (bytes/ps), times the CC efficiency when shared."""
+        cap = self._cap
+        users = self._users
+        lcap = {}
+        for f in comp:
+            for l in f.links:
+                if l not in lcap:
+                    u = users[l]
+                    lcap[l] = cap[l] * (min(g.eta for g in u.values()) if len(u) > 1 else 1.0)
+        return lcap
+
+    def _maxmin(self, comp: list[FluidFlow]) -> list[float]:
+        """Vectorized max-min fair rates of ``comp``."""
+        n = len(comp)
+        lens = np.fromiter((len(f.links) for f in comp), dtype=np.int64, count=n)
+        glinks = np.fromiter(chain.from_iterable(f.links for f in comp), dtype=np.int64,
+                             count=int(lens.sum()))
+        uniq, local = np.unique(glinks, return_inverse=True)
+        capacity = self._cap_arr[uniq]
+        eta = np.fromiter((f.eta for f in comp), dtype=np.float64, count=n)
+        if eta.min() < 1.0:
+            cnt = np.bincount(local, minlength=len(uniq))
+            le = np.ones(len(uniq))
+            np.minimum.at(le, local, np.repeat(eta, lens))
+            capacity = capacity * np.where(cnt > 1, le, 1.0)
+        fcap = np.fromiter((f.cap for f in comp), dtype=np.float64, count=n)
+        ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(lens, out=ptr[1:])
+        return maxmin_csr(ptr, local, capacity, fcap)[0].tolist()
+
+    def _solve(self, comp: list[FluidFlow]) -> list[float]:
+        """Rates of one connected component (several flows)."""
+        n = len(comp)
+        paths = [f.links for f in comp]
+        if all(f.lossless for f in comp) and (not is_flat(paths) or (self._hol and may_block(paths))):
+            rates = None
+            if n <= self._port_max:
+                self.port_fair_solves += 1
+                lcap = self._link_caps(comp)
+                fcap = [f.cap for f in comp]
+                offers: dict | None = {} if self._hol else None
+                rates, rounds = port_fair(paths, lcap, fcap, offers=offers)
+                if rounds >= 0 and self._hol:
+                    paused = hol_capacities(paths, lcap, rates, offers)
+                    if paused:
+                        self.hol_paused_links += len(paused)
+                        lcap.update(paused)
+                        rates, rounds = port_fair(paths, lcap, fcap)
+                if rounds < 0:
+                    rates = None
+            if rates is None:
+                self.port_fair_fallbacks += 1
+                rates = self._maxmin(comp)
+            return rates
+        if n <= SMALL_COMPONENT:
+            return maxmin_small(paths, self._link_caps(comp), [f.cap for f in comp])
+        return self._maxmin(comp)
