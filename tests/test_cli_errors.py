@@ -241,6 +241,8 @@ CASES = [
     ("compare-file-not-dir", ["compare", "{T}/ok.csv"], ["ok.csv"], None),
     ("report-missing-dir", ["report", "{T}/nope_run", "--out", "{T}/r.html"], ["nope_run"], None),
     ("report-file-not-dir", ["report", "{T}/ok.csv", "--out", "{T}/r.html"], ["ok.csv"], None),
+    ("report-wrong-topology", ["report", "{T}/run_ok", "--out", "{T}/r.html", "--topology",
+                               os.path.join(TOPO, "leaf_spine_hosts.yaml")], ["run_ok", "left0"], None),
     ("sweep-missing-file", ["sweep", "{T}/nope_sweep.yaml", "--out", "{T}/sw", "--dry-run"], ["nope_sweep.yaml"],
      None),
     ("sweep-directory", ["sweep", "{T}", "--out", "{T}/sw", "--dry-run"], ["{T}"], None),

@@ -156,3 +156,12 @@ def test_sweep_example_dry_run(path, tmp_path, capsys):
     assert len(out) - 1 == _expected_points(path)
     ids = [ln.split()[1] for ln in out[:-1]]
     assert len(set(ids)) == len(ids)  # every point gets its own folder
+
+
+def test_graphml_example_is_the_fat_tree_builder():
+    """The shipped GraphML file is the graph its comment says: fat_tree:k=4, attribute for attribute."""
+    a = load_topology(os.path.join(TOPO, "fat_tree_k4.graphml"))
+    b = load_topology("fat_tree:k=4")
+    assert dict(a.nodes(data=True)) == dict(b.nodes(data=True))
+    assert {frozenset(e) for e in a.edges} == {frozenset(e) for e in b.edges}
+    assert all(a.edges[u, v] == b.edges[u, v] for u, v in b.edges)

@@ -68,7 +68,12 @@ def _summary(runs) -> str:
     return _table(pd.DataFrame.from_dict(rows, orient="index"))
 
 
-def _section_bodies(runs: list[Run], graph=None, seed: int = 0) -> dict[str, str]:
+def run_seed(run: Run, seed: int | None = None) -> int:
+    """``seed`` if given, else the seed the run recorded in its summary.json (0 if none)."""
+    return int(seed) if seed is not None else int(run.summary.get("seed") or 0)
+
+
+def _section_bodies(runs: list[Run], graph=None, seed: int | None = None) -> dict[str, str]:
     multi = len(runs) > 1
     out = {k: "" for k, _ in SECTIONS}
     out["summary"] = _summary(runs)
@@ -93,7 +98,7 @@ def _section_bodies(runs: list[Run], graph=None, seed: int = 0) -> dict[str, str
                 for m in ("cwnd_bytes", "rate_bps") if r.cc[m].notna().any())
         if len(r.fct):
             try:
-                util = link_utilization(r.fct, graph, seed=seed) if graph is not None else None
+                util = link_utilization(r.fct, graph, seed=run_seed(r, seed)) if graph is not None else None
                 title = "Link utilization"
             except Exception:  # noqa: BLE001 - mapping flows to a graph is best effort here
                 util = None
@@ -132,7 +137,7 @@ def _section_bodies(runs: list[Run], graph=None, seed: int = 0) -> dict[str, str
     return out
 
 
-def render_report(runs: list[Run], title: str | None = None, graph=None, seed: int = 0) -> str:
+def render_report(runs: list[Run], title: str | None = None, graph=None, seed: int | None = None) -> str:
     """The report's HTML text."""
     title = title or ("netsim report: " + ", ".join(r.label for r in runs))
     bodies = _section_bodies(runs, graph=graph, seed=seed)
@@ -148,7 +153,7 @@ def render_report(runs: list[Run], title: str | None = None, graph=None, seed: i
 
 
 def write_report(run_dirs, out: str | os.PathLike | None = None, title: str | None = None,
-                 graph=None, seed: int = 0) -> str:
+                 graph=None, seed: int | None = None) -> str:
     """Load run directories (or :class:`Run` objects), write the HTML report, return its path.
 
     Default ``out``: ``report.html`` in the run directory (one run) or in the

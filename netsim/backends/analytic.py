@@ -24,7 +24,8 @@ Host stack and link changes (issue 5): with ``backend.host_stack`` set (a
 :class:`netsim.hoststack.HostStack`), a flow whose path crosses a NIC pays
 the transport's per-message overhead (added to its latency) and is capped at
 the per-connection rate (kernel TCP ≈ 42 Gbit/s); capped flows share their
-link max-min. ``set_link_rate`` / ``fail_link`` implement the
+link max-min. ``--set host.KEY=VALUE`` or ``--set host_stack=on`` turn it on
+as on the packet backend. ``set_link_rate`` / ``fail_link`` implement the
 :mod:`netsim.whatif` link-change protocol.
 
 Parameters: :data:`ANALYTIC_PARAMS` (``mtu_bytes`` and ``header_bytes``
@@ -142,6 +143,8 @@ class AnalyticBackend(Backend):
                  cc_params: dict | None = None, sinks: TraceSinks | None = None):
         self.graph = graph
         self.env = env
+        from ..hoststack import HostStack, split_host_params
+        params, host_params = split_host_params(params)
         self.params = resolve_analytic_params(params)
         _check_cc(cc, cc_params)
         self.cc = cc
@@ -158,7 +161,10 @@ class AnalyticBackend(Backend):
         self._busy_ps: dict[tuple, float] = {}  # fifo: first directed link -> time it is free (ps)
         self._shares: dict[tuple, _Share] = {}  # fair: first directed link -> its active flows
         self._fifo = self.params["source_sharing"] == "fifo"
-        self.host_stack = None                  # netsim.hoststack.HostStack, set by the runtime (issue 5)
+        # netsim.hoststack.HostStack: from --set host.KEY / host_stack=on (as the packet backend), or the runtime's
+        on = _SIM is not None and params.get("host_stack") is not None and _SIM.parse_one("host_stack",
+                                                                                         params["host_stack"])
+        self.host_stack = HostStack(host_params) if (host_params or on) else None
         self._host: dict[tuple, tuple] = {}     # (path, cc) -> (overhead_ps, rate cap bps)
         self._next_id = 0
         self.flows = self.completed = self.bytes_delivered = self.events = 0

@@ -7,6 +7,8 @@ Reads each run directory's ``fct.csv``, ``summary.json`` and ``queues.csv``
 * slowdown (FCT / ideal FCT) p50/p99 over all flows;
 * drops, retransmitted bytes, timeouts, PFC pauses and total pause time, CNPs,
   ECN marks (from summary.json);
+* for ``netsim run`` directories, the mean iteration time (ms); their
+  network counters are read from summary.json's ``network`` section;
 * queue p50/p99/max (bytes) of the busiest egress queue (highest time-average),
   time-weighted: ``queues.csv`` writes a row only when a queue is or was just
   non-zero, so each row holds until that queue's next row.
@@ -119,6 +121,8 @@ def run_metrics(run_dir: str) -> dict:
         m["busiest queue"] = ""
         m["queue p50 (B)"] = m["queue p99 (B)"] = m["queue max (B)"] = np.nan
     m["sim time (us)"] = summary.get("sim_time_ns", np.nan) / 1e3 if "sim_time_ns" in summary else np.nan
+    if summary.get("iteration_time_s") is not None:  # a netsim run directory
+        m["iteration time (ms)"] = float(summary["iteration_time_s"]) * 1e3
     return m
 
 

@@ -1,7 +1,9 @@
 """``netsim defaults [--cc NAME]``: every default with its unit, meaning and source.
 
-Without ``--cc``: the packet network's ``--set`` parameters (when the packet
-backend is installed) and the table of every congestion-control algorithm.
+Without ``--cc``: the ``--set`` parameters of the packet network, of the
+analytic and flow backends and of the host stack, the topology builders' and
+collectives' defaults (each table when its module is installed), then the table
+of every congestion-control algorithm.
 With ``--cc NAME``: that algorithm only; for ``dcqcn`` also the values of each
 preset, since its parameters default to ``None`` = "from the preset".
 """
@@ -10,12 +12,30 @@ from __future__ import annotations
 import importlib
 
 
-def _network_table():
-    try:
-        mod = importlib.import_module("netsim.backends.packet.defaults")
-    except ModuleNotFoundError:
-        return None
-    return getattr(mod, "SIM_PARAMS", None)
+#: (module, ParamTable attribute, title) of every other table of defaults, in print order
+TABLES = (
+    ("netsim.backends.packet.defaults", "SIM_PARAMS", "packet network (--set KEY=VALUE)"),
+    ("netsim.backends.analytic", "ANALYTIC_PARAMS",
+     "analytic backend (--backend analytic --set KEY=VALUE; other network keys are accepted and ignored)"),
+    ("netsim.backends.flow.settings", "FLOW_PARAMS", "flow backend (--backend flow --set KEY=VALUE)"),
+    ("netsim.hoststack", "HOST_PARAMS", "host stack (--set host.KEY=VALUE)"),
+    ("netsim.topology.builders", "TOPOLOGY_DEFAULTS", "topology builders (builder arguments, e.g. nic_rate_bps)"),
+    ("netsim.collectives.engine", "COLLECTIVE_PARAMS", "collectives (Python API: netsim.collectives)"),
+)
+
+
+def _tables() -> list:
+    """``(title, ParamTable)`` of every table whose module is installed."""
+    out = []
+    for module, attr, title in TABLES:
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError:
+            continue
+        table = getattr(mod, attr, None)
+        if table is not None:
+            out.append((title, table))
+    return out
 
 
 def format_table(table, *, title: str | None = None) -> str:
@@ -73,10 +93,7 @@ def run(args) -> int:
     if args.cc:
         print(describe_cc(args.cc))
         return 0
-    net = _network_table()
-    parts = []
-    if net is not None:
-        parts.append(format_table(net, title="packet network (--set KEY=VALUE)"))
+    parts = [format_table(table, title=title) for title, table in _tables()]
     for name in sorted(REGISTRY):
         parts.append(describe_cc(name))
     print("\n\n".join(parts))

@@ -16,15 +16,27 @@ def register(subparsers) -> None:
     p.add_argument("--title", default=None, help="report title")
     p.add_argument("--topology", default=None,
                    help="topology of the run(s), to map flows onto links for the utilization heat map")
-    p.add_argument("--seed", type=int, default=0, help="the runs' seed (ECMP hash) when --topology is given")
+    p.add_argument("--seed", type=int, default=None,
+                   help="the runs' seed (ECMP hash) when --topology is given (default: each run's summary.json seed)")
     p.add_argument("--trace", action="store_true", help="also write DIR/trace.json for each DIR")
     p.add_argument("--parquet", action="store_true", help="also write DIR/*.parquet (needs pyarrow)")
     p.set_defaults(func=run)
 
 
+def _check_nodes(fct, graph, run_dir: str, topology: str) -> None:
+    """Every flow endpoint of a run is a node of ``--topology`` (else the run was made on another one)."""
+    from ..errors import InputError
+    for col in ("src", "dst"):
+        for name in fct[col].unique() if len(fct) else ():
+            if name not in graph:
+                raise InputError("the run's flows name a node that --topology lacks", source=run_dir,
+                                 where=f"fct.csv, field {col}", value=name,
+                                 accepted=f"the topology the run was made on (not {topology})")
+
+
 def run(args) -> int:
     from ..analysis.io import check_run_dir, load_run, write_parquet
-    from ..analysis.report import write_report
+    from ..analysis.report import run_seed, write_report
     from ..analysis.trace import write_trace
 
     graph = None
@@ -32,10 +44,13 @@ def run(args) -> int:
         from ..topology import load_topology
         graph = load_topology(args.topology)
     runs = [load_run(check_run_dir(d)) for d in args.dirs]  # validates every directory first
-    for d in args.dirs:
+    if graph is not None:
+        for d, r in zip(args.dirs, runs):
+            _check_nodes(r.fct, graph, d, args.topology)
+    for d, r in zip(args.dirs, runs):
         if args.parquet:
             write_parquet(d)
         if args.trace:
-            print(write_trace(d, graph=graph, seed=args.seed))
+            print(write_trace(d, graph=graph, seed=run_seed(r, args.seed)))
     print(write_report(runs, out=args.out, title=args.title, graph=graph, seed=args.seed))
     return 0

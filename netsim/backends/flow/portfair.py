@@ -329,3 +329,40 @@ def hol_capacities(paths: Sequence[Sequence[int]], capacity: Mapping[int, float]
         if d < 1.0 - 1e-9 and any(rates[f] > d * share[f] * (1 + 1e-9) for f, _ in u):
             out[k] = capacity[k] * d
     return out
+
+
+def hol_capacities_flat(paths: Sequence[Sequence[int]], capacity: Mapping[int, float],
+                        rates: Sequence[float]) -> dict[int, float]:
+    """:func:`hol_capacities` for a flat component solved by max-min.
+
+    There a flow is held at link ``l`` when ``l`` is saturated and no flow on
+    ``l`` gets more (the max-min bottleneck condition), and every link shares
+    equally among its flows, so no port-fair offers are needed.
+    """
+    users: dict[int, list[int]] = {}
+    for f, p in enumerate(paths):
+        for l in p:
+            users.setdefault(l, []).append(f)
+    held: dict[int, list[int]] = {}
+    for l, u in users.items():
+        if len(u) < 2:
+            continue
+        load = sum(rates[f] for f in u)
+        if load < capacity[l] * (1 - 1e-9):
+            continue
+        top = max(rates[f] for f in u)
+        for f in u:
+            if rates[f] >= top * (1 - 1e-9):
+                i = list(paths[f]).index(l)
+                if i >= 1:
+                    held.setdefault(paths[f][i - 1], []).append(f)
+    out: dict[int, float] = {}
+    for k, flows in held.items():
+        u = users[k]
+        if len(u) < 2:
+            continue
+        share = capacity[k] / len(u)
+        d = min(rates[f] for f in flows) / share
+        if d < 1.0 - 1e-9 and any(rates[f] > d * share * (1 + 1e-9) for f in u):
+            out[k] = capacity[k] * d
+    return out

@@ -17,7 +17,7 @@ from itertools import chain
 import numpy as np
 
 from .maxmin import maxmin_csr, maxmin_small
-from .portfair import hol_capacities, is_flat, may_block, port_fair
+from .portfair import hol_capacities, hol_capacities_flat, is_flat, may_block, port_fair
 
 #: components with at most this many flows are solved in pure Python
 SMALL_COMPONENT = 6
@@ -108,8 +108,8 @@ class ComponentSolver:
                     lcap[l] = cap[l] * (min(g.eta for g in u.values()) if len(u) > 1 else 1.0)
         return lcap
 
-    def _maxmin(self, comp: list[FluidFlow]) -> list[float]:
-        """Vectorized max-min fair rates of ``comp``."""
+    def _maxmin(self, comp: list[FluidFlow], lcap: dict | None = None) -> list[float]:
+        """Vectorized max-min fair rates of ``comp`` (``lcap``: final link capacities, if given)."""
         n = len(comp)
         lens = np.fromiter((len(f.links) for f in comp), dtype=np.int64, count=n)
         glinks = np.fromiter(chain.from_iterable(f.links for f in comp), dtype=np.int64,
@@ -117,7 +117,9 @@ class ComponentSolver:
         uniq, local = np.unique(glinks, return_inverse=True)
         capacity = self._cap_arr[uniq]
         eta = np.fromiter((f.eta for f in comp), dtype=np.float64, count=n)
-        if eta.min() < 1.0:
+        if lcap is not None:
+            capacity = np.fromiter((lcap[int(l)] for l in uniq), dtype=np.float64, count=len(uniq))
+        elif eta.min() < 1.0:
             cnt = np.bincount(local, minlength=len(uniq))
             le = np.ones(len(uniq))
             np.minimum.at(le, local, np.repeat(eta, lens))
@@ -131,7 +133,8 @@ class ComponentSolver:
         """Rates of one connected component (several flows)."""
         n = len(comp)
         paths = [f.links for f in comp]
-        if all(f.lossless for f in comp) and (not is_flat(paths) or (self._hol and may_block(paths))):
+        lossless = all(f.lossless for f in comp)
+        if lossless and not is_flat(paths):
             rates = None
             if n <= self._port_max:
                 self.port_fair_solves += 1
@@ -151,6 +154,19 @@ class ComponentSolver:
                 self.port_fair_fallbacks += 1
                 rates = self._maxmin(comp)
             return rates
-        if n <= SMALL_COMPONENT:
-            return maxmin_small(paths, self._link_caps(comp), [f.cap for f in comp])
-        return self._maxmin(comp)
+        rates = self._flat(comp, paths, None)
+        if lossless and self._hol and may_block(paths):
+            # flat: max-min is port-fair; head-of-line blocking from the max-min bottlenecks
+            lcap = self._link_caps(comp)
+            paused = hol_capacities_flat(paths, lcap, rates)
+            if paused:
+                self.hol_paused_links += len(paused)
+                lcap.update(paused)
+                rates = self._flat(comp, paths, lcap)
+        return rates
+
+    def _flat(self, comp: list[FluidFlow], paths, lcap: dict | None) -> list[float]:
+        """Max-min rates (``lcap`` overrides link capacities when given)."""
+        if len(comp) <= SMALL_COMPONENT:
+            return maxmin_small(paths, lcap or self._link_caps(comp), [f.cap for f in comp])
+        return self._maxmin(comp, lcap)

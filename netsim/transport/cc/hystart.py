@@ -23,8 +23,16 @@ the flow is in slow start with ``cwnd ≥ low_window``:
 Rounds are delimited by sequence numbers as in Linux and ns-3: a round starts
 with the first sampled ACK whose cumulative acknowledgement passes
 ``end_seq``, and ``end_seq`` is then set to the highest byte sent so far
-(``snd_nxt = snd_una + bytes in flight``), so the round covers the ACKs of the
-data that was in flight when it started (one window).
+(``snd_nxt = snd_una + bytes in flight``, before this ACK's new segments), so
+the round covers the ACKs of the data that was in flight when it started (one
+window: in slow start, exactly one burst). Rounds are tracked from the first
+ACK, also below the low window (as ns-3.37 does; Linux starts them only once
+``cwnd ≥ low_window``). That matters at datacenter RTTs: a round first opened
+in the middle of a burst would also contain the ACKs of the next burst, so
+its "train" would span the idle gap between bursts (much shorter than the
+2 ms ``ack_delta``) and last a whole RTT, ending slow start at ~16 segments
+whatever the BDP. Linux escapes this through the TSO/pacing cushion it adds to
+the train threshold (below), which netsim does not model.
 
 Deliberately left out: Linux's TSO/GRO cushion ``hystart_ack_delay`` (added to
 the train threshold when the socket has a pacing rate: netsim sends no TSO
@@ -100,7 +108,7 @@ class ClassicHystart:
 
     __slots__ = ("low_window_bytes", "ack_delta_ns", "train_fraction", "delay_min_ns", "delay_max_ns",
                  "delay_divisor", "min_samples", "use_train", "use_delay",
-                 "found", "reason", "found_at_ns", "min_rtt_ns", "round_start_ns", "last_ack_ns",
+                 "found", "reason", "found_at_ns", "exit_cwnd_bytes", "min_rtt_ns", "round_start_ns", "last_ack_ns",
                  "end_seq", "curr_rtt_ns", "samples", "rounds")
 
     def __init__(self, *, mss_bytes: int, low_window_segments: int = 16, ack_delta_ns: int = 2_000_000,
@@ -123,6 +131,7 @@ class ClassicHystart:
         self.found = False
         self.reason: str | None = None
         self.found_at_ns: int | None = None
+        self.exit_cwnd_bytes: float | None = None
         self.min_rtt_ns: float = math.inf
         self.round_start_ns = 0
         self.last_ack_ns = 0
@@ -158,29 +167,32 @@ class ClassicHystart:
             return False
         if rtt_ns < self.min_rtt_ns:
             self.min_rtt_ns = rtt_ns
-        if self.found or cwnd_bytes < self.low_window_bytes:
+        if self.found:
             return False
-        if snd_una > self.end_seq:  # a new round
+        if snd_una > self.end_seq:  # a new round (tracked below the low window too, as ns-3 does)
             self.round_start_ns = self.last_ack_ns = now_ns
             self.end_seq = snd_nxt
             self.curr_rtt_ns = math.inf
             self.samples = 0
             self.rounds += 1
+        if cwnd_bytes < self.low_window_bytes:
+            return False
         if self.use_train and now_ns - self.last_ack_ns <= self.ack_delta_ns:
             self.last_ack_ns = now_ns
             if now_ns - self.round_start_ns > self.train_fraction * self.min_rtt_ns:
-                return self._exit("train", now_ns)
+                return self._exit("train", now_ns, cwnd_bytes)
         if self.use_delay:
             if rtt_ns < self.curr_rtt_ns:
                 self.curr_rtt_ns = rtt_ns
             if self.samples < self.min_samples:
                 self.samples += 1
             elif self.curr_rtt_ns > self.min_rtt_ns + self.delay_threshold_ns():
-                return self._exit("delay", now_ns)
+                return self._exit("delay", now_ns, cwnd_bytes)
         return False
 
-    def _exit(self, reason: str, now_ns: int) -> bool:
+    def _exit(self, reason: str, now_ns: int, cwnd_bytes: float) -> bool:
         self.found = True
         self.reason = reason
         self.found_at_ns = now_ns
+        self.exit_cwnd_bytes = cwnd_bytes
         return True
