@@ -17,6 +17,7 @@ import os
 import pandas as pd
 
 from . import plots
+from ..errors import InputError
 from .io import Run, load_run
 from .links import link_utilization, throughput
 from .metrics import fct_table, iteration_breakdown, pfc_pause_table, queue_table, rank_busy_time
@@ -157,7 +158,7 @@ def write_report(run_dirs, out: str | os.PathLike | None = None, title: str | No
     """Load run directories (or :class:`Run` objects), write the HTML report, return its path.
 
     Default ``out``: ``report.html`` in the run directory (one run) or in the
-    current directory (several).
+    current directory (several); an existing folder as ``out`` gets ``report.html`` inside.
     """
     runs = [r if isinstance(r, Run) else load_run(r) for r in run_dirs]
     labels = [r.label for r in runs]
@@ -167,9 +168,16 @@ def write_report(run_dirs, out: str | os.PathLike | None = None, title: str | No
     if out is None:
         out = os.path.join(runs[0].path, "report.html") if len(runs) == 1 and runs[0].path else "report.html"
     out = os.fspath(out)
-    d = os.path.dirname(out)
-    if d:
-        os.makedirs(d, exist_ok=True)
-    with open(out, "w", encoding="utf-8") as fh:
-        fh.write(render_report(runs, title=title, graph=graph, seed=seed))
+    if os.path.isdir(out):  # a folder: the report goes inside it
+        out = os.path.join(out, "report.html")
+    text = render_report(runs, title=title, graph=graph, seed=seed)
+    try:
+        d = os.path.dirname(out)
+        if d:
+            os.makedirs(d, exist_ok=True)
+        with open(out, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise InputError(f"cannot write the report ({exc.strerror})", where="--out", value=out,
+                         accepted="a writable file path (or a folder, to write report.html in it)") from None
     return out

@@ -19,7 +19,7 @@ Left out: receiver buffer limits; memory copies of the local block.
 """
 from __future__ import annotations
 
-from .engine import Run, split_even
+from .engine import Run, lockstep, split_even
 
 
 def uniform_matrix(n: int, size_bytes: int) -> list[list[int]]:
@@ -60,30 +60,14 @@ def pairwise(run: Run, nodes, sizes, channels):
     for (r, k), ps in parts.items():
         need[r][k] += len(ps)
         need[(r + k) % n][k] += len(ps)
-    cur = [0] * n
     done, tick = run.counter(n)
 
-    def enter(r: int, k: int) -> None:
-        while k < n and need[r][k] == 0:
-            k += 1
-        cur[r] = k
-        if k >= n:
-            tick()
-            return
+    def post(r: int, k: int, fin) -> None:
         p = (r + k) % n
         for ch, c in parts[(r, k)]:
-            run.send(ch, nodes[r], nodes[p], c, k, finish(r, p, k))
+            run.send(ch, nodes[r], nodes[p], c, k, fin(p))
 
-    def finish(r: int, p: int, k: int):
-        def cb(_rec):
-            for who in (r, p):
-                need[who][k] -= 1
-                if need[who][k] == 0 and cur[who] == k:
-                    enter(who, k + 1)
-        return cb
-
-    for r in range(n):
-        enter(r, 1)
+    lockstep(need, 1, n, post, lambda _r: tick())
     yield done
 
 

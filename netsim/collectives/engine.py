@@ -194,5 +194,39 @@ class Run:
         return done, tick
 
 
+def lockstep(need: list[list[int]], first: int, last: int,
+             post: Callable[[int, int, Callable[[int], Callable]], None],
+             on_rank_done: Callable[[int], None]) -> None:
+    """Drive ranks through steps ``first .. last-1`` of a pairwise exchange, each at its own pace.
+
+    Rank ``r`` enters step ``k`` by calling ``post(r, k, fin)``, which sends its step-``k``
+    pieces to its partner ``p`` with completion callback ``fin(p)``. ``need[r][k]`` counts the
+    pieces rank ``r`` must see finish in step ``k`` (its sends and its receipts); when they have,
+    it enters the next step with pieces (steps with none are skipped), and after the last it
+    calls ``on_rank_done(r)``. So a rank waits for its own partner only, never for a global barrier.
+    """
+    cur = [0] * len(need)
+
+    def enter(r: int, k: int) -> None:
+        while k < last and need[r][k] == 0:
+            k += 1
+        cur[r] = k
+        if k >= last:
+            on_rank_done(r)
+            return
+        post(r, k, lambda partner: finish(r, partner, k))
+
+    def finish(r: int, partner: int, k: int):
+        def cb(_rec):
+            for who in (r, partner):
+                need[who][k] -= 1
+                if need[who][k] == 0 and cur[who] == k:
+                    enter(who, k + 1)
+        return cb
+
+    for r in range(len(need)):
+        enter(r, first)
+
+
 def _noop(_=None) -> None:
     return None

@@ -25,7 +25,7 @@ Left out: reduction compute time.
 """
 from __future__ import annotations
 
-from .engine import Run, split_even
+from .engine import Run, lockstep, split_even
 
 
 def is_pow2(n: int) -> bool:
@@ -76,29 +76,13 @@ def _exchange(run: Run, nodes, group: list[int], size_bytes: int, channels: int,
     nsteps = len(plan[0]) if plan else 0
     pcs = [[run.pieces(nb) for (_, nb, _) in plan[g]] for g in range(p)]
     need = [[len(pcs[g][k]) + len(pcs[plan[g][k][0]][k]) for k in range(nsteps)] for g in range(p)]
-    cur = [0] * p
 
-    def enter(g: int, k: int) -> None:
-        while k < nsteps and need[g][k] == 0:
-            k += 1
-        cur[g] = k
-        if k >= nsteps:
-            on_rank_done(g)
-            return
+    def post(g: int, k: int, fin) -> None:
         partner = plan[g][k][0]
         for c in pcs[g][k]:
-            run.send(0, nodes[group[g]], nodes[group[partner]], c, step_offset + k, finish(g, partner, k))
+            run.send(0, nodes[group[g]], nodes[group[partner]], c, step_offset + k, fin(partner))
 
-    def finish(g: int, partner: int, k: int):
-        def cb(_rec):
-            for who in (g, partner):
-                need[who][k] -= 1
-                if need[who][k] == 0 and cur[who] == k:
-                    enter(who, k + 1)
-        return cb
-
-    for g in range(p):
-        enter(g, 0)
+    lockstep(need, 0, nsteps, post, on_rank_done)
 
 
 def _run_pow2(run: Run, nodes, size_bytes, channels, phases: str):

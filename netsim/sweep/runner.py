@@ -141,7 +141,11 @@ def _prepare_out(out_dir: str, spec_path: str, points: list[Point], resume: bool
             os.path.exists(os.path.join(points_dir, d, DONE_FILE)) for d in os.listdir(points_dir)):
         raise InputError("output folder already holds a sweep with finished points", where="--out", value=out_dir,
                          accepted="--resume to continue it, or an empty or new folder")
-    os.makedirs(os.path.join(out_dir, POINTS_DIR), exist_ok=True)
+    try:
+        os.makedirs(os.path.join(out_dir, POINTS_DIR), exist_ok=True)
+    except OSError as exc:  # --out is a file, or under one, or not writable
+        raise InputError(f"cannot create the output folder ({exc.strerror})", where="--out", value=out_dir,
+                         accepted="a new or existing folder") from None
     copy = os.path.join(out_dir, "sweep.yaml")
     if not (os.path.exists(copy) and os.path.samefile(spec_path, copy)):
         shutil.copyfile(spec_path, copy)

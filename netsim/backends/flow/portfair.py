@@ -35,6 +35,8 @@ from __future__ import annotations
 import math
 from typing import Mapping, Sequence
 
+from .maxmin import maxmin_small
+
 INF = math.inf
 
 
@@ -193,7 +195,7 @@ def _offered(tree: _Tree, budget: float, dem, nd: list[float], f: int) -> float:
 
 
 def port_fair(paths: Sequence[Sequence[int]], capacity: Mapping[int, float] | Sequence[float],
-              cap: Sequence[float], *, max_rounds: int = 300, rel_tol: float = 1e-9,
+              cap: Sequence[float], *, max_rounds: int = 300, rel_tol: float = 1e-7,
               damping: float = 0.7, offers: dict | None = None, warm: bool = True) -> tuple[list[float], int]:
     """Ingress-port-fair rates of flows on ``paths`` (link ids into ``capacity``).
 
@@ -226,7 +228,6 @@ def port_fair(paths: Sequence[Sequence[int]], capacity: Mapping[int, float] | Se
     if not shared:
         return base, 0
     if warm:  # start from the max-min rates: port fairness is usually a small correction of them
-        from .maxmin import maxmin_small
         r0 = maxmin_small(list(paths), capacity, list(cap))
         off: dict[int, dict[int, float]] = {l: {f: r0[f] for f in t.flows} for l, t in shared}
     else:

@@ -213,12 +213,15 @@ class Network:
         clock update, minus SimPy's per-event call overhead. Any other event
         at the top (a process, a completion event, ``run(until=...)``'s stop
         event) ends the loop and SimPy takes over again, so interleaving with
-        the rest of the simulation is unchanged.
+        the rest of the simulation is unchanged. At most 64 events per call,
+        so loops that count ``env.step()`` calls (the progress line) go on.
         """
         hq = self.hq
         env = self.env
         me = self.drive_cb
-        while hq:
+        budget = 64   # then back to SimPy for a moment, so step()-counting loops (progress) keep ticking
+        while hq and budget:
+            budget -= 1
             item = hq[0]
             ev = item[3]
             cbs = ev.callbacks

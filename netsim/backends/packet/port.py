@@ -163,6 +163,7 @@ class Port:
             else:
                 self.commit(pkt)
         else:
+            self.buf.used += pkt.size  # the accounting a node's admit does (released when dequeued)
             self.enqueue(pkt)
 
     def commit(self, pkt) -> None:
