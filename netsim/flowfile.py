@@ -260,6 +260,9 @@ def load_flows(path, graph) -> list[FlowSpec]:
             text = fh.read()
     except OSError as exc:
         raise InputError(f"cannot read flow file ({exc.strerror})", source=source) from None
+    except UnicodeDecodeError:
+        raise InputError("not a text file (UTF-8)", source=source,
+                         accepted="a CSV flow file or an HPCC flow.txt") from None
     lines = [(i + 1, ln) for i, ln in enumerate(text.splitlines()) if ln.strip() and not ln.lstrip().startswith("#")]
     if not lines:
         raise InputError("empty flow file", source=source, accepted="a CSV header src,dst,size_bytes,start_ns "

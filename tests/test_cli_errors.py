@@ -173,6 +173,11 @@ CASES = [
      None),
     ("topo-hpcc-bad-rate", ["topo", "validate", "{T}/hpcc_topo_bad_rate.txt"],
      ["hpcc_topo_bad_rate.txt", "line 3", "10Gbsp"], None),
+    ("topo-binary-file", ["topo", "validate", "{T}/binary.txt"], ["binary.txt", "text"], None),
+    ("flows-binary-file", _flows("{T}/binary.csv"), ["binary.csv", "text"], None),
+    ("run-binary-workload", _run("{T}/binary.yaml"), ["binary.yaml"],
+     "netsim/workloads/schema.py _read: a binary (non-UTF-8) workload file -> UnicodeDecodeError traceback"),
+    ("sweep-binary-file", ["sweep", "{T}/binary.yaml", "--out", "{T}/sw", "--dry-run"], ["binary.yaml"], None),
     ("topo-not-yaml", ["topo", "validate", "{T}/not_json.yaml"], ["not_json.yaml"], None),
     ("flows-bad-topology", _flows("{T}/ok.csv", topo="{T}/bad_unit.yaml"), ["bad_unit.yaml", "10Gbsp"], None),
     ("run-bad-topology", _run(SMALL_WL, topo="{T}/link_kind.yaml"), ["link_kind.yaml", "wifi"], None),
@@ -208,9 +213,9 @@ CASES = [
     ("flows-missing-cc-params-file", _flows("{T}/ok.csv", "--cc", "dcqcn", "--cc-params-file", "{T}/nope.yaml"),
      ["nope.yaml"], None),
     ("flows-out-is-a-file", ["flows", DUMBBELL, "{T}/ok.csv", "--out", "{T}/a_file", "--quiet"], ["a_file"],
-     "netsim/cli/flows.py (or simulate.run_flows): --out naming an existing file -> FileExistsError traceback"),
+     None),
     ("flows-seed-not-int", _flows("{T}/ok.csv", "--seed", "abc"), ["--seed", "abc"],
-     "netsim/cli/__init__.py: argparse type errors print the usage block too (2+ stderr lines)"),
+     None),
     # --- netsim run ---
     ("run-unknown-set", _run(SMALL_WL, "--set", "nosuch_key=1"), ["nosuch_key"], None),
     ("run-unknown-cc", _run(SMALL_WL, "--cc", "bbr9"), ["bbr9"], None),
@@ -242,10 +247,10 @@ CASES = [
      "netsim/whatif.py: a whatif section's error names the CLI flag --fail-link, not the workload file/field"),
     ("run-whatif-unknown-key", _run("{T}/wl_whatif_key.yaml"), ["wl_whatif_key.yaml", "slow_down"], None),
     ("run-out-is-a-file", ["run", GPU8, SMALL_WL, "--out", "{T}/a_file", "--backend", "analytic", "--quiet"],
-     ["a_file"], "netsim/cli/run.py (or runtime): --out naming an existing file -> FileExistsError traceback"),
+     ["a_file"], None),
     ("run-missing-workload", _run("{T}/nope.yaml"), ["nope.yaml"], None),
     ("run-directory-workload", _run("{T}"), ["{T}"],
-     "netsim/workloads/schema.py _read opens a directory: IsADirectoryError traceback"),
+     None),
     ("run-missing-topology", _run(SMALL_WL, topo="{T}/nope.yaml"), ["nope.yaml"], None),
     ("run-not-yaml-workload", _run("{T}/not_json.yaml"), ["not_json.yaml"], None),
     # --- defaults / compare / report / sweep / bench ---
@@ -280,6 +285,8 @@ def bad_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("bad")
     for name, text in FILES.items():
         (d / name).write_text(text, encoding="utf-8")
+    for name in ("binary.txt", "binary.csv", "binary.yaml"):
+        (d / name).write_bytes(bytes(range(256)) * 4)
     (d / "empty_run").mkdir()
     assert main(["flows", DUMBBELL, str(d / "ok.csv"), "--out", str(d / "run_ok"), "--backend", "analytic",
                  "--quiet"]) == 0

@@ -83,3 +83,15 @@ def test_transport_follows_nic_kind_with_cc_none():
     eth = _flow_times("none", 1, nic_kind="ethernet")[0]
     ib = _flow_times("none", 1, nic_kind="infiniband")[0]
     assert eth > 2 * ib
+
+
+def test_run_training_applies_default_host_stack():
+    from netsim.runtime import run_training
+    topo = "gpu_cluster:servers=4,gpus_per_server=1,nvswitch=false,nic_kinds=roce,nic_rates_bps=100Gbps"
+    job = {"model": "vgg16", "training": {"global_batch": 16, "micro_batch": 4}, "parallelism": {"dp": 4}}
+    t = {cc: run_training(topo, job, backend="analytic", cc=cc)["breakdown_s"]["dp"] for cc in ("dcqcn", "cubic")}
+    assert t["cubic"] > 1.5 * t["dcqcn"]
+    off = run_training(topo, job, backend="analytic", cc="cubic", host_stack=False)["breakdown_s"]["dp"]
+    assert off == pytest.approx(t["dcqcn"], rel=1e-6)
+    more = run_training(topo, job, backend="analytic", cc="cubic", params={"host.tcp_streams": 3})["breakdown_s"]["dp"]
+    assert more == pytest.approx(t["dcqcn"], rel=0.05)     # 3 x 42 Gbit/s > the 100 Gbit/s NIC

@@ -74,6 +74,9 @@ ANALYTIC_PARAMS = ParamTable("analytic backend", [
 ])
 
 
+_FABRIC_KINDS = ("ethernet", "infiniband")  # links that leave a host (as the packet backend)
+
+
 def _check_cc(cc: str, cc_params: dict | None) -> None:
     """Reject an unknown ``cc`` or ``cc_params`` entry although the analytic model ignores them.
 
@@ -287,22 +290,34 @@ class AnalyticBackend(Backend):
 
     # -- host stack and link changes (netsim.hoststack, netsim.whatif protocol) -----------------------
     def _host_cost(self, path: tuple, cc: str, bott: float) -> tuple:
-        """(per-message overhead ps, per-connection rate cap bps) of a flow on ``path``; no NIC: (0, bott)."""
+        """(per-message overhead ps, per-connection rate cap bps) of a flow on ``path``.
+
+        As the packet backend: applies when the path leaves through a NIC (a ``nic`` node or an
+        Ethernet/InfiniBand link); NVLink/PCIe-only paths pay nothing, ``(0, bott)``. Transport:
+        the algorithm's; for ``--cc none`` the NIC's ``nic_kind`` (ethernet -> tcp). Line rate:
+        the NIC's fabric link, else the path's first Ethernet/InfiniBand link.
+        """
         key = (path, cc)
         v = self._host.get(key)
         if v is None:
             from ..hoststack import NIC_TRANSPORT, transport_of
             g = self.graph
             nics = [i for i, x in enumerate(path) if g.nodes[x].get("kind") == "nic"]
-            if not nics:
+            fabric = [g.edges[u, w]["rate_bps"] for u, w in zip(path[:-1], path[1:])
+                      if g.edges[u, w].get("kind") in _FABRIC_KINDS]
+            if not nics and not fabric:
                 v = (0.0, bott)
             else:
-                i = nics[0]
-                nic = path[i]
-                kind = g.nodes[nic].get("nic_kind", "ethernet")
-                transport = NIC_TRANSPORT.get(kind, "tcp") if cc in (None, "", "none") else transport_of(cc)
-                line = max(float(g.edges[nic, x]["rate_bps"]) for x in (path[i - 1], path[i + 1])
-                           if g.edges[nic, x].get("kind") != "pcie") if 0 < i < len(path) - 1 else bott
+                transport = transport_of(cc)
+                line = float(fabric[0]) if fabric else bott
+                if nics:
+                    i = nics[0]
+                    nic = path[i]
+                    if cc in (None, "", "none"):
+                        transport = NIC_TRANSPORT.get(g.nodes[nic].get("nic_kind", "ethernet"), "tcp")
+                    if 0 < i < len(path) - 1:
+                        line = max(float(g.edges[nic, x]["rate_bps"]) for x in (path[i - 1], path[i + 1])
+                                   if g.edges[nic, x].get("kind") != "pcie")
                 hs = self.host_stack
                 v = (hs.message_overhead_ns(transport) * 1000.0, min(bott, hs.rate_cap_bps(transport, line)))
             self._host[key] = v

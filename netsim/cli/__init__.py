@@ -9,15 +9,23 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from ..errors import EXIT_INPUT, NetsimError
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one stderr line and exit status 2."""
+
+    def error(self, message):  # noqa: D102 - argparse hook
+        self.exit(EXIT_INPUT, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
 
 SUBCOMMANDS = ("topo", "flows", "run", "defaults", "compare", "bench", "report", "sweep")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="netsim", description="Network simulator for distributed DNN training.")
+    parser = OneLineParser(prog="netsim", description="Network simulator for distributed DNN training.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in SUBCOMMANDS:
@@ -42,6 +50,14 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("netsim: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `netsim defaults | head -1`: the reader left, nothing to report
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+    except OSError as exc:  # a path that is a directory, an existing file used as --out, no permission
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"netsim {args.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return EXIT_INPUT
     return int(rc or 0)
 
 

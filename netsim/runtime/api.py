@@ -94,8 +94,10 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
     whatif : netsim.whatif.WhatIf | dict, optional
         Delay injection, stragglers, link changes; added to the workload
         file's ``whatif:`` section.
-    host_stack : optional
-        A host-stack cost model given to the backend (``backend.host_stack``).
+    host_stack : netsim.hoststack.HostStack | False, optional
+        The host-stack cost model given to the backend (``backend.host_stack``);
+        default ``HostStack()`` with ``params``' ``host.KEY`` entries; ``False``
+        turns it off. Applied by backends that implement it (analytic).
     keep_records : bool
         Keep flows/ops in memory: ``summary["records"]`` = {"fct": [...], "ops": [...]},
         and the executor under ``summary["_executor"]`` (for tests/notebooks).
@@ -117,6 +119,8 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
     wl = resolve_partition(wl, placement, graph)
     builder = _make_builder(wl, placement, seed)
     what = _whatif(wl, whatif)
+    if what is not None and what.links:
+        graph = graph.copy()        # link events change the graph: never the caller's
     if what is not None:
         what.check_graph(graph, world_size=placement.world_size)
     paths: dict[str, str] = {}
@@ -137,6 +141,12 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
                  "cc": CsvSink(p["cc"], ("time_ns", "flow_id", "cc", "cwnd_bytes", "rate_bps", "alpha", "srtt_ns"))}
     fct_sink = TeeSink(traffic, fct_list, *fct_sinks)
     ops_sink = TeeSink(ops_list, *ops_sinks)
+    from ..hoststack import HostStack, split_host_params
+    params, host_params = split_host_params(params)
+    if host_stack is None:
+        host_stack = HostStack(host_params)
+    elif host_stack is False:
+        host_stack = None
     be = create_backend(backend, graph, params=params, seed=seed, cc=cc, cc_params=cc_params,
                         sinks=TraceSinks(fct=fct_sink, **extra))
 

@@ -224,7 +224,10 @@ def read_hpcc_topology(path: str) -> nx.Graph:
     except ValueError:
         raise TopologyError("bad header", source=path, where=f"line {ln}", value=" ".join(head),
                             accepted="three integers 'nodes switches links'") from None
-    g = nx.Graph(name=os.path.basename(path))
+    # "hpcc_small/topology.txt" is named after its folder (HPCC keeps one topology.txt per experiment)
+    base = os.path.basename(path)
+    parent = os.path.basename(os.path.dirname(os.path.abspath(path)))
+    g = nx.Graph(name=f"{parent}/{base}" if base == "topology.txt" and parent else base)
     for i in range(n_nodes):
         g.add_node(str(i), kind="host")
     sw_ids = lines[1][1] if n_sw and len(lines) > 1 else []
@@ -319,11 +322,17 @@ def load_topology(spec) -> nx.Graph:
         spec = os.path.expanduser(spec)
     if os.path.isfile(spec):
         low = spec.lower()
-        if low.endswith(YAML_EXT):
-            return topology_from_dict(_read_yaml(spec), source=spec)
-        if low.endswith(GRAPHML_EXT):
-            return read_graphml(spec)
-        return read_hpcc_topology(spec)
+        try:
+            if low.endswith(YAML_EXT):
+                return topology_from_dict(_read_yaml(spec), source=spec)
+            if low.endswith(GRAPHML_EXT):
+                return read_graphml(spec)
+            return read_hpcc_topology(spec)
+        except UnicodeDecodeError:
+            raise TopologyError("not a text file (UTF-8)", source=spec,
+                                accepted="a .yaml/.graphml topology or an HPCC topology.txt") from None
+        except PermissionError as exc:
+            raise TopologyError(f"cannot read ({exc.strerror})", source=spec) from None
     name, colon, rest = spec.partition(":")
     if name.strip() in _b.BUILDERS or (colon and "=" in rest and not os.sep in name):
         return build_expression(spec)

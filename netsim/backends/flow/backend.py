@@ -246,8 +246,8 @@ class FlowBackend(Backend):
         comps = self.solver.components(dirty)
         if comps:
             self.recomputations += 1
-            for comp in comps:
-                self._apply(comp, self.solver.rates(comp))
+            for comp, rates in zip(comps, self.solver.solve_all(comps)):
+                self._apply(comp, rates)
 
     def _apply(self, comp, rates) -> None:
         """Give ``comp`` its new ``rates``: advance remaining bytes, reschedule completions."""

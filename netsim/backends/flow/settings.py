@@ -36,7 +36,7 @@ FLOW_PARAMS = ParamTable("flow-backend", [
           "with port fairness, also model PFC head-of-line blocking: an ingress paused for a flow held "
           "downstream slows every flow on it (one pass)",
           "PFC congestion spreading / victim flows (IEEE 802.1Qbb; netsim issue #2 HoL test)"),
-    Param("flow_port_fair_max_flows", 256, "int",
+    Param("flow_port_fair_max_flows", 64, "int",
           "largest connected component solved with port fairness (larger ones fall back to max-min, "
           "counted in stats as port_fair_fallbacks)",
           "netsim choice: pure-Python port fairness costs ~0.1-0.6 ms per flow per recomputation "

@@ -53,21 +53,54 @@ class ComponentSolver:
         self.port_fair_fallbacks = 0
         self.hol_paused_links = 0
 
-    def rates(self, comp: list[FluidFlow]) -> list[float] | tuple[float, ...]:
-        """Rates (bytes/ps) of the flows of one component, in its order."""
-        n = len(comp)
-        if n == 1:
-            return (comp[0].solo,)
-        if n > self.max_component:
-            self.max_component = n
-        key = tuple((f.links, f.cap, f.eta, f.lossless) for f in comp)
-        rates = self._memo.get(key)
-        if rates is None:
-            self.solves += 1
-            rates = self._solve(comp)
-            if len(self._memo) >= MEMO_ENTRIES:
-                self._memo.clear()
-            self._memo[key] = rates
+    def solve_all(self, comps: list[list[FluidFlow]]) -> list:
+        """Rates of several components at once (same order).
+
+        Memo hits and small or port-fair components are solved one by one;
+        the remaining flat components are solved together by one vectorized
+        max-min call over their union (max-min is separable across
+        components), which saves the per-call overhead when many medium
+        components change at the same instant.
+        """
+        out: list = [None] * len(comps)
+        batch: list[int] = []
+        for i, comp in enumerate(comps):
+            n = len(comp)
+            if n == 1:
+                out[i] = (comp[0].solo,)
+                continue
+            if n > self.max_component:
+                self.max_component = n
+            key = tuple((f.links, f.cap, f.eta, f.lossless) for f in comp)
+            rates = self._memo.get(key)
+            if rates is None:
+                paths = [f.links for f in comp]
+                if n <= SMALL_COMPONENT or (all(f.lossless for f in comp) and not is_flat(paths)):
+                    rates = self._remember(key, self._solve(comp))
+                else:
+                    batch.append(i)
+                    out[i] = key
+                    continue
+            out[i] = rates
+        if len(batch) == 1:
+            i = batch[0]
+            out[i] = self._remember(out[i], self._solve(comps[i]))
+        elif batch:
+            union = [f for i in batch for f in comps[i]]
+            rates = self._maxmin(union)
+            pos = 0
+            for i in batch:
+                comp = comps[i]
+                r = rates[pos:pos + len(comp)]
+                pos += len(comp)
+                out[i] = self._remember(out[i], self._with_hol(comp, [f.links for f in comp], r))
+        return out
+
+    def _remember(self, key, rates):
+        self.solves += 1
+        if len(self._memo) >= MEMO_ENTRIES:
+            self._memo.clear()
+        self._memo[key] = rates
         return rates
 
     def components(self, dirty: set[int]) -> list[list[FluidFlow]]:
@@ -154,8 +187,11 @@ class ComponentSolver:
                 self.port_fair_fallbacks += 1
                 rates = self._maxmin(comp)
             return rates
-        rates = self._flat(comp, paths, None)
-        if lossless and self._hol and may_block(paths):
+        return self._with_hol(comp, paths, self._flat(comp, paths, None))
+
+    def _with_hol(self, comp: list[FluidFlow], paths, rates: list[float]) -> list[float]:
+        """Max-min ``rates`` of a flat component, corrected for PFC head-of-line blocking."""
+        if self._hol and all(f.lossless for f in comp) and may_block(paths):
             # flat: max-min is port-fair; head-of-line blocking from the max-min bottlenecks
             lcap = self._link_caps(comp)
             paused = hol_capacities_flat(paths, lcap, rates)
