@@ -86,6 +86,7 @@ class FlowBackend(Backend):
                 caps.append(rate)
         self._cap = caps
         self._users: list[dict[int, FluidFlow]] = [dict() for _ in caps]
+        self._quantum = int(self.params["flow_completion_quantum_ps"])
         self.solver = ComponentSolver(caps, self._users, port_max=int(self.params["flow_port_fair_max_flows"]),
                                       hol=bool(self.params["flow_pfc_hol"]))
         # caches
@@ -253,6 +254,7 @@ class FlowBackend(Backend):
         """Give ``comp`` its new ``rates``: advance remaining bytes, reschedule completions."""
         now = self.env.now
         heap = self._heap
+        q = self._quantum
         for f, r in zip(comp, rates):
             old = f.rate
             if old == r:
@@ -263,7 +265,11 @@ class FlowBackend(Backend):
             f.rate = r
             f.ver += 1
             rem = f.rem
-            f.finish = now if rem <= EPS_BYTES else now + math.ceil(rem / r)
+            if rem <= EPS_BYTES:
+                f.finish = now
+            else:  # fluid completion, rounded up to the completion quantum (batches near-ties)
+                fin = now + math.ceil(rem / r)
+                f.finish = -(-fin // q) * q if q > 1 else fin
             self._seq += 1
             heapq.heappush(heap, (f.finish, self._seq, f.ver, f))
 

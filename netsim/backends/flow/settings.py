@@ -36,6 +36,11 @@ FLOW_PARAMS = ParamTable("flow-backend", [
           "with port fairness, also model PFC head-of-line blocking: an ingress paused for a flow held "
           "downstream slows every flow on it (one pass)",
           "PFC congestion spreading / victim flows (IEEE 802.1Qbb; netsim issue #2 HoL test)"),
+    Param("flow_completion_quantum_ps", 1000, "int",
+          "fluid completions are rounded up to a multiple of this (ps), so flows finishing within "
+          "the same quantum share one event and one recomputation (1000 = the 1 ns of fct.csv)",
+          "netsim choice: trace columns are integer ns, so a 1 ns quantum moves no reported time by "
+          "more than 1 ns", minimum=1),
     Param("flow_port_fair_max_flows", 64, "int",
           "largest connected component solved with port fairness (larger ones fall back to max-min, "
           "counted in stats as port_fair_fallbacks)",
