@@ -88,14 +88,10 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
     dict
         The summary (what ``summary.json`` holds).
     """
-    from .backends.packet.defaults import resolve_params
     from .records import FlowTag
     flows = list(flows)
-    from .hoststack import HostStack, split_host_params
     params = dict(params or {})
-    net_params, host_params = split_host_params(params)
-    resolve_params(net_params)  # reject unknown keys / bad values up front
-    HostStack(host_params)
+    check_network_params(backend, params)  # reject unknown keys / bad values up front
     cc_params = check_cc_params(cc, cc_params)
     for i, f in enumerate(flows):
         if f.cc:
@@ -255,6 +251,27 @@ def finalize_outputs(out_dir: str, graph=None, seed: int = 0, *, trace: bool = T
         msg = str(exc).splitlines()[0] if str(exc) else ""
         print(f"netsim: warning: Parquet copies not written ({type(exc).__name__}: {msg})", file=sys.stderr)
     return written
+
+
+def check_network_params(backend: str, params: dict | None) -> None:
+    """Check ``--set`` overrides against ``backend``'s own parameter table and the host stack's.
+
+    The packet table (``SIM_PARAMS``) is shared by every backend; the flow and
+    analytic backends add their own names. Raises :class:`InputError` naming
+    the bad key or value.
+    """
+    from .backends.packet.defaults import resolve_params
+    from .hoststack import HostStack, split_host_params
+    net_params, host_params = split_host_params(dict(params or {}))
+    if backend == "flow":
+        from .backends.flow.settings import resolve_network_params
+        resolve_network_params(net_params)
+    elif backend == "analytic":
+        from .backends.analytic import resolve_analytic_params
+        resolve_analytic_params(net_params)
+    else:
+        resolve_params(net_params)
+    HostStack(host_params)
 
 
 def parse_set_assignments(items) -> dict:

@@ -59,8 +59,6 @@ def test_run_dp_time_agrees_across_backends(tmp_path, sets):
     assert dp["analytic"] == pytest.approx(dp["packet"], rel=0.15)
 
 
-@pytest.mark.xfail(strict=True, reason="reported to lead: netsim/runtime/api.py always installs a HostStack; "
-                                       "`netsim run --set host_stack=off` (documented by netsim defaults) is ignored")
 def test_run_host_stack_off_is_honoured(tmp_path):
     on = _dp_s(tmp_path, "analytic", "host_stack=on")
     off = _dp_s(tmp_path, "analytic", "host_stack=off")

@@ -92,6 +92,7 @@ def ring_allreduce_star(n: int = 256, size_bytes: int = 10**9, *, csv_dir: str |
 
 @benchmark("flow_ring_allreduce_256")
 def bench_ring_allreduce_256() -> dict:
+    """1 GB ring all-reduce, 256 hosts on a 100 Gbps star (130,560 transfers): wall vs 1.6 s."""
     out = ring_allreduce_star(256, 10**9)
     with tempfile.TemporaryDirectory() as d:
         out["wall_s_with_fct_csv"] = ring_allreduce_star(256, 10**9, csv_dir=d)["wall_s"]
@@ -137,6 +138,7 @@ def recompute_cost(active_counts=(100, 1000, 4000, 16000), k: int = 16, seed: in
 
 @benchmark("flow_recompute_cost")
 def bench_recompute_cost() -> dict:
+    """Cost of one rate recomputation vs active flows (max-min and port-fair solvers)."""
     return {"maxmin": recompute_cost(), "port": recompute_cost((50, 100, 250, 500), fairness="port")}
 
 

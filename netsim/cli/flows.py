@@ -25,16 +25,13 @@ def _run(args) -> int:
     import os
 
     from ..flowfile import load_flows
-    from ..simulate import cc_params_from_cli, finalize_outputs, parse_set_assignments, run_flows
+    from ..simulate import (cc_params_from_cli, check_network_params, finalize_outputs, parse_set_assignments,
+                            run_flows)
     from ..topology import load_topology
     from ..units import format_time_ns
 
     params = parse_set_assignments(args.set)
-    from ..backends.packet.defaults import resolve_params
-    from ..hoststack import HostStack, split_host_params
-    net_params, host_params = split_host_params(params)
-    resolve_params(net_params)  # unknown --set key: fail before reading anything big
-    HostStack(host_params)
+    check_network_params(args.backend, params)  # unknown --set key: fail before reading anything big
     cc_params = cc_params_from_cli(args.cc, args.cc_param, args.cc_params_file)  # the command line wins
     graph = load_topology(args.topology)
     flows = load_flows(args.flows, graph)

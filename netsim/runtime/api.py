@@ -97,7 +97,8 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
     host_stack : netsim.hoststack.HostStack | False, optional
         The host-stack cost model given to the backend (``backend.host_stack``);
         default ``HostStack()`` with ``params``' ``host.KEY`` entries; ``False``
-        turns it off. Applied by backends that implement it (analytic).
+        (or ``params["host_stack"]`` off) turns it off. Applied by the analytic
+        and packet backends.
     keep_records : bool
         Keep flows/ops in memory: ``summary["records"]`` = {"fct": [...], "ops": [...]},
         and the executor under ``summary["_executor"]`` (for tests/notebooks).
@@ -143,8 +144,9 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
     ops_sink = TeeSink(ops_list, *ops_sinks)
     from ..hoststack import HostStack, split_host_params
     params, host_params = split_host_params(params)
-    if host_stack is None:
-        host_stack = HostStack(host_params)
+    flag = str((params or {}).get("host_stack", "")).strip().lower()
+    if host_stack is None:          # default on; --set host_stack=off turns it off
+        host_stack = None if flag in ("0", "false", "no", "off") else HostStack(host_params)
     elif host_stack is False:
         host_stack = None
     be = create_backend(backend, graph, params=params, seed=seed, cc=cc, cc_params=cc_params,

@@ -1,6 +1,12 @@
-"""Flow-level (fluid) backend: max-min fair sharing, event-driven (``--backend flow``).
+"""Flow-level (fluid) backend, event-driven (``--backend flow``).
 
-Importing this package registers the ``flow`` backend factory.
+Modules: :mod:`.backend` (the seam: send, completions, stats), :mod:`.solver`
+(components and which solver), :mod:`.maxmin` (vectorized max-min),
+:mod:`.portfair` (ingress-port fairness and PFC head-of-line blocking),
+:mod:`.ccmodel` (congestion control as efficiency / cap / ramp),
+:mod:`.settings` (parameters), :mod:`.scenarios` and :mod:`.calibrate`
+(comparison with the packet backend). Importing this package registers the
+``flow`` backend factory.
 """
 from .backend import FlowBackend, create_flow_backend  # noqa: F401  (registers "flow")
-from .maxmin import maxmin_csr  # noqa: F401
+from .settings import FLOW_PARAMS  # noqa: F401

@@ -1,4 +1,4 @@
-"""The flow-level (fluid) backend: max-min fair sharing of directed links.
+"""The flow-level (fluid) backend: fair sharing of directed links, event-driven.
 
 What is modelled
 ----------------
@@ -6,11 +6,13 @@ What is modelled
   ``rate_bps``. A flow follows ``Router.path`` (ECMP hash per flow) and
   occupies every directed link of its path from its start until its last byte
   has left the sender (fluid completion).
-* Rates are max-min fair (:mod:`.maxmin`), recomputed only when a flow starts
-  or ends. Changes at one instant are coalesced into one recomputation, and
-  only the connected component (links ↔ flows) touched by the change is
-  re-solved. One pending SimPy event exists for the backend: the next fluid
-  completion.
+* Rates are recomputed only when a flow starts or ends. Changes at one instant
+  are coalesced into one recomputation, and only the connected components
+  (links ↔ flows) touched by the change are re-solved (:mod:`.solver`):
+  max-min fair (:mod:`.maxmin`) or, for flows of a lossless class under PFC,
+  ingress-port fair with PFC head-of-line blocking (:mod:`.portfair`), as a
+  FIFO network with pause frames shares a link. One pending SimPy event exists
+  for the backend: the next fluid completion.
 * Wire overhead: a flow carries ``size · mtu/(mtu − header)`` wire bytes, so
   links carry payload at ``rate · payload/(payload + header)``.
 * Latency: a flow completes ``latency`` after its fluid completion, where
@@ -22,9 +24,9 @@ What is modelled
 * Links are lossless: no drops, ECN marks or PFC pauses; queues are not
   modelled (``queues.csv``/``pfc.csv`` stay empty; ``stats()`` says so).
 
-Deliberately left out: priorities (all classes share max-min fairly),
-per-packet spraying (``routing=spray`` is treated as ECMP), PFC head-of-line
-blocking, queueing delay.
+Deliberately left out: priorities (classes are not isolated), per-packet
+spraying (``routing=spray`` is treated as ECMP), queueing delay, ACK
+bandwidth on reverse paths, retransmission timeouts.
 """
 from __future__ import annotations
 
@@ -86,7 +88,6 @@ class FlowBackend(Backend):
                 caps.append(rate)
         self._cap = caps
         self._users: list[dict[int, FluidFlow]] = [dict() for _ in caps]
-        self._quantum = int(self.params["flow_completion_quantum_ps"])
         self.solver = ComponentSolver(caps, self._users, port_max=int(self.params["flow_port_fair_max_flows"]),
                                       hol=bool(self.params["flow_pfc_hol"]))
         # caches
@@ -254,7 +255,6 @@ class FlowBackend(Backend):
         """Give ``comp`` its new ``rates``: advance remaining bytes, reschedule completions."""
         now = self.env.now
         heap = self._heap
-        q = self._quantum
         for f, r in zip(comp, rates):
             old = f.rate
             if old == r:
@@ -265,11 +265,7 @@ class FlowBackend(Backend):
             f.rate = r
             f.ver += 1
             rem = f.rem
-            if rem <= EPS_BYTES:
-                f.finish = now
-            else:  # fluid completion, rounded up to the completion quantum (batches near-ties)
-                fin = now + math.ceil(rem / r)
-                f.finish = -(-fin // q) * q if q > 1 else fin
+            f.finish = now if rem <= EPS_BYTES else now + math.ceil(rem / r)
             self._seq += 1
             heapq.heappush(heap, (f.finish, self._seq, f.ver, f))
 

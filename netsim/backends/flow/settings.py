@@ -26,6 +26,8 @@ class PathInfo:
 
 
 #: parameters of the flow backend itself (``--set`` accepts them next to the network's)
+from ..packet.defaults import lossless_set, resolve_params  # noqa: E402
+
 FLOW_PARAMS = ParamTable("flow-backend", [
     Param("flow_fairness", "auto", "choice",
           "how a link is shared: maxmin (per flow), port (per ingress port, as PFC/credit backpressure "
@@ -36,11 +38,6 @@ FLOW_PARAMS = ParamTable("flow-backend", [
           "with port fairness, also model PFC head-of-line blocking: an ingress paused for a flow held "
           "downstream slows every flow on it (one pass)",
           "PFC congestion spreading / victim flows (IEEE 802.1Qbb; netsim issue #2 HoL test)"),
-    Param("flow_completion_quantum_ps", 1000, "int",
-          "fluid completions are rounded up to a multiple of this (ps), so flows finishing within "
-          "the same quantum share one event and one recomputation (1000 = the 1 ns of fct.csv)",
-          "netsim choice: trace columns are integer ns, so a 1 ns quantum moves no reported time by "
-          "more than 1 ns", minimum=1),
     Param("flow_port_fair_max_flows", 64, "int",
           "largest connected component solved with port fairness (larger ones fall back to max-min, "
           "counted in stats as port_fair_fallbacks)",
@@ -50,20 +47,12 @@ FLOW_PARAMS = ParamTable("flow-backend", [
 
 
 def resolve_network_params(params: dict) -> dict:
-    """Resolve network parameters against the packet backend's table when present."""
+    """Resolve network parameters: the packet backend's table plus :data:`FLOW_PARAMS`."""
     params = dict(params or {})
     own = FLOW_PARAMS.resolve({k: params.pop(k) for k in list(params) if k in FLOW_PARAMS},
                               source="--set")
-    try:
-        from ..packet.defaults import lossless_set, resolve_params
-    except ModuleNotFoundError:  # packet helper's table not there yet
-        out = {"mtu_bytes": 1500, "header_bytes": 62, "ack_bytes": 64, "routing": "ecmp",
-               "roce_priority": 3, "tcp_priority": 0, "pfc": True}
-        out.update(params)
-        out["_lossless"] = frozenset({3}) if out["pfc"] else frozenset()
-    else:
-        out = resolve_params(params, source="--set")
-        out["_lossless"] = lossless_set(out)
+    out = resolve_params(params)
+    out["_lossless"] = lossless_set(out)
     out.update(own)
     return out
 

@@ -20,7 +20,7 @@ from .maxmin import maxmin_csr, maxmin_small
 from .portfair import hol_capacities, hol_capacities_flat, is_flat, may_block, port_fair
 
 #: components with at most this many flows are solved in pure Python
-SMALL_COMPONENT = 6
+SMALL_COMPONENT = 32
 #: solutions memoized per component signature (cleared when full)
 MEMO_ENTRIES = 50_000
 
