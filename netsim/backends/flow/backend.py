@@ -102,6 +102,8 @@ class FlowBackend(Backend):
         self._settle_pending = False
         self._defer = 0
         self._timers: set[int] = set()
+        self._dq = None              # fluid DCQCN model (dcqcnfluid.py), built on first use
+        self._dq_tick = False
         # counters
         self.n_flows = 0
         self.n_completed = 0
@@ -208,6 +210,16 @@ class FlowBackend(Backend):
         f.prio = self._prio_default[ccname] if priority is None else priority
         f.eta = model.efficiency
         f.lossless = f.prio in self._lossless_prios
+        f.bott = info.bott
+        f.mtu = info.mtu
+        f.rp = None
+        if model.dynamic and ccname == "dcqcn":
+            dq = self._dq or self._make_dq()
+            self._dq_step()
+            dq.add(f, now, info.first_rate, info.mtu, info.rtt)
+            f.cap = f.ceil = min(cap, info.first_rate)
+            f.solo = info.bott if info.bott < f.cap else f.cap
+            self._dq_schedule()
         users = self._users
         for l in links:
             users[l][fid] = f
@@ -300,6 +312,9 @@ class FlowBackend(Backend):
             f.ver = -1
             done_any = True
             fid = f.fid
+            if f.rp is not None:
+                self._dq_step()
+                self._dq.remove(f)
             for l in f.links:
                 del users[l][fid]
             dirty.update(f.links)
@@ -327,6 +342,43 @@ class FlowBackend(Backend):
         else:
             self._ensure_timer()
 
+    # -- fluid DCQCN ------------------------------------------------------------
+    def _make_dq(self):
+        from .dcqcnfluid import DcqcnFluid
+        g = self.graph
+        tail_switch = [False] * len(self._cap)
+        xon = [0.0] * len(self._cap)
+        mtu = float(self.params["mtu_bytes"])
+        for (a, b), l in self._lid.items():
+            tail_switch[l] = g.nodes[a].get("kind") == "switch"
+            e = g.edges[a, b]
+            xon[l] = 2.0 * float(e["delay_ns"]) * PS_PER_NS * self._cap[l] + 2.0 * mtu
+        self._dq = DcqcnFluid(self.cc_params.get("dcqcn") or {}, self._cap, tail_switch, xon,
+                              int(self.params["flow_dcqcn_tick_ns"]))
+        self._dq.t_last = self.env.now
+        return self._dq
+
+    def _dq_step(self) -> None:
+        """Evaluate the DCQCN model up to now; changed caps make their links dirty."""
+        dirty = self._dq.step(self.env.now, self._users)
+        if dirty:
+            self._dirty |= dirty
+            self._request_settle()
+
+    def _dq_schedule(self) -> None:
+        if not self._dq_tick:
+            self._dq_tick = True
+            self.env.timeout(self._dq.tick_ps).callbacks.append(self._dq_on_tick)
+
+    def _dq_on_tick(self, _ev) -> None:
+        self._dq_tick = False
+        dq = self._dq
+        if not dq.flows:
+            return
+        self._dq_step()
+        if not dq.at_rest():
+            self._dq_schedule()
+
     # -- reporting --------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
         return {
@@ -348,6 +400,8 @@ class FlowBackend(Backend):
             "port_fair_solves": self.solver.port_fair_solves,
             "port_fair_fallbacks": self.solver.port_fair_fallbacks,
             "hol_paused_links": self.solver.hol_paused_links,
+            "dcqcn_ticks": self._dq.ticks if self._dq else 0,
+            "dcqcn_cnps": self._dq.cnps if self._dq else 0,
             "queues": "not modelled by flow backend (queues.csv and pfc.csv are empty)",
             "pfc": "not modelled by flow backend (lossless fluid links)",
         }

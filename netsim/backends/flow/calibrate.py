@@ -1,6 +1,6 @@
 """Calibrate the flow backend's congestion-control model against the packet backend.
 
-``python -m netsim.backends.flow.calibrate [--cc none,dcqcn,cubic,dctcp] [--quick]``
+``python -m netsim.backends.flow.calibrate [--cc none,dcqcn,cubic,dctcp] [--quick] [--dcqcn] [--table]``
 
 For every algorithm it runs, on the packet backend:
 
@@ -14,6 +14,11 @@ For every algorithm it runs, on the packet backend:
    ``fct − ideal`` against the fluid slow-start penalty of
    :meth:`CCModel.ramp_ps` at scale 1; ``ramp_scale`` = least-squares ratio
    (0 for algorithms without a ramp in the model).
+
+3. **DCQCN check** (``--dcqcn``) — DCQCN is not a fitted efficiency but the
+   algorithm's own law on fluid queues (:mod:`.dcqcnfluid`); the same
+   dumbbell runs on both backends compare the efficiency and the number of
+   CNPs per flow (the length of the cut phase), for the tick periods given.
 
 It prints a table and the values to put in :data:`.ccmodel.MODEL_TABLES`
 (documented in docs/flow-backend.md). It never edits code. The agreement
@@ -79,6 +84,32 @@ def ramp(cc: str, sizes=(100_000, 1_000_000, 10_000_000), params: dict | None = 
     return {"rows": rows, "ramp_scale": round(num / den, 3) if den > 0 else 0.0}
 
 
+def dcqcn_check(ns=(2, 4, 8), size_bytes: int = 4_000_000, ticks_ns=(10_000,)) -> list[dict]:
+    """Fluid DCQCN vs packet DCQCN on the dumbbell: efficiency and CNPs per flow."""
+    from .backend import FlowBackend  # noqa: F401  (registers "flow")
+    rows = []
+    for n in ns:
+        g = load_graph(f"dumbbell:n_left={n},n_right={n}")
+        flows = [(f"left{i}", f"right{i}", size_bytes, 0) for i in range(n)]
+        p = _net_params(None)
+        wire_one = size_bytes * p["mtu_bytes"] / (p["mtu_bytes"] - p["header_bytes"])
+        t_one_ns = wire_one * 8 / LINK_BPS * 1e9
+
+        def eff(recs):
+            lat = recs[0].ideal_fct_ns - t_one_ns
+            return (n * t_one_ns) / (max(r.end_ns for r in recs) - lat)
+        pk, _, _ = run_flows_on("packet", g, flows, cc="dcqcn")
+        row = {"n": n, "packet_eff": round(eff(pk), 4),
+               "packet_cnps_per_flow": round(statistics.fmean(r.cnps_received for r in pk), 2)}
+        for t in ticks_ns:
+            fl, st, _ = run_flows_on("flow", g, flows, cc="dcqcn", params={"flow_dcqcn_tick_ns": t})
+            row[f"flow_eff_tick{t // 1000}us"] = round(eff(fl), 4)
+            row[f"flow_cnps_per_flow_tick{t // 1000}us"] = round(st["dcqcn_cnps"] / n, 2)
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return rows
+
+
 def agreement_table(ccs=("none", "dcqcn", "cubic")) -> list[str]:
     """Markdown rows comparing flow and packet backends on the validation scenarios."""
     from .scenarios import compare_fct, dumbbell_long, incast, p99_fct_ns, permutation
@@ -118,7 +149,12 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="also write the results to this file")
     ap.add_argument("--table", action="store_true",
                     help="instead: print the flow-vs-packet agreement table (markdown)")
+    ap.add_argument("--dcqcn", action="store_true",
+                    help="instead: check the fluid DCQCN model against packet DCQCN on the dumbbell")
     args = ap.parse_args(argv)
+    if args.dcqcn:
+        dcqcn_check(ticks_ns=(5_000, 10_000, 25_000))
+        return 0
     if args.table:
         agreement_table()
         return 0

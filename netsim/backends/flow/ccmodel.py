@@ -32,7 +32,7 @@ _SRC = "calibrated against the packet backend (netsim.backends.flow.calibrate; d
 
 
 def _table(name: str, efficiency: float, ramp_scale: float, init_cwnd: int, lossy: bool,
-           eff_src: str = _SRC) -> ParamTable:
+           eff_src: str = _SRC, dynamic: bool = False) -> ParamTable:
     return ParamTable(f"flow model of {name}", [
         Param("efficiency", efficiency, "float",
               "fraction of a shared link's payload capacity achieved by this algorithm's flows",
@@ -48,6 +48,9 @@ def _table(name: str, efficiency: float, ramp_scale: float, init_cwnd: int, loss
               "multiplier on the modelled slow-start time penalty", _SRC, minimum=0.0),
         Param("lossy", lossy, "bool", "flows of this algorithm travel in a lossy class",
               "TCP in a lossy class, RoCE lossless (netsim issue #2)"),
+        Param("dynamic", dynamic, "bool",
+              "run the algorithm's own rate law on fluid queues (dcqcnfluid.py) instead of a fixed efficiency",
+              "DCQCN fluid model, Zhu et al. SIGCOMM 2015 / CoNEXT 2016"),
     ])
 
 
@@ -59,7 +62,9 @@ MODEL_TABLES: dict[str, ParamTable] = {
     # dcqcn 0.940 / 0.329 / 0.348 (mean 0.539); cubic 0.992 / 0.999 / 1.000 (mean 0.997);
     # dctcp 0.992 / 0.999 / 1.000 (mean 0.997). Lone-flow slow-start penalty of cubic and dctcp:
     # 9.2 / 10.7 / 10.7 us measured at 0.1 / 1 / 10 MB vs 10.2 us modelled at scale 1 -> 1.00.
-    "dcqcn": _table("dcqcn", 0.54, 0.0, 0, False),
+    # with dynamic=True (default) the efficiency is not used: the DCQCN law runs on fluid queues
+    "dcqcn": _table("dcqcn", 1.0, 0.0, 0, False, dynamic=True,
+                    eff_src="the fluid DCQCN law loses capacity by itself; 0.54 was the static calibration"),
     "cubic": _table("cubic", 1.0, 1.0, 10, True),
     "dctcp": _table("dctcp", 1.0, 1.0, 10, True),
 }
@@ -76,6 +81,7 @@ class CCModel:
     init_cwnd_pkts: int
     ramp_scale: float
     lossy: bool
+    dynamic: bool = False
 
     def rate_cap(self, line_rate: float) -> float:
         """Per-flow cap in the unit of ``line_rate`` (``inf`` when not limiting)."""

@@ -43,6 +43,11 @@ FLOW_PARAMS = ParamTable("flow-backend", [
           "counted in stats as port_fair_fallbacks)",
           "netsim choice: pure-Python port fairness costs ~0.1-0.6 ms per flow per recomputation "
           "(measured, docs/flow-backend.md); beyond this the vectorized max-min solver is used", minimum=0),
+    Param("flow_dcqcn_tick_ns", 10_000, "time",
+          "evaluation period of the fluid DCQCN model while it is not at rest (backlog or a flow below "
+          "line rate); flow start/end events are evaluation instants too",
+          "netsim choice: 1/5 of DCQCN's 50 us CNP interval and 55 us timers (Zhu et al. SIGCOMM 2015); "
+          "docs/flow-backend.md", minimum=1),
 ])
 
 

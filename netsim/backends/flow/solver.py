@@ -30,7 +30,7 @@ class FluidFlow:
 
     __slots__ = ("fid", "src", "dst", "size", "start_ps", "links", "rem", "t_upd", "rate", "finish",
                  "ver", "cap", "lat_ps", "ideal_ns", "event", "tag", "cc", "prio", "eta", "lossless",
-                 "solo")
+                 "solo", "bott", "mtu", "rp", "marks", "last_cnp", "ceil")
 
 
 class ComponentSolver:
@@ -71,7 +71,7 @@ class ComponentSolver:
                 continue
             if n > self.max_component:
                 self.max_component = n
-            key = tuple((f.links, f.cap, f.eta, f.lossless) for f in comp)
+            key = self._key(comp)
             rates = self._memo.get(key)
             if rates is None:
                 paths = [f.links for f in comp]
@@ -95,6 +95,28 @@ class ComponentSolver:
                 pos += len(comp)
                 out[i] = self._remember(out[i], self._with_hol(comp, [f.links for f in comp], r))
         return out
+
+    def _key(self, comp: list[FluidFlow]) -> tuple:
+        """Memo signature of ``comp``, invariant under renaming links.
+
+        Links are renumbered in order of first appearance (flows in id
+        order), and the signature carries the renumbered paths, per-flow
+        caps, models and the capacities of the links. Components with the
+        same structure on different servers or racks (a training step
+        repeats its rings on every server) therefore share one solution.
+        """
+        lab: dict[int, int] = {}
+        cap = self._cap
+        parts = []
+        for f in comp:
+            t = []
+            for l in f.links:
+                j = lab.get(l)
+                if j is None:
+                    j = lab[l] = len(lab)
+                t.append(j)
+            parts.append((tuple(t), f.cap, f.eta, f.lossless))
+        return tuple(parts), tuple([cap[l] for l in lab])
 
     def _remember(self, key, rates):
         self.solves += 1
