@@ -184,13 +184,36 @@ def _allocate(tree: _Tree, budget: float, dem, nd: list[float]) -> dict[int, flo
     return out
 
 
-def _offered(tree: _Tree, budget: float, dem, nd: list[float], f: int) -> float:
-    """What flow ``f`` would get at this link if it wanted everything (others keep ``dem``)."""
+def _offered(tree: _Tree, budget: float, dem, nd: list[float], f: int, sorted_ds: dict) -> float:
+    """What flow ``f`` would get at this link if it wanted everything (others keep ``dem``).
+
+    ``sorted_ds`` caches each node's ascending child demands for this round.
+    At every node on ``f``'s route the child toward ``f`` asks for everything:
+    it gets the water level left after the children asking less are served
+    (the others keep their demands), as :func:`_waterfill` would give it.
+    """
     for node, pos in tree.route[f]:
-        kids = tree.kids[node]
-        ds = [dem[x] if kind == "f" else nd[x] for kind, x in kids]
-        ds[pos] = INF
-        budget = _waterfill(budget, ds)[pos]
+        srt = sorted_ds.get(node)
+        if srt is None:
+            kids = tree.kids[node]
+            srt = sorted_ds[node] = sorted(dem[x] if kind == "f" else nd[x] for kind, x in kids)
+        kind, x = tree.kids[node][pos]
+        mine = dem[x] if kind == "f" else nd[x]
+        k = len(srt)
+        left = budget
+        skipped = False
+        for d in srt:
+            if d == INF:
+                break
+            if not skipped and d == mine:
+                skipped = True          # this child: it asks for everything now
+                continue
+            share = left / k
+            if d >= share:
+                break                    # every remaining child is held by the level
+            left -= d
+            k -= 1
+        budget = left / k
     return budget
 
 
@@ -259,10 +282,11 @@ def port_fair(paths: Sequence[Sequence[int]], capacity: Mapping[int, float] | Se
             c = capacity[l]
             alloc = _allocate(tree, c, dem, nd)
             o = {}
+            srt: dict = {}
             for f in tree.flows:
                 a = alloc[f]
                 # a flow held by its demand here may be offered more: ask the tree
-                o[f] = _offered(tree, c, dem, nd, f) if a >= dem[f] * (1 - 1e-12) else a
+                o[f] = _offered(tree, c, dem, nd, f, srt) if a >= dem[f] * (1 - 1e-12) else a
             if rounds > 1 and damping < 1.0:
                 prev = off[l]
                 for f, v in o.items():
