@@ -34,13 +34,19 @@ NORMAL = 1
 
 
 class _Tick:
-    """A one-shot wake-up of a flow (retransmit timer or pacing); it is its own SimPy event."""
+    """A one-shot wake-up of a flow (retransmit timer or pacing); it is its own SimPy event.
+
+    With ``drive`` (the network's :meth:`~netsim.backends.packet.network.Network.drive`)
+    as its last callback the network's event loop handles it in line, like a
+    port wake-up, instead of handing control back to SimPy's ``step()``
+    (same heap order, so the same simulation).
+    """
 
     __slots__ = ("callbacks", "at")
     _ok = True
 
-    def __init__(self, cb, at: int):
-        self.callbacks = (cb,)
+    def __init__(self, cb, at: int, drive=None):
+        self.callbacks = (cb,) if drive is None else (cb, drive)
         self.at = at
 
 
@@ -56,6 +62,7 @@ class Flow:
                  min_rto_ns: int, max_rto_ns: int, initial_rto_ns: int, start_ps: int, record=None):
         self.net = net
         self.env = net.env
+        self._drive = getattr(net, "drive_cb", None)
         self.fid = fid
         self.src, self.dst = src, dst
         self.size = size_bytes
@@ -81,6 +88,10 @@ class Flow:
         #: host-stack per-connection cap as ps per payload byte (0.0 = uncapped; netsim.hoststack)
         self.cap_ps_per_byte = 0.0
         self.pace_ev = None
+        self._pace_tick = _Tick(self._pace_fire, 0, self._drive)
+        self._pace_cbs = self._pace_tick.callbacks
+        self._hq = self.env._queue      # SimPy's event heap and id counter (scheduling without Event objects)
+        self._eid = self.env._eid
         self.timer_ev = None
         self.rto_deadline = None
         self.rto = RtoEstimator(min_rto_ns, max_rto_ns, initial_rto_ns)
@@ -160,16 +171,28 @@ class Flow:
         return pkt
 
     def wait_pacing(self) -> None:
-        """The NIC skipped this flow because of pacing: wake the NIC at ``next_tx``."""
+        """The NIC skipped this flow because of pacing: wake the NIC at ``next_tx`` (rounded up).
+
+        One pacing tick per flow, reused (at most one is pending: ``pace_ev``).
+        """
         if self.pace_ev is None:
-            at = int(self.next_tx) + (0 if self.next_tx == int(self.next_tx) else 1)
-            ev = self.pace_ev = _Tick(self._pace_fire, at)
-            env = self.env
-            heappush(env._queue, (at, NORMAL, next(env._eid), ev))
+            nt = self.next_tx
+            at = int(nt)
+            if at < nt:
+                at += 1
+            ev = self.pace_ev = self._pace_tick
+            ev.callbacks = self._pace_cbs
+            ev.at = at
+            heappush(self._hq, (at, NORMAL, next(self._eid), ev))
 
     def _pace_fire(self, ev) -> None:
         self.pace_ev = None
-        self.port.kick()
+        port = self.port
+        if not port.wake_pending:  # port.kick(), inlined
+            if self.env._now >= port.busy_until:
+                port._wake(None)
+            else:
+                port._schedule_wake()
 
     def wake_sender(self) -> None:
         """Put the flow back on its NIC's round robin if it can send, and kick the NIC."""
@@ -185,7 +208,7 @@ class Flow:
         self.rto_deadline = deadline
         ev = self.timer_ev
         if ev is None or ev.at > deadline:
-            ev = self.timer_ev = _Tick(self._timer_fire, deadline)
+            ev = self.timer_ev = _Tick(self._timer_fire, deadline, self._drive)
             env = self.env
             heappush(env._queue, (deadline, NORMAL, next(env._eid), ev))
 
@@ -201,7 +224,7 @@ class Flow:
             return
         now = self.env._now
         if now < deadline:
-            ev = self.timer_ev = _Tick(self._timer_fire, deadline)
+            ev = self.timer_ev = _Tick(self._timer_fire, deadline, self._drive)
             env = self.env
             heappush(env._queue, (deadline, NORMAL, next(env._eid), ev))
             return

@@ -84,7 +84,7 @@ class TcpFlow(Flow):
                 if self.delack_ev is None and self.delack_ps > 0:
                     from .flow import _Tick
                     from heapq import heappush
-                    ev = self.delack_ev = _Tick(self._delack_fire, now + self.delack_ps)
+                    ev = self.delack_ev = _Tick(self._delack_fire, now + self.delack_ps, self._drive)
                     heappush(self.env._queue, (ev.at, 1, next(self.env._eid), ev))
                 if rcv >= self.size and self.end_ps < 0:
                     self._delivered(now)

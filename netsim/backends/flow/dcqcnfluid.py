@@ -62,6 +62,8 @@ class DcqcnFluid:
         self._ecn: dict[float, tuple] = {}
         self.cnps = 0
         self.ticks = 0
+        self.rest = True                 # set by at_rest(), cleared when a flow joins
+        self.over = False                # some link offered more than its capacity
         self.t_last = 0
 
     def ecn(self, rate_bytes_per_ps: float) -> tuple[float, float, float, float]:
@@ -89,6 +91,7 @@ class DcqcnFluid:
                 qdelay += q / self.cap[l]
         f.last_cnp = now_ps + qdelay - rp.cnp_interval_ns * PS_PER_NS
         self.flows[f.fid] = f
+        self.rest = False
 
     def remove(self, f) -> None:
         self.flows.pop(f.fid, None)
@@ -96,22 +99,31 @@ class DcqcnFluid:
 
     def at_rest(self) -> bool:
         """No backlog and every flow at line rate with nothing pending: no ticks needed."""
-        if any(q > 0.0 for q in self.queue.values()):
+        self.rest = False
+        if any(q > 0.0 for q in self.queue.values()) or self.over:
             return False
         for f in self.flows.values():
             rp = f.rp
             if rp.rate_bps < rp.line_rate_bps:
                 return False
+        self.rest = True
         return True
 
     def step(self, now_ps: int, users: list[dict]) -> set[int]:
         """Integrate queues and marks over ``[t_last, now]``; return links whose flows' caps changed."""
         dt = now_ps - self.t_last
+        if dt == 0:
+            return set()                 # already evaluated at this instant
         self.t_last = now_ps
+        if self.rest:
+            # at rest (no backlog, nobody below line rate): nothing to integrate; skipping the
+            # byte counter here only changes stage counters of flows already at line rate
+            return set()
         self.ticks += 1
         flows = self.flows
         if not flows:
             self.queue.clear()
+            self.over = False
             return set()
         cap = self.cap
         # offered load per switch egress link
@@ -130,12 +142,14 @@ class DcqcnFluid:
                         s[0].add(links[i - 1])
                         s[1].update(links[:i])
         queue = self.queue
+        self.over = False
         prob: dict[int, float] = {}
         newq: dict[int, float] = {}
         for l, a in load.items():
             q = queue.get(l, 0.0)
-            if dt > 0:
-                q += (a - cap[l]) * dt
+            if a > cap[l]:
+                self.over = True
+            q += (a - cap[l]) * dt
             kmin, kmax, pmax = self.ecn(cap[l])
             near, tree = ins[l]
             xoff = kmax + self.xon[l]

@@ -17,7 +17,7 @@ from itertools import chain
 import numpy as np
 
 from .maxmin import maxmin_csr, maxmin_small
-from .portfair import hol_capacities, hol_capacities_flat, is_flat, may_block, port_fair
+from .portfair import hol_capacities, hol_capacities_flat, is_flat, may_block, port_fair_auto
 
 #: components with at most this many flows are solved in pure Python
 SMALL_COMPONENT = 32
@@ -74,9 +74,10 @@ class ComponentSolver:
             key = self._key(comp)
             rates = self._memo.get(key)
             if rates is None:
-                paths = [f.links for f in comp]
-                if n <= SMALL_COMPONENT or (all(f.lossless for f in comp) and not is_flat(paths)):
+                if n <= SMALL_COMPONENT:
                     rates = self._remember(key, self._solve(comp))
+                elif all(f.lossless for f in comp) and not is_flat([f.links for f in comp]):
+                    rates = self._remember(key, self._solve(comp, flat=False))
                 else:
                     batch.append(i)
                     out[i] = key
@@ -184,25 +185,25 @@ class ComponentSolver:
         np.cumsum(lens, out=ptr[1:])
         return maxmin_csr(ptr, local, capacity, fcap)[0].tolist()
 
-    def _solve(self, comp: list[FluidFlow]) -> list[float]:
-        """Rates of one connected component (several flows)."""
+    def _solve(self, comp: list[FluidFlow], flat: bool | None = None) -> list[float]:
+        """Rates of one connected component (several flows); ``flat``: :func:`is_flat`, if known."""
         n = len(comp)
         paths = [f.links for f in comp]
         lossless = all(f.lossless for f in comp)
-        if lossless and not is_flat(paths):
+        if lossless and not (is_flat(paths) if flat is None else flat):
             rates = None
             if n <= self._port_max:
                 self.port_fair_solves += 1
                 lcap = self._link_caps(comp)
                 fcap = [f.cap for f in comp]
                 offers: dict | None = {} if self._hol else None
-                rates, rounds = port_fair(paths, lcap, fcap, offers=offers)
+                rates, rounds = port_fair_auto(paths, lcap, fcap, offers=offers)
                 if rounds >= 0 and self._hol:
                     paused = hol_capacities(paths, lcap, rates, offers)
                     if paused:
                         self.hol_paused_links += len(paused)
                         lcap.update(paused)
-                        rates, rounds = port_fair(paths, lcap, fcap)
+                        rates, rounds = port_fair_auto(paths, lcap, fcap)
                 if rounds < 0:
                     rates = None
             if rates is None:

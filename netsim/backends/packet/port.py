@@ -261,7 +261,20 @@ class Port:
             pe = self._pipe_ev
             pe.callbacks = self.pipe_cbs
             heappush(hq, (arr, NORMAL, next(self.eid), pe))
-        if self.qtotal or self.ring:
+        if self.qtotal:
+            self.wake_pending = True
+            self.callbacks = self.wake_cbs
+            heappush(hq, (bu, NORMAL, next(self.eid), self))
+        elif self.ring:
+            ring = self.ring
+            if len(ring) == 1:
+                f = ring[0]
+                if f.next_tx > bu:
+                    # the only flow is paced past the end of this transmission: one wake-up, at its
+                    # pacing time (the flow's tick kicks the port), instead of a wake-up at
+                    # ``busy_until`` that would only find it paced and schedule that tick
+                    f.wait_pacing()
+                    return
             self.wake_pending = True
             self.callbacks = self.wake_cbs
             heappush(hq, (bu, NORMAL, next(self.eid), self))

@@ -114,3 +114,55 @@ def test_no_victim_no_pause():
     offers = {}
     rates, _ = port_fair(paths, caps, [INF] * 3, offers=offers)
     assert hol_capacities(paths, caps, rates, offers) == {}
+
+
+def _brute_offered(tree, budget, dem, nd, f):
+    """Reference: re-run the water-filling at every node with f's child asking for everything."""
+    from netsim.backends.flow.portfair import _waterfill
+    for node, pos in tree.route[f]:
+        ds = [dem[x] if kind == "f" else nd[x] for kind, x in tree.kids[node]]
+        ds[pos] = INF
+        budget = _waterfill(budget, ds)[pos]
+    return budget
+
+
+def test_offered_from_sorted_demands_equals_waterfilling():
+    import random
+    from netsim.backends.flow import portfair as pf
+    rng = random.Random(5)
+    for _ in range(200):
+        paths = [rng.sample(range(8), rng.randint(1, 4)) for _ in range(rng.randint(2, 30))]
+        users = {}
+        for f, p in enumerate(paths):
+            for i, l in enumerate(p):
+                users.setdefault(l, []).append((f, i))
+        for l, u in users.items():
+            if len(u) < 2:
+                continue
+            tree = pf._Tree(u, paths)
+            dem = {f: rng.choice([INF, rng.random(), 0.25, 0.25]) for f in tree.flows}
+            nd = pf._node_demands(tree, dem)
+            srt = {}
+            for f in tree.flows:
+                assert pf._offered(tree, 1.0, dem, nd, f, srt) == pytest.approx(
+                    _brute_offered(tree, 1.0, dem, nd, f), rel=1e-12, abs=1e-15)
+
+
+def test_undamped_first_same_fixed_point():
+    """port_fair_auto (undamped, damped fallback) reaches port_fair's fixed point."""
+    import random
+    from netsim.backends.flow.portfair import port_fair_auto
+    rng = random.Random(2)
+    fallbacks = 0
+    for _ in range(120):
+        nl = rng.randint(4, 14)
+        paths = [rng.sample(range(nl), rng.randint(1, 4)) for _ in range(rng.randint(2, 40))]
+        capv = [rng.choice([1.0, 2.0, 0.5]) for _ in range(nl)]
+        fcap = [rng.choice([INF, INF, 0.3, 0.1]) for _ in paths]
+        a, ra = port_fair(paths, capv, fcap)
+        b, rb = port_fair_auto(paths, capv, fcap)
+        fallbacks += port_fair(paths, capv, fcap, damping=1.0, max_rounds=50)[1] < 0
+        if ra < 0 or rb < 0:
+            continue
+        assert np.allclose(a, b, rtol=1e-5, atol=1e-12)
+    assert fallbacks > 0     # the fallback path is exercised
