@@ -20,7 +20,10 @@ What is modelled
   store-and-forward of the first packet — so a flow alone on its path finishes
   in exactly :func:`netsim.backends.ideal.ideal_fct_ns`.
 * Congestion control as a model (:mod:`.ccmodel`): a per-algorithm efficiency
-  on shared links, a per-flow cap, a slow-start ramp added to the latency.
+  on shared links, a per-flow cap, a slow-start ramp added to the latency;
+  DCQCN runs its own rate law on fluid queues (:mod:`.dcqcnfluid`), its
+  current rate being the flow's cap, evaluated at flow starts/ends and on a
+  periodic tick only while not at rest.
 * Links are lossless: no drops, ECN marks or PFC pauses; queues are not
   modelled (``queues.csv``/``pfc.csv`` stay empty; ``stats()`` says so).
 

@@ -17,6 +17,9 @@ docs/flow-backend.md):
   ``ramp_scale`` × (the time the ramp costs a lone flow against line rate),
   added to the flow's latency term. Rate-based DCQCN has no ramp.
 
+With ``dynamic`` (DCQCN's default) the algorithm's own rate law runs instead
+of the efficiency: :mod:`.dcqcnfluid`.
+
 Lossy behaviour (which flow loses a packet and waits a retransmit timeout) is
 not predictable by a fluid model; ``efficiency`` absorbs its average cost.
 """

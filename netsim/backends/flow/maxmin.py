@@ -82,7 +82,6 @@ def maxmin_csr(flow_ptr: np.ndarray, flow_links: np.ndarray, capacity: np.ndarra
     iterations = 0
     while True:
         iterations += 1
-        Fc = len(ids)
         fstart = np.flatnonzero(np.r_[True, nnz_flow[1:] != nnz_flow[:-1]])
         lstart = np.flatnonzero(np.r_[True, lk_link[1:] != lk_link[:-1]])
         used = lk_link[lstart]

@@ -9,7 +9,6 @@ backend's ideal says.
 """
 from __future__ import annotations
 
-import math
 
 from ...params import Param, ParamTable
 
@@ -62,50 +61,10 @@ def resolve_network_params(params: dict) -> dict:
     return out
 
 
-def _ideal_fn():
-    try:
-        from ..ideal import hops, ideal_fct_exact_ns
-
-        def ideal_fct_ns(graph, path, size_bytes, mtu_bytes, header_bytes):
-            """The packet helper's ideal FCT, unrounded (fractional ns)."""
-            return ideal_fct_exact_ns(hops(graph, path), size_bytes, mtu_bytes, header_bytes)
-        return ideal_fct_ns
-    except ImportError:  # packet helper's module not there yet: same formula, local
-        def ideal_fct_ns(graph, path, size_bytes, mtu_bytes, header_bytes):
-            payload = mtu_bytes - header_bytes
-            npk = -(-size_bytes // payload)
-            first = min(size_bytes, payload) + header_bytes
-            wire = size_bytes + npk * header_bytes
-            t = 0.0
-            rmin = math.inf
-            for u, v in zip(path, path[1:]):
-                e = graph.edges[u, v]
-                t += e["delay_ns"] + first * 8e9 / e["rate_bps"]
-                rmin = min(rmin, e["rate_bps"])
-            return t + (wire - first) * 8e9 / rmin
-        return ideal_fct_ns
-
-
 def ideal_function():
-    """``f(graph, path, size_bytes, mtu_bytes, header_bytes) -> ns`` (fractional)."""
-    try:
-        from ..ideal import hops, ideal_fct_exact_ns
+    """``f(graph, path, size_bytes, mtu_bytes, header_bytes) -> ns`` (fractional): the packet model's ideal FCT."""
+    from ..ideal import hops, ideal_fct_exact_ns
 
-        def ideal_fct_ns(graph, path, size_bytes, mtu_bytes, header_bytes):
-            """The packet helper's ideal FCT, unrounded (fractional ns)."""
-            return ideal_fct_exact_ns(hops(graph, path), size_bytes, mtu_bytes, header_bytes)
-        return ideal_fct_ns
-    except ImportError:  # packet helper's module not there yet: same formula, local
-        def ideal_fct_ns(graph, path, size_bytes, mtu_bytes, header_bytes):
-            payload = mtu_bytes - header_bytes
-            npk = -(-size_bytes // payload)
-            first = min(size_bytes, payload) + header_bytes
-            wire = size_bytes + npk * header_bytes
-            t = 0.0
-            rmin = math.inf
-            for u, v in zip(path, path[1:]):
-                e = graph.edges[u, v]
-                t += e["delay_ns"] + first * 8e9 / e["rate_bps"]
-                rmin = min(rmin, e["rate_bps"])
-            return t + (wire - first) * 8e9 / rmin
-        return ideal_fct_ns
+    def ideal_fct_ns(graph, path, size_bytes, mtu_bytes, header_bytes):
+        return ideal_fct_exact_ns(hops(graph, path), size_bytes, mtu_bytes, header_bytes)
+    return ideal_fct_ns

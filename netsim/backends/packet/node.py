@@ -130,7 +130,7 @@ class Forwarder(Node):
                 port.drops += 1
                 self.net.drop(pkt, port)
                 return
-            if pkt.ect and port.ecn_on and not port.mark_deq:
+            if pkt.ect and port.ecn_on and not port.mark_deq and port.qbytes[prio] > port.kmin[prio]:
                 self.mark(port, pkt, port.qbytes[prio])
         buf.used += size
         # port.enqueue(pkt), inlined

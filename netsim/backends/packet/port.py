@@ -12,7 +12,9 @@ design (the hot path of the whole simulator):
 * a port with more work queued schedules itself (it is its own event, at
   most one pending) for the instant its current transmission ends
   (``busy_until``) and picks the next packet then. So a busy port has one
-  pending event, an idle one none;
+  pending event, an idle one none; a NIC whose only flow is paced beyond the
+  end of the current transmission has instead the flow's pacing tick pending
+  (one event per paced packet, not a wake-up plus a tick);
 * serialization keeps its fractional picoseconds (``rem``), so a 400 Gbps or
   1.2 Tbps link carries exactly its rate over a long flow.
 
@@ -228,7 +230,7 @@ class Port:
                         pp.ing[p] = c
                         if c <= pp.xon[p] and pp.pause_sent[p]:
                             self.net.pfc_signal(pp, p, False)
-                    if self.mark_deq and pkt.ect:
+                    if self.mark_deq and pkt.ect and qb[p] > self.kmin[p]:
                         self.node.mark(self, pkt, qb[p])
                 else:
                     pkt = None
@@ -269,11 +271,19 @@ class Port:
             ring = self.ring
             if len(ring) == 1:
                 f = ring[0]
-                if f.next_tx > bu:
+                nt = f.next_tx
+                if nt > bu:
                     # the only flow is paced past the end of this transmission: one wake-up, at its
                     # pacing time (the flow's tick kicks the port), instead of a wake-up at
                     # ``busy_until`` that would only find it paced and schedule that tick
-                    f.wait_pacing()
+                    if f.pace_ev is None:  # f.wait_pacing(), inlined
+                        at = int(nt)
+                        if at < nt:
+                            at += 1
+                        ev = f.pace_ev = f._pace_tick
+                        ev.callbacks = f._pace_cbs
+                        ev.at = at
+                        heappush(hq, (at, NORMAL, next(self.eid), ev))
                     return
             self.wake_pending = True
             self.callbacks = self.wake_cbs
