@@ -116,7 +116,6 @@ def maxmin_csr(flow_ptr: np.ndarray, flow_links: np.ndarray, capacity: np.ndarra
         lk_link = lk_link[lsel]
         lk_flow = newidx[lk_flow[lsel]]
         ids = ids[keep]
-        del Fc
 
 
 def maxmin(paths: Sequence[Sequence[int]], capacity: Sequence[float],
