@@ -31,10 +31,6 @@ def format_result(summary: dict) -> str:
             parts.append(f"{k} {v * 1e3:.3f} ms ({100 * v / t:.1f}%)" if t else f"{k} {v * 1e3:.3f} ms")
     lines.append("breakdown: " + ", ".join(parts))
     lines.append(f"APNet'24 formula: {summary['apnet_iteration_time_s'] * 1e3:.3f} ms")
-    if summary.get("paths"):
-        out = summary["paths"].get("summary", "")
-        lines.append(f"wrote {out.rsplit('/', 1)[0] if '/' in out else '.'}/"
-                     "{summary.json,ops.csv,fct.csv,traffic_matrix.csv,message_sizes.csv}")
     return "\n".join(lines)
 
 
@@ -56,7 +52,10 @@ def _run(args) -> int:
                            whatif=whatif)
     finalize_outputs(args.out, args.topology, args.seed, trace=not args.no_trace)  # trace.json, Parquet
     if not args.quiet:
+        import os
+        written = sorted(f for f in os.listdir(args.out) if f.endswith((".csv", ".json", ".parquet", ".txt")))
         print(format_result(summary))
+        print(f"wrote {args.out}/{{{','.join(written)}}}")
     return 0
 
 

@@ -53,6 +53,11 @@ class ComponentSolver:
         self.port_fair_fallbacks = 0
         self.hol_paused_links = 0
 
+    def reset_capacities(self) -> None:
+        """Re-read the capacities after a link change; forget every memoized solution."""
+        self._cap_arr = np.asarray(self._cap, dtype=np.float64)
+        self._memo.clear()
+
     def solve_all(self, comps: list[list[FluidFlow]]) -> list:
         """Rates of several components at once (same order).
 
