@@ -61,6 +61,7 @@ class DelaySpec:
     collective: str
     group: str | None
     delay_ns: int
+    origin: tuple = field(default=("--inject-delay", None), compare=False)  # (where, source) for errors
 
     def matches(self, op) -> bool:
         if self.collective != "any" and op.collective != self.collective:
@@ -74,6 +75,7 @@ class Straggler:
 
     rank: int
     factor: float
+    origin: tuple = field(default=("--straggler", None), compare=False)
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,7 @@ class LinkEvent:
     b: str
     time_ns: int
     factor: float | None = None
+    origin: tuple = field(default=(None, None), compare=False)
 
 
 def _fail(msg, where, value, accepted, source=None):
@@ -109,7 +112,7 @@ def parse_delay(text: str, *, where: str = "--inject-delay", source=None) -> Del
         _fail("bad duration", where, dur.strip(), "a duration such as 500us or 2ms", source)
     if ns < 0:
         _fail("delay must not be negative", where, dur.strip(), "a duration >= 0", source)
-    return DelaySpec(coll, group, int(ns))
+    return DelaySpec(coll, group, int(ns), (where, source))
 
 
 def parse_straggler(text, *, where: str = "--straggler", source=None) -> Straggler:
@@ -126,7 +129,7 @@ def parse_straggler(text, *, where: str = "--straggler", source=None) -> Straggl
         factor = -1.0
     if not factor > 0:
         _fail("bad slowdown factor", where, f, "a number > 0 (1.5 = 50% slower)", source)
-    return Straggler(int(r), factor)
+    return Straggler(int(r), factor, (where, source))
 
 
 def parse_link_event(text, *, fail: bool = False, where: str | None = None, source=None) -> LinkEvent:
@@ -163,7 +166,7 @@ def parse_link_event(text, *, fail: bool = False, where: str | None = None, sour
             _fail("bad time", where, when.strip(), "a simulated time such as 0, 500us or 5ms", source)
         if t < 0:
             _fail("time must not be negative", where, when.strip(), "a time >= 0", source)
-    return LinkEvent(a.strip(), b.strip(), int(t), factor)
+    return LinkEvent(a.strip(), b.strip(), int(t), factor, (where, source))
 
 
 def _items(value):
@@ -243,18 +246,19 @@ class WhatIf:
     def check_graph(self, graph, *, world_size: int | None = None) -> None:
         """Every link event names an existing link; every straggler rank exists."""
         for ev in self.links:
-            what = "--fail-link" if ev.factor is None else "--degrade-link"
+            what, src = ev.origin
+            what = what or ("--fail-link" if ev.factor is None else "--degrade-link")
             for n in (ev.a, ev.b):
                 if n not in graph:
-                    _fail("no such node in the topology", what, n, "a node name of the topology")
+                    _fail("no such node in the topology", what, n, "a node name of the topology", src)
             if not graph.has_edge(ev.a, ev.b):
                 _fail("no such link in the topology", what, f"{ev.a}:{ev.b}",
                       "two nodes joined by a link, e.g. " + ", ".join(
-                          f"{ev.a}:{m}" for m in sorted(graph[ev.a], key=str)[:3]))
+                          f"{ev.a}:{m}" for m in sorted(graph[ev.a], key=str)[:3]), src)
         if world_size is not None:
             for s in self.stragglers:
                 if s.rank >= world_size:
-                    _fail("no such rank", "--straggler", s.rank, f"a rank in 0..{world_size - 1}")
+                    _fail("no such rank", s.origin[0], s.rank, f"a rank in 0..{world_size - 1}", s.origin[1])
 
     def check_backend(self, backend) -> None:
         """A backend without the link-change protocol cannot run link events."""
@@ -340,7 +344,8 @@ class WhatIfBuilder:
             for d, n in zip(self.whatif.delays, counts):
                 if n == 0:
                     kinds = sorted({f"{op.collective}@{op.kind}" for op in ops if op.is_comm})
-                    _fail("the delay matches no operation of this workload", "--inject-delay",
+                    _fail("the delay matches no operation of this workload", d.origin[0],
                           f"{d.collective}@{d.group}" if d.group else d.collective,
-                          "one of " + (", ".join(kinds) if kinds else "(the workload has no collectives)"))
+                          "one of " + (", ".join(kinds) if kinds else "(the workload has no collectives)"),
+                          d.origin[1])
         return ops

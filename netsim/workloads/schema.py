@@ -123,8 +123,12 @@ def _read(spec, source: str | None) -> tuple[dict, str, dict]:
     path = os.fspath(spec)
     if not os.path.exists(path):
         raise WorkloadError("workload file not found", source=path, accepted="a YAML workload file (see workloads/)")
-    with open(path) as fh:
-        text = fh.read()
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except UnicodeDecodeError:
+        raise WorkloadError("not a text (UTF-8) file", source=path,
+                            accepted="a YAML workload file (see workloads/)") from None
     try:
         node = yaml.compose(text)
         doc = yaml.safe_load(text)
