@@ -66,15 +66,14 @@ def test_degrade_not_reusing_memoized_solution():
     e2 = b.send("left1", "right1", size)
     env.run()
     before = max(e1.value.fct_ns, e2.value.fct_ns)
-    path = b.router.path("left0", "right0", 0)
-    a, c = min(zip(path, path[1:]), key=lambda e: g.edges[e]["rate_bps"])
+    a, c = "switch_left", "switch_right"               # the shared link
     b.set_link_rate(a, c, g.edges[a, c]["rate_bps"] / 4)
     t0 = env.now
     e1 = b.send("left0", "right0", size)
     e2 = b.send("left1", "right1", size)
     env.run()
     after = max(e1.value.end_ns, e2.value.end_ns) - t0 // PS_PER_NS
-    assert after > 3.5 * before * 0.95
+    assert after == pytest.approx(4 * before, rel=0.05)
 
 
 def _spine_link(b, src, dst, fid):
@@ -113,7 +112,6 @@ def test_fail_shares_surviving_spine():
     topo = "leaf_spine:leaves=2,spines=2,hosts_per_leaf=4"
     g, env, b, _ = make(topo)
     hosts = sorted(n for n, d in g.nodes(data=True) if d.get("kind") == "host")
-    left = [h for h in hosts if b.router.path(h, hosts[-1], 0)[1] != b.router.path(hosts[-1], h, 0)[-2]]
     # pick two flows leaf0 -> leaf1 whose ECMP picks differ
     pairs, spines = [], set()
     srcs = [h for h in hosts if g.has_edge(h, "leaf0")]
@@ -127,7 +125,6 @@ def test_fail_shares_surviving_spine():
         fid += 1
     if len(pairs) < 2:
         pytest.skip("ECMP picked one spine for every pair")
-    del left
     size = 10_000_000
     b._next_fid = 0
     evs = []
@@ -162,8 +159,9 @@ def test_degrade_agrees_with_analytic(factor):
         g, env, b, _ = make(topo, name)
         hosts = sorted(n for n, d in g.nodes(data=True) if d.get("kind") == "host")
         ev = b.send(hosts[0], hosts[-1], 50_000_000)
-        rate = g.edges["leaf0", "spine0"]["rate_bps"]
-        at(env, 1_000_000, lambda: b.set_link_rate("leaf0", "spine0", rate * factor))
+        rate = g.edges[hosts[0], "leaf0"]["rate_bps"]
+        # the analytic backend paces a flow on its first bottleneck: degrade the host's uplink
+        at(env, 1_000_000, lambda: b.set_link_rate(hosts[0], "leaf0", rate * factor))
         env.run()
         fcts[name] = ev.value.fct_ns
     assert fcts["flow"] == pytest.approx(fcts["analytic"], rel=0.03)
