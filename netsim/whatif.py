@@ -61,7 +61,7 @@ class DelaySpec:
     collective: str
     group: str | None
     delay_ns: int
-    origin: tuple = field(default=("--inject-delay", None), compare=False)  # (where, source) for errors
+    origin: tuple = field(default=("--inject-delay", None), compare=False, repr=False)  # (where, source) for errors
 
     def matches(self, op) -> bool:
         if self.collective != "any" and op.collective != self.collective:
@@ -75,7 +75,7 @@ class Straggler:
 
     rank: int
     factor: float
-    origin: tuple = field(default=("--straggler", None), compare=False)
+    origin: tuple = field(default=("--straggler", None), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ class LinkEvent:
     b: str
     time_ns: int
     factor: float | None = None
-    origin: tuple = field(default=(None, None), compare=False)
+    origin: tuple = field(default=(None, None), compare=False, repr=False)
 
 
 def _fail(msg, where, value, accepted, source=None):
