@@ -24,6 +24,7 @@ acknowledged, ``on_timeout`` on a retransmit timeout, ``on_cnp`` for each CNP.
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections import deque
 from heapq import heappush
 
@@ -50,7 +51,7 @@ class _Tick:
         self.at = at
 
 
-class Flow:
+class Flow(ABC):
     """Sender and receiver state of one flow (see module docstring)."""
 
     transport = "base"
@@ -307,15 +308,18 @@ class Flow:
         self.cc.advance(now_ns)
         self.cc.on_cnp(now_ns)
 
-    # -- to implement -----------------------------------------------------------------------------
-    def on_data(self, pkt) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
+    # -- implemented by each transport (TcpFlow, RoceFlow) -----------------------------------------
+    @abstractmethod
+    def on_data(self, pkt) -> None:
+        """Receiver side: a data packet arrived."""
 
-    def on_ack(self, pkt) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def on_ack(self, pkt) -> None:
+        """Sender side: an ACK (or NACK) arrived."""
 
-    def on_timeout(self, now: int) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def on_timeout(self, now: int) -> None:
+        """The flow's single retransmit timer fired at ``now`` (ps)."""
 
     # -- observation ------------------------------------------------------------------------------
     def sample(self) -> tuple:

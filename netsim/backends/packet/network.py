@@ -61,6 +61,10 @@ class _Every:
             self.running = False
 
 
+def _ignore_flow(flow) -> None:
+    """Default flow callback of a :class:`Network` with no backend attached."""
+
+
 class Network:
     """Devices and ports of one simulation (see module docstring)."""
 
@@ -69,6 +73,8 @@ class Network:
         self.graph = graph
         self.env = env
         self.params = params
+        # per-flow completion callbacks, set by the owning backend (no-ops for a bare network)
+        self.flow_received = self.flow_acked = self.flow_failed = _ignore_flow
         self.rng = random.Random(seed)
         self.router = router
         self.sinks = sinks
@@ -293,11 +299,3 @@ class Network:
             sink.add((t, f.fid, f.cc_name, "" if cw is None else int(cw), "" if rate is None else rate,
                       "" if alpha is None else alpha, "" if srtt is None else srtt))
 
-    def flow_received(self, flow) -> None:  # pragma: no cover - replaced by the backend
-        raise NotImplementedError
-
-    def flow_acked(self, flow) -> None:  # pragma: no cover - replaced by the backend
-        raise NotImplementedError
-
-    def flow_failed(self, flow) -> None:  # pragma: no cover - replaced by the backend
-        raise NotImplementedError

@@ -27,6 +27,8 @@ drop, and a slow PCIe hop backs traffic up to the GPU.
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 from ...transport.packet import CONTROL_PRIORITY, DATA, CNP
 
 SWITCH_KINDS = ("switch",)
@@ -46,7 +48,7 @@ class Buffer:
         self.static = static
 
 
-class Node:
+class Node(ABC):
     """Base: a named device with a buffer and egress ports (filled by the network builder)."""
 
     def __init__(self, net, name, kind: str, params: dict):
@@ -58,8 +60,9 @@ class Node:
         self.ports: dict = {}   # neighbour name -> Port
         self.buf = Buffer(float("inf"), 1.0, False)
 
-    def receive(self, pkt) -> None:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def receive(self, pkt) -> None:
+        """A packet arrived at this node (switch: forward it; endpoint: hand it to its flow)."""
 
 
 class Forwarder(Node):
