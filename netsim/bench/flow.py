@@ -198,12 +198,21 @@ def bench_gpt_1024gpu() -> dict:
 
 @benchmark("flow_gpt_scaling")
 def bench_gpt_scaling() -> dict:
-    """Wall time vs GPUs (64, 256, 1,024; t=8 p=4, d = GPUs/32, global batch 512) and vs flows."""
+    """Wall time vs GPUs (64, 256, 1,024; t=8 p=4, d = GPUs/32, global batch 512) and vs flows.
+
+    ``us_per_flow`` is wall µs per flow; ``us_per_flow_vs_64`` its ratio to the
+    64-GPU run (1.0 = wall time linear in the number of flows).
+    """
     rows = {}
+    first = None
     for servers in (8, 32, 128):
         r = gpt_step(servers, tp=8, pp=4, dp=servers * 8 // 32)
-        rows[f"{servers * 8}_gpus"] = {k: r[k] for k in ("wall_s", "cpu_s", "flows", "flows_per_wall_s",
-                                                          "iteration_time_s", "peak_rss_mib")}
+        row = {k: r[k] for k in ("wall_s", "cpu_s", "flows", "flows_per_wall_s", "iteration_time_s",
+                                 "peak_rss_mib", "recomputations", "recompute_wall_s") if k in r}
+        row["us_per_flow"] = round(r["wall_s"] / r["flows"] * 1e6, 2)
+        first = first or row["us_per_flow"]
+        row["us_per_flow_vs_64"] = round(row["us_per_flow"] / first, 2)
+        rows[f"{servers * 8}_gpus"] = row
     return rows
 
 

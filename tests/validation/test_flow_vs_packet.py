@@ -35,20 +35,26 @@ def _perm(seeds):
     return lambda: [permutation(4, 2, 4, 2_000_000, seed=k) for k in seeds]
 
 
+#: measured 2026-11-29 (dcqcnfluid.py with fluid FIFO queues and per-ingress PFC, fifo.py; 2 us tick),
+#: median / p95 of per-flow |flow - packet| / packet: dumbbell4 2.1 % / 5.7 %, incast16 0.9 % / 7.8 %,
+#: permutation16x4 1.4 % / 38.5 %. The permutation's misses are flows that take one more halving at the
+#: end of a cut phase, where the queue sits between Kmin and Kmax and a mark is a coin flip: the packet
+#: backend itself, with only its random draws reseeded (random_seed), moves per-flow FCTs by p95 43 %
+#: there (test_packet_dcqcn_reseed_spread). Against the per-flow median of 5 reseeded packet runs the
+#: permutation is at 0.8 % / 21.6 % (test_dcqcn_permutation_vs_typical_packet_run).
+DCQCN_RANDOM_XFAIL = pytest.mark.xfail(
+    reason="DCQCN permutation vs one packet realization: p95 38.5 % (median 1.4 %); the reference's own "
+           "reseed spread is 43 % p95 (docs/flow-backend.md)", strict=True)
+
 LOSSLESS = [
-    pytest.param(lambda: [dumbbell_long(4, 2_000_000)], id="dumbbell4"),
-    pytest.param(lambda: [incast(16, 1_000_000)], id="incast16"),
+    pytest.param("none", lambda: [dumbbell_long(4, 2_000_000)], id="none-dumbbell4"),
+    pytest.param("none", lambda: [incast(16, 1_000_000)], id="none-incast16"),
     # a permutation's ECMP collisions depend on its seed: pool the flows of 4 fixed seeds
-    pytest.param(_perm(range(1, 5)), id="permutation16x4"),
+    pytest.param("none", _perm(range(1, 5)), id="none-permutation16x4"),
+    pytest.param("dcqcn", lambda: [dumbbell_long(4, 2_000_000)], id="dcqcn-dumbbell4"),
+    pytest.param("dcqcn", lambda: [incast(16, 1_000_000)], id="dcqcn-incast16"),
+    pytest.param("dcqcn", _perm(range(1, 5)), id="dcqcn-permutation16x4", marks=DCQCN_RANDOM_XFAIL),
 ]
-#: the fluid DCQCN model (dcqcnfluid.py: the real RP law on fluid PFC-bounded queues, expected marks)
-#: gets the cut phase and recovery but not the packet backend's per-flow spread (random marks make
-#: some flows finish 2x earlier). Measured 2026-11-29 12:00 UTC, 10 us tick (median / p95):
-#: dumbbell4 37.1 % / 183 %, incast16 9.6 % / 87 %, permutation16x4 9.6 % / 35 %
-#: (static efficiency 0.54 before: 40 / 169, 48 / 59, 43 / 72 %). docs/flow-backend.md
-DCQCN_XFAIL = pytest.mark.xfail(reason="fluid DCQCN: per-flow spread from random ECN marks not modelled; "
-                                "measured median/p95 dumbbell4 37/183 %, incast16 10/87 %, "
-                                "permutation16x4 10/35 % (docs/flow-backend.md)", strict=False)
 
 
 def both(sc, cc, params=None):
@@ -69,9 +75,8 @@ def _pooled(scenarios, cc, params=None):
     return F, P, drops
 
 
-@pytest.mark.parametrize("make", LOSSLESS)
-@pytest.mark.parametrize("cc", ["none", pytest.param("dcqcn", marks=DCQCN_XFAIL)])
-def test_lossless_per_flow_fct(make, cc):
+@pytest.mark.parametrize("cc, make", LOSSLESS)
+def test_lossless_per_flow_fct(cc, make):
     scenarios = make()
     f, p, drops = _pooled(scenarios, cc)
     assert drops == 0
@@ -135,13 +140,77 @@ def test_ring_allreduce_across_servers():
     assert cmp["p95_rel_err"] <= 0.25, cmp
 
 
+def test_dcqcn_incast_long_flows():
+    """16-to-1 incast of 8 MB flows under DCQCN (paper preset) with PFC: the cut phase, the drain of
+    the PFC-held backlog and the AI/HAI recovery decide every flow's FCT; per-flow criteria hold."""
+    f, p, drops = _pooled([incast(16, 8_000_000)], "dcqcn")
+    assert drops == 0
+    cmp = compare_fct(f, p)
+    assert cmp["flows"] == 16
+    assert cmp["median_rel_err"] <= 0.10, cmp
+    assert cmp["p95_rel_err"] <= 0.25, cmp
+    assert cmp["mean_fct_rel_err"] <= 0.05, cmp
+
+
+def _reseed_spread(scenarios, cc, seeds=(1, 2, 3, 4)):
+    """Per-flow |a - b| / b over every pair of packet runs that differ only in ``random_seed``."""
+    errs = []
+    for sc in scenarios:
+        g = load_graph(sc.topology)
+        runs = [run_flows_on("packet", g, sc.flows, cc=cc, params={"random_seed": k})[0] for k in seeds]
+        for i in range(len(sc.flows)):
+            x = [r[i].fct_ns for r in runs]
+            errs += [abs(x[a] - x[b]) / x[b] for a in range(len(x)) for b in range(len(x)) if a != b]
+    errs.sort()
+    return errs[int(round(0.95 * (len(errs) - 1)))]
+
+
+def test_packet_dcqcn_reseed_spread():
+    """Why the DCQCN permutation xfail is not a fluid-model bug: with paths fixed and only the packet
+    backend's random draws (RED marks) reseeded, its own per-flow FCTs move by more than the 25 % p95
+    the criterion allows, while without ECN they do not move at all. No deterministic model can be
+    within 25 % of every such run."""
+    db = [dumbbell_long(4, 2_000_000)]
+    perm = [permutation(4, 2, 4, 2_000_000, seed=k) for k in (1, 2)]
+    assert _reseed_spread(db, "none", seeds=(1, 2)) == 0.0
+    assert _reseed_spread(perm, "dcqcn") > 0.25
+
+
+def _vs_typical_packet(scenarios, cc, reseeds=5):
+    """Per-flow error of the flow backend against the per-flow median FCT of ``reseeds`` packet runs."""
+    import statistics
+    errs = []
+    for sc in scenarios:
+        g = load_graph(sc.topology)
+        f, _, _ = run_flows_on("flow", g, sc.flows, cc=cc)
+        runs = [run_flows_on("packet", g, sc.flows, cc=cc, params={"random_seed": k})[0]
+                for k in range(1, reseeds + 1)]
+        for i, rec in enumerate(f):
+            typical = statistics.median(r[i].fct_ns for r in runs)
+            errs.append(abs(rec.fct_ns - typical) / typical)
+    errs.sort()
+    return statistics.median(errs), errs[int(round(0.95 * (len(errs) - 1)))]
+
+
+def test_dcqcn_permutation_vs_typical_packet_run():
+    """The fluid NP fires at the median first-mark time (ln 2 expected marks), so it models the
+    typical packet run: against the per-flow median of 5 reseeded packet runs the criteria hold."""
+    med, p95 = _vs_typical_packet([permutation(4, 2, 4, 2_000_000, seed=k) for k in range(1, 5)], "dcqcn")
+    assert med <= 0.10, (med, p95)
+    assert p95 <= 0.25, (med, p95)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("cc", ["none", "dcqcn"])
 def test_lossless_bigger(cc):
-    if cc == "dcqcn":
-        pytest.xfail("fluid DCQCN: per-flow spread from random ECN marks not modelled (docs/flow-backend.md)")
-    for scs in ([dumbbell_long(8, 8_000_000)], [incast(32, 2_000_000)],
-                [permutation(4, 2, 4, 2_000_000, seed=k) for k in range(1, 9)]):
+    """8 x 8 MB dumbbell, 32-to-1 incast, permutations of 8 seeds. DCQCN's permutation is compared
+    with the typical packet run (per-flow median of 5 reseeds), as in the default-run test."""
+    perms = [permutation(4, 2, 4, 2_000_000, seed=k) for k in range(1, 9)]
+    for scs in ([dumbbell_long(8, 8_000_000)], [incast(32, 2_000_000)], perms):
+        if cc == "dcqcn" and scs is perms:
+            med, p95 = _vs_typical_packet(scs, cc)
+            assert med <= 0.10 and p95 <= 0.25, (med, p95)
+            continue
         f, p, _ = _pooled(scs, cc)
         cmp = compare_fct(f, p)
         assert cmp["median_rel_err"] <= 0.10, (scs[0].name, cmp)
@@ -183,3 +252,19 @@ def test_dcqcn_cut_phase_matches_packet(n):
     p, ps, _ = run_flows_on("packet", g, flows, cc="dcqcn")
     per_flow_packet = sum(r.cnps_received for r in p) / n
     assert abs(fs["dcqcn_cnps"] / n - per_flow_packet) <= 0.15 * per_flow_packet, (fs["dcqcn_cnps"], per_flow_packet)
+
+
+@pytest.mark.parametrize("topo", ["gpu_cluster:servers=4,gpus_per_server=2", "gpu_cluster:servers=4,gpus_per_server=8"])
+def test_dcqcn_gpu_incast_through_nvlink_pcie_nic(topo):
+    """GPUs of other servers send 2 MB each to one GPU: the fabric path starts behind PCIe and the
+    NIC, so the RP's line rate is the NIC's (400 Gb/s), not the GPU's first hop, in both backends."""
+    from netsim.topology import gpus
+    g = load_graph(topo)
+    gs = gpus(g)
+    flows = [(s, gs[0], 2_000_000, 0) for s in gs[1:13]]
+    f, _, _ = run_flows_on("flow", g, flows, cc="dcqcn")
+    p, ps, _ = run_flows_on("packet", g, flows, cc="dcqcn")
+    assert ps["pfc_pauses"] > 0          # the NIC port towards the receiver really congests
+    cmp = compare_fct(f, p)
+    assert cmp["median_rel_err"] <= 0.10, cmp
+    assert cmp["p95_rel_err"] <= 0.25, cmp

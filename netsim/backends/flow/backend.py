@@ -24,8 +24,10 @@ What is modelled
   DCQCN runs its own rate law on fluid queues (:mod:`.dcqcnfluid`), its
   current rate being the flow's cap, evaluated at flow starts/ends and on a
   periodic tick only while not at rest.
-* Links are lossless: no drops, ECN marks or PFC pauses; queues are not
-  modelled (``queues.csv``/``pfc.csv`` stay empty; ``stats()`` says so).
+* Links are lossless: no drops. Queues, ECN marks and PFC pauses exist only
+  in the fluid DCQCN model's FIFO queues (:mod:`.fifo`), which write
+  approximate ``queues.csv``/``pfc.csv``/``cc.csv`` rows; without DCQCN flows
+  those files stay empty and ``stats()`` says so.
 
 Deliberately left out: priorities (classes are not isolated), per-packet
 spraying (``routing=spray`` is treated as ECMP), queueing delay, ACK
@@ -102,12 +104,14 @@ class FlowBackend(Backend):
         self._seq = 0
         self._next_fid = 0
         self._active = 0
-        self._dirty: set[int] = set()
+        self._dirty: set[int] = set()          # links whose flows' rates may have changed
+        self._fresh: list[FluidFlow] = []       # flows started since the last recomputation
         self._settle_pending = False
         self._defer = 0
         self._timers: set[int] = set()
         self._dq = None              # fluid DCQCN model (dcqcnfluid.py), built on first use
         self._dq_tick = False
+        self._dq_due: set[int] = set()   # instants at which a pending CNP is due (ps)
         # counters
         self.n_flows = 0
         self.n_completed = 0
@@ -226,14 +230,15 @@ class FlowBackend(Backend):
         if model.dynamic and ccname == "dcqcn":
             dq = self._dq or self._make_dq()
             self._dq_step()
-            dq.add(f, now, info.first_rate, info.mtu, info.rtt)
-            f.cap = f.ceil = min(cap, info.first_rate)
+            line = self._rp_line_rate(info)
+            dq.add(f, now, line, info.mtu, info.rtt)
+            f.cap = f.ceil = min(cap, line)
             f.solo = info.bott if info.bott < f.cap else f.cap
             self._dq_schedule()
         users = self._users
         for l in links:
             users[l][fid] = f
-        self._dirty.update(links)
+        self._fresh.append(f)
         self.n_flows += 1
         self._active += 1
         if self._active > self.max_active:
@@ -260,36 +265,44 @@ class FlowBackend(Backend):
         self._settle_pending = False
         self.events += 1
         dirty, self._dirty = self._dirty, set()
-        if dirty:
+        if dirty or self._fresh:
             t0 = time.perf_counter()
             self._recompute(dirty)
             self.recompute_wall_s += time.perf_counter() - t0
         self._ensure_timer()
 
     def _recompute(self, dirty: set[int]) -> None:
-        comps = self.solver.components(dirty)
+        """Re-solve the components of the ``dirty`` links and of the flows started since the last call."""
+        fresh, self._fresh = self._fresh, []
+        comps = self.solver.components(dirty, fresh)
         if comps:
             self.recomputations += 1
-            for comp, rates in zip(comps, self.solver.solve_all(comps)):
-                self._apply(comp, rates)
+            self._apply(comps, self.solver.solve_all(comps))
 
-    def _apply(self, comp, rates) -> None:
-        """Give ``comp`` its new ``rates``: advance remaining bytes, reschedule completions."""
+    def _apply(self, comps, rates_of) -> None:
+        """Give every component of ``comps`` its new rates (``rates_of``, same order): advance
+        remaining bytes to now at the old rate, reschedule the completions (ps) of changed flows."""
         now = self.env.now
         heap = self._heap
-        for f, r in zip(comp, rates):
-            old = f.rate
-            if old == r:
-                continue
-            if old > 0.0:
-                f.rem -= old * (now - f.t_upd)
-            f.t_upd = now
-            f.rate = r
-            f.ver += 1
-            rem = f.rem
-            f.finish = now if rem <= EPS_BYTES else now + math.ceil(rem / r)
-            self._seq += 1
-            heapq.heappush(heap, (f.finish, self._seq, f.ver, f))
+        push = heapq.heappush
+        seq = self._seq
+        for comp, rates in zip(comps, rates_of):
+            if rates is None:            # a lone flow
+                rates = (comp[0].solo,)
+            for f, r in zip(comp, rates):
+                old = f.rate
+                if old == r:
+                    continue
+                if old > 0.0:
+                    f.rem -= old * (now - f.t_upd)
+                f.t_upd = now
+                f.rate = r
+                f.ver += 1
+                rem = f.rem
+                f.finish = now if rem <= EPS_BYTES else now + math.ceil(rem / r)
+                seq += 1
+                push(heap, (f.finish, seq, f.ver, f))
+        self._seq = seq
 
     # -- completions ------------------------------------------------------------
     def _ensure_timer(self) -> None:
@@ -326,8 +339,10 @@ class FlowBackend(Backend):
                 self._dq_step()
                 self._dq.remove(f)
             for l in f.links:
-                del users[l][fid]
-            dirty.update(f.links)
+                u = users[l]
+                del u[fid]
+                if u:
+                    dirty.add(l)         # a link left empty changes nobody's rate
             self._active -= 1
             end_ps = now + int(f.lat_ps + 0.5)
             start_ns = (f.start_ps + 500) // PS_PER_NS
@@ -348,7 +363,7 @@ class FlowBackend(Backend):
             env.schedule(ev, delay=end_ps - now)
             f.event = None
         if done_any:
-            self._request_settle()
+            self._request_settle()   # also when nothing is dirty: the next timer is set at the settle
         else:
             self._ensure_timer()
 
@@ -468,14 +483,48 @@ class FlowBackend(Backend):
         self._dq = DcqcnFluid(self.cc_params.get("dcqcn") or {}, self._cap, tail_switch, xon,
                               int(self.params["flow_dcqcn_tick_ns"]))
         self._dq.t_last = self.env.now
+        sk = self.sinks
+        if sk.queues is not None or sk.pfc is not None or sk.cc is not None:
+            from .dcqcnfluid import DcqcnTracer
+            names = {l: ab for ab, l in self._lid.items()}
+            self._dq.tracer = DcqcnTracer(sk, names, int(self.params.get("roce_priority", 3)),
+                                          int(self.params["queue_sample_ns"]), int(self.params["cc_sample_ns"]))
         return self._dq
+
+    def _rp_line_rate(self, info: "PathInfo") -> float:
+        """The DCQCN RP's line rate (bytes/ps): its path's first fabric link, as the packet backend
+        (the NIC's rate, not the GPU's NVLink/PCIe hop before it)."""
+        v = info.consts.get("rp_line")
+        if v is None:
+            from ..packet.backend import FABRIC_KINDS
+            g = self.graph
+            v = info.first_rate
+            for (a, b), l in zip(zip(info.path, info.path[1:]), info.links):
+                if g.edges[a, b].get("kind") in FABRIC_KINDS:
+                    v = self._cap[l]
+                    break
+            info.consts["rp_line"] = v
+        return v
 
     def _dq_step(self) -> None:
         """Evaluate the DCQCN model up to now; changed caps make their links dirty."""
-        dirty = self._dq.step(self.env.now, self._users)
+        dq = self._dq
+        dirty = dq.step(self.env.now, self._users)
         if dirty:
             self._dirty |= dirty
             self._request_settle()
+        if dq.pending:
+            # a CNP on its way back is applied when it reaches the RP: evaluate then
+            due = math.ceil(min(dq.pending.values()))
+            if due not in self._dq_due:
+                self._dq_due.add(due)
+                self.env.timeout(max(0, due - self.env.now)).callbacks.append(self._dq_on_due)
+
+    def _dq_on_due(self, _ev) -> None:
+        self._dq_due.discard(self.env.now)
+        if self._dq.flows:
+            self._dq_step()
+            self._dq_schedule()
 
     def _dq_schedule(self) -> None:
         if not self._dq_tick:
@@ -500,7 +549,7 @@ class FlowBackend(Backend):
             "bytes_delivered": self.bytes_delivered,
             "drops": 0,
             "ecn_marks": 0,
-            "pfc_pauses": 0,
+            "pfc_pauses": self._dq.net.pause_events if self._dq else 0,
             "retransmitted_bytes": 0,
             "sim_time_ns": ps_to_ns(self.env.now),
             "events": self.events,
@@ -514,8 +563,10 @@ class FlowBackend(Backend):
             "hol_paused_links": self.solver.hol_paused_links,
             "dcqcn_ticks": self._dq.ticks if self._dq else 0,
             "dcqcn_cnps": self._dq.cnps if self._dq else 0,
-            "queues": "not modelled by flow backend (queues.csv and pfc.csv are empty)",
-            "pfc": "not modelled by flow backend (lossless fluid links)",
+            "queues": ("approximate: fluid FIFO queues of DCQCN flows only, sampled at model steps"
+                       if self._dq else "not modelled by flow backend (queues.csv and pfc.csv are empty)"),
+            "pfc": ("approximate: per-ingress XOFF/XON of the fluid DCQCN model; other traffic lossless fluid"
+                    if self._dq else "not modelled by flow backend (lossless fluid links)"),
         }
 
     def close(self) -> None:

@@ -1,73 +1,96 @@
-"""DCQCN as a fluid model in the flow backend: the algorithm, driven by fluid queues.
+"""DCQCN as a fluid model in the flow backend: the algorithm, driven by fluid FIFO queues.
 
 What is modelled
 ----------------
 Each DCQCN flow carries the *real* reaction-point state machine
 (:class:`netsim.transport.cc.dcqcn.DCQCN`, same presets and ``--cc-param``
-values as the packet backend): its current rate ``R_C`` is the flow's rate
-cap in the fair-share solve. The congestion point and notification point are
-fluid (Zhu et al. SIGCOMM 2015 §5; Zhu, Ghobadi, Misra, Padhye CoNEXT 2016):
+values as the packet backend): its current rate ``R_C`` is what it injects.
+The congestion point and notification point are fluid (after Zhu et al.
+SIGCOMM 2015 §5 and Zhu, Ghobadi, Misra, Padhye CoNEXT 2016), on the FIFO
+queues of :mod:`.fifo`:
 
-* every switch egress link ``l`` with DCQCN flows keeps a fluid backlog
-  ``Q_l``, integrated between evaluation instants with
-  ``dQ/dt = Σ R_C − C_l`` (offered load of the flows on it, clipped at 0)
-  and bounded by PFC at ``n_in · XOFF`` (``n_in`` ingress links carrying
-  those flows; ``XOFF = Kmax + 2·delay·rate + 2·MTU`` as the packet
-  backend's ``pfc_xoff_above_ecn``);
-* RED marking probability ``p(Q)`` (``Kmin``, ``Kmax``, ``pmax``, 1 above
-  ``Kmax``, the preset's values); a flow accumulates the *expected* number
-  of marked packets ``Σ_l p(Q_l) · x_f·Δt / MTU`` (``x_f`` its fluid rate)
-  once ``cnp_interval`` has passed since its last CNP, and receives a CNP
-  (``on_cnp``: cut ``R_C ← R_C(1 − α/2)``, α up) when that reaches one mark;
+* every switch egress a DCQCN flow crosses is a fluid FIFO; each flow
+  injects ``R_C·Δt`` unless PFC pauses its sender, every ingress into a
+  switch is paused above ``XOFF = Kmax + 2·delay·rate + 2·MTU`` and resumed
+  at ``XON = Kmax`` (the packet backend's ``pfc_xoff_above_ecn``), a paused
+  link stops serving its queue — so backlogs spread upstream as PFC spreads
+  them, and a paused sender leaves a gap in the FIFO;
+* marking at dequeue: the bytes of flow ``f`` that leave egress ``l`` in a
+  step carry ``p(q̄_l) · bytes / MTU`` expected marks (RED ``Kmin``,
+  ``Kmax``, ``pmax`` of the preset, 1 above ``Kmax``; ``q̄`` the standing
+  queue over the step), and reach the receiver after the queues and hops
+  downstream of ``l``;
+* the NP: marked bytes are taken in their order of arrival at the receiver;
+  outside the ``cnp_interval`` since its last CNP, once they sum to
+  :data:`MARK_THRESHOLD` expected marks the NP sends a CNP, which reaches the
+  RP half a base RTT later (``on_cnp``: ``R_C ← R_C(1 − α/2)``, α up); the
+  model is evaluated at that instant;
+* delivery: the flow's rate in the fair-share solve is capped at
+  ``R_C + backlog/Δ`` where ``backlog`` is what it injected and has not yet
+  delivered — the bytes queued during a cut phase drain at the flow's share
+  of the links (port-fair under PFC), not at the RP's rate;
 * rate increase and α decay run on the RP's own timers (``advance``) and
-  its byte counter (``on_send`` with the fluid bytes sent).
+  its byte counter (``on_send`` with the bytes injected).
 
-The model is evaluated at flow start/end events and at a fixed period
-``Δ`` (``flow_dcqcn_tick_ns``) only while it is not at rest: some DCQCN flow
-below line rate or some backlog above zero. A lone flow, or flows that never
-oversubscribe a link, cost no ticks.
+The model is evaluated at flow start/end events, when a CNP reaches its RP,
+and every ``Δ`` (``flow_dcqcn_tick_ns``) while it is not at rest: some
+DCQCN flow below line rate, a byte queued, an ingress paused or a mark on
+its way. A lone flow, or flows that never oversubscribe a link, cost no
+ticks.
 
-Deliberately left out: marking randomness (expected marks, so flows on the
-same links are cut in lock-step), queueing delay in the FCT, PFC pause
-spreading of the backlog upstream (the backlog stays at the congested egress),
-the ``per_period`` (Mellanox) styles are used as implemented by the RP class.
+Deliberately left out: marking randomness (expected marks; near the end of
+a cut phase, where the queue sits between Kmin and Kmax, whether a flow takes
+one more halving is a coin flip in the packet backend — docs/flow-backend.md),
+propagation delay between queues, queueing delay in the FCT, non-DCQCN
+traffic in the FIFOs; the ``per_period`` (Mellanox) styles are used as
+implemented by the RP class.
 """
 from __future__ import annotations
 
+import math
+
 from ...transport.cc.dcqcn import DCQCN
 from ...units import PS_PER_NS, PS_PER_S
+from .fifo import FifoNet
 
-INF = float("inf")
+#: expected marks at which the NP sends its CNP. The NP reacts to the *first* marked packet; with
+#: marks as independent draws (RED) the expected count at the first mark is an Exp(1) variate, whose
+#: median is ln 2: the fluid NP fires at the median first-mark time of the packet-level one
+MARK_THRESHOLD = math.log(2.0)
 
 
 class DcqcnFluid:
     """Fluid CP/NP of DCQCN over the flow backend's directed links.
 
     ``cap`` are link capacities in bytes/ps, ``tail_switch[l]`` whether link
-    ``l`` leaves a switch (only switches mark ECN), ``prev`` maps a link to
-    its upstream link on a flow's path, ``xon_bytes[l]`` the PFC XON of
-    link ``l`` (headroom term of XOFF).
+    ``l`` leaves a switch (only switches queue and mark ECN), ``gap_bytes[l]``
+    the PFC XOFF−XON gap of link ``l`` into a switch (``2·delay·rate + 2·MTU``).
     """
 
-    def __init__(self, cc_params: dict, cap: list[float], tail_switch: list[bool], xon_bytes: list[float],
+    def __init__(self, cc_params: dict, cap: list[float], tail_switch: list[bool], gap_bytes: list[float],
                  tick_ns: int):
         p = {k: v for k, v in (cc_params or {}).items() if not k.startswith("flow_")}
         self.params = DCQCN.PARAMS.resolve(p, source="--cc-param (dcqcn)")
         self.cap = cap
-        self.tail_switch = tail_switch
-        self.xon = xon_bytes
         self.tick_ps = int(tick_ns) * PS_PER_NS
+        self.net = FifoNet(cap, tail_switch, gap_bytes, lambda l: self.ecn(cap[l])[1])
         self.flows: dict[int, object] = {}
-        self.queue: dict[int, float] = {}
         self._ecn: dict[float, tuple] = {}
+        #: per flow ``[unsent wire bytes, backlog bytes, R_C bytes/ps]``: what the RP has not injected
+        #: yet, and what it injected that the flow has not delivered (queued in switch buffers)
+        self.st: dict[int, list] = {}
+        self.hop: dict[int, float] = {}      # one hop's share of the base one-way delay (ps)
+        self.ret: dict[int, float] = {}      # CNP return delay, receiver -> RP (ps)
+        self.infl: dict[int, list] = {}      # marked bytes on their way: [(arrival at receiver ps, marks)]
+        self.pending: dict[int, float] = {}  # CNPs on their way back to the RP: fid -> arrival (ps)
         self.cnps = 0
         self.ticks = 0
         self.rest = True                 # set by at_rest(), cleared when a flow joins
-        self.over = False                # some link offered more than its capacity
         self.t_last = 0
+        self.tracer = None               # DcqcnTracer: queues/pfc/cc rows (set by the backend)
 
-    def ecn(self, rate_bytes_per_ps: float) -> tuple[float, float, float, float]:
-        """``(kmin, kmax, pmax, ...)`` of a port of this rate (the preset's CP settings)."""
+    def ecn(self, rate_bytes_per_ps: float) -> tuple[float, float, float]:
+        """``(kmin, kmax, pmax)`` of a port of this rate (the preset's CP settings)."""
         v = self._ecn.get(rate_bytes_per_ps)
         if v is None:
             e = DCQCN.ecn_settings(self.params, rate_bytes_per_ps * 8 * PS_PER_S)
@@ -81,113 +104,199 @@ class DcqcnFluid:
                    base_rtt_ns=int(rtt_ps // PS_PER_NS), now_ns=now_ps // PS_PER_NS)
         f.rp = rp
         f.marks = 0.0
-        # the first packet reaches the marking point after the backlog ahead of it: no CNP before
-        # start + queueing delay (the feedback delay of the CoNEXT'16 model)
-        qdelay = 0.0
-        queue = self.queue
-        for l in f.links:
-            q = queue.get(l)
-            if q:
-                qdelay += q / self.cap[l]
-        f.last_cnp = now_ps + qdelay - rp.cnp_interval_ns * PS_PER_NS
+        f.last_cnp = now_ps - rp.cnp_interval_ns * PS_PER_NS   # its bytes' queueing delays the first mark
+        self.hop[f.fid] = rtt_ps / (2.0 * len(f.links))
+        self.ret[f.fid] = 0.5 * rtt_ps
+        self.infl[f.fid] = []
         self.flows[f.fid] = f
+        self.st[f.fid] = [f.rem, 0.0, line_rate_bytes_per_ps]
+        self.net.attach(f)
         self.rest = False
 
     def remove(self, f) -> None:
         self.flows.pop(f.fid, None)
+        self.st.pop(f.fid, None)
+        self.hop.pop(f.fid, None)
+        self.ret.pop(f.fid, None)
+        self.infl.pop(f.fid, None)
+        self.pending.pop(f.fid, None)
+        self.net.detach(f)
         f.rp = None
 
     def at_rest(self) -> bool:
-        """No backlog and every flow at line rate with nothing pending: no ticks needed."""
+        """Nothing queued or paused, no CNP on its way, every flow at line rate: no ticks needed."""
         self.rest = False
-        if any(q > 0.0 for q in self.queue.values()) or self.over:
+        if self.pending or self.net.busy() or any(self.infl.values()):
             return False
         for f in self.flows.values():
             rp = f.rp
-            if rp.rate_bps < rp.line_rate_bps:
+            if rp.rate_bps < rp.line_rate_bps or self.st[f.fid][1] > 0.0:
                 return False
         self.rest = True
         return True
 
+    def _mark_prob(self, l: int, q: float) -> float:
+        kmin, kmax, pmax = self.ecn(self.cap[l])
+        if q <= kmin:
+            return 0.0
+        return 1.0 if q > kmax else pmax * (q - kmin) / (kmax - kmin)
+
     def step(self, now_ps: int, users: list[dict]) -> set[int]:
-        """Integrate queues and marks over ``[t_last, now]``; return links whose flows' caps changed."""
+        """Move the fluid over ``[t_last, now]``; return links whose flows' caps changed."""
         dt = now_ps - self.t_last
         if dt == 0:
             return set()                 # already evaluated at this instant
+        t0 = self.t_last
         self.t_last = now_ps
         if self.rest:
-            # at rest (no backlog, nobody below line rate): nothing to integrate; skipping the
+            # at rest (nothing queued, nobody below line rate): nothing to integrate; skipping the
             # byte counter here only changes stage counters of flows already at line rate
             return set()
         self.ticks += 1
         flows = self.flows
         if not flows:
-            self.queue.clear()
-            self.over = False
             return set()
-        cap = self.cap
-        # offered load per switch egress link
-        load: dict[int, float] = {}
-        ins: dict[int, set] = {}
-        for f in flows.values():
-            rc = f.cap
-            links = f.links
-            for i, l in enumerate(links):
-                if self.tail_switch[l]:
-                    load[l] = load.get(l, 0.0) + rc
-                    s = ins.get(l)
-                    if s is None:
-                        s = ins[l] = (set(), set())
-                    if i:
-                        s[0].add(links[i - 1])
-                        s[1].update(links[:i])
-        queue = self.queue
-        self.over = False
-        prob: dict[int, float] = {}
-        newq: dict[int, float] = {}
-        for l, a in load.items():
-            q = queue.get(l, 0.0)
-            if a > cap[l]:
-                self.over = True
-            q += (a - cap[l]) * dt
-            kmin, kmax, pmax = self.ecn(cap[l])
-            near, tree = ins[l]
-            xoff = kmax + self.xon[l]
-            # PFC keeps the backlog behind this egress in every ingress upstream of it
-            qmax = max(1, len(tree)) * xoff
-            q = 0.0 if q < 0.0 else (qmax if q > qmax else q)
-            if q > 0.0:
-                newq[l] = q
-            qe = min(q, max(1, len(near)) * xoff)
-            if qe > kmin:
-                prob[l] = 1.0 if qe > kmax else pmax * (qe - kmin) / (kmax - kmin)
-        self.queue = newq
+        st = self.st
+        fl = list(flows.values())
+        inject = {}
+        for f in fl:
+            s = st[f.fid]
+            b = s[2] * dt
+            inject[f.fid] = b if b < s[0] else s[0]
+        was_paused = set(self.net.paused) if self.tracer is not None else None
+        sent, departed, qavg = self.net.step(fl, inject, dt)
+        qdelay = {l: qavg[l] / self.cap[l] for l in qavg}
+        tm = 0.5 * (t0 + now_ps)                 # marks of this step, at its middle
+        infl = self.infl
+        for l, out in departed.items():
+            p = self._mark_prob(l, qavg[l])
+            if p <= 0.0:
+                continue
+            for fid, b in out.items():
+                f = flows.get(fid)
+                if f is not None:
+                    # a marked byte reaches the receiver after the queues and hops downstream of l
+                    infl[fid].append((tm + self._downstream_ps(f, l, qdelay), p * b / f.mtu))
+        pend = self.pending
         dirty: set[int] = set()
         now_ns = now_ps // PS_PER_NS
-        for f in flows.values():
+        tick = float(self.tick_ps)
+        for f in fl:
             rp = f.rp
-            sent = f.rate * dt
-            if sent > 0.0:
-                rp.on_send(now_ns, sent)
-            if prob and now_ps - f.last_cnp >= rp.cnp_interval_ns * PS_PER_NS:
-                pm = 0.0
-                for l in f.links:
-                    p = prob.get(l)
-                    if p:
-                        pm = 1.0 - (1.0 - pm) * (1.0 - p)
-                if pm > 0.0:
-                    f.marks += pm * sent / f.mtu
-                    if f.marks >= 1.0:
-                        f.marks = 0.0
-                        f.last_cnp = now_ps
-                        rp.on_cnp(now_ns)
-                        self.cnps += 1
+            fid = f.fid
+            s = st[fid]
+            inj = sent.get(fid, 0.0)
+            s[0] -= inj
+            b = s[1] + inj - f.rate * dt
+            s[1] = b if b > 0.0 else 0.0
+            due = pend.get(fid)
+            if due is not None and due <= now_ps:
+                del pend[fid]
+                rp.on_cnp(int(due) // PS_PER_NS)
+                self.cnps += 1
+            if infl[fid]:
+                self._notify(f, rp, now_ps)
+            if inj > 0.0:
+                rp.on_send(now_ns, inj)
             rp.advance(now_ns)
-            c = rp.rate_bps / 8.0 / PS_PER_S
+            rc = rp.rate_bps / 8.0 / PS_PER_S
+            if rc > f.ceil:
+                rc = f.ceil             # the model's own per-flow cap (flow_rate_cap_frac)
+            s[2] = rc
+            # delivery may exceed R_C while the network holds this flow's earlier bytes: the
+            # backlog drains at the flow's share of the links (PFC/FIFO), not at the RP's rate
+            c = rc + s[1] / tick
             if c > f.ceil:
-                c = f.ceil              # the model's own per-flow cap (flow_rate_cap_frac)
+                c = f.ceil
             if c != f.cap:
                 f.cap = c
                 f.solo = f.bott if f.bott < c else c
                 dirty.update(f.links)
+        if self.tracer is not None:
+            self.tracer.record(now_ps, self.net, was_paused, fl)
         return dirty
+
+    def _downstream_ps(self, f, l: int, qdelay: dict) -> float:
+        """Time (ps) from leaving egress ``l`` to reaching ``f``'s receiver: later queues and hops."""
+        links = f.links
+        k = links.index(l)
+        d = self.hop[f.fid] * (len(links) - k)
+        for j in range(k + 1, len(links)):
+            d += qdelay.get(links[j], 0.0)
+        return d
+
+    def _notify(self, f, rp, now_ps: int) -> None:
+        """The NP: marked bytes that reached the receiver by now, in arrival order, make a CNP once
+        they sum to one expected mark outside the CNP interval; the CNP reaches the RP half an RTT later."""
+        fid = f.fid
+        arrived = sorted(x for x in self.infl[fid] if x[0] <= now_ps)
+        if not arrived:
+            return
+        self.infl[fid] = [x for x in self.infl[fid] if x[0] > now_ps]
+        interval = rp.cnp_interval_ns * PS_PER_NS
+        for t, m in arrived:
+            if t < f.last_cnp + interval or fid in self.pending:
+                continue                 # within the interval: the NP sends no CNP for it
+            f.marks += m
+            if f.marks >= MARK_THRESHOLD:
+                f.marks = 0.0
+                f.last_cnp = t
+                t_cnp = t + self.ret[fid]
+                if t_cnp <= now_ps:
+                    rp.on_cnp(int(t_cnp) // PS_PER_NS)
+                    self.cnps += 1
+                else:
+                    self.pending[fid] = t_cnp
+
+
+class DcqcnTracer:
+    """Approximate ``queues.csv``, ``pfc.csv`` and ``cc.csv`` rows of the fluid DCQCN model.
+
+    Queue rows (``time_ns, node, port, priority, queue_bytes``) and cc rows
+    (``time_ns, flow_id, cc, cwnd_bytes, rate_bps, alpha, srtt_ns``; no cwnd
+    or srtt) are written at the first model step at or after each multiple
+    of their sample period — the model's own instants, so times are off by up
+    to one tick; queue rows as in the packet backend: while a queue is
+    non-zero plus one zero row when it empties. PFC rows (``time_ns, node,
+    port, priority, pause|resume``: the sender ``node`` of the link towards
+    ``port``) at the step an ingress crosses XOFF or XON.
+    """
+
+    def __init__(self, sinks, names: dict, prio: int, queue_sample_ns: int, cc_sample_ns: int):
+        self.queues, self.pfc, self.cc = sinks.queues, sinks.pfc, sinks.cc
+        self.names = names               # link id -> (node, peer)
+        self.prio = prio
+        self.q_ps = int(queue_sample_ns) * PS_PER_NS if self.queues is not None else 0
+        self.c_ps = int(cc_sample_ns) * PS_PER_NS if self.cc is not None else 0
+        self.next_q = self.next_c = 0
+        self.last: dict[int, float] = {}
+        self.pauses = 0
+
+    def record(self, now_ps: int, net, was_paused: set, flows) -> None:
+        t = (now_ps + 500) // PS_PER_NS
+        names, prio = self.names, self.prio
+        if was_paused != net.paused:
+            for l in sorted(was_paused ^ net.paused):
+                on = l in net.paused
+                self.pauses += on
+                if self.pfc is not None:
+                    a, b = names[l]
+                    self.pfc.add((t, a, b, prio, "pause" if on else "resume"))
+        if self.q_ps and now_ps >= self.next_q:
+            self.next_q = (now_ps // self.q_ps + 1) * self.q_ps
+            last = self.last
+            for l in sorted(set(net.queues) | set(last)):
+                qu = net.queues.get(l)
+                q = int(qu.q + 0.5) if qu is not None else 0
+                if q or last.get(l):
+                    a, b = names[l]
+                    self.queues.add((t, a, b, prio, q))
+                if q:
+                    last[l] = q
+                else:
+                    last.pop(l, None)
+        if self.c_ps and now_ps >= self.next_c:
+            self.next_c = (now_ps // self.c_ps + 1) * self.c_ps
+            for f in sorted(flows, key=lambda x: x.fid):
+                rp = f.rp
+                self.cc.add((t, f.fid, "dcqcn", "", rp.rate_bps, rp.alpha, ""))

@@ -34,7 +34,7 @@ import numpy as np
 
 #: relative tolerance when comparing fair shares (two links within it tie)
 REL_TOL = 1e-9
-_DEBUG = False
+INF = float("inf")
 
 
 def maxmin_csr(flow_ptr: np.ndarray, flow_links: np.ndarray, capacity: np.ndarray,
@@ -100,7 +100,6 @@ def maxmin_csr(flow_ptr: np.ndarray, flow_links: np.ndarray, capacity: np.ndarra
         if not freeze.any():  # cannot happen; guards against an infinite loop
             raise RuntimeError("max-min solver made no progress")
         rate_out[ids[freeze]] = level[freeze]
-        if _DEBUG: print(iterations, len(ids), int(freeze.sum()))
         sel = freeze[nnz_flow]
         rem -= np.bincount(links[sel], weights=level[nnz_flow[sel]], minlength=L)
         n -= np.bincount(links[sel], minlength=L)
@@ -133,32 +132,51 @@ def maxmin_small(paths: Sequence[Sequence[int]], capacity: dict | Sequence[float
     """Pure-Python progressive filling for a handful of flows (no numpy overhead).
 
     Same result as :func:`maxmin`; ``capacity`` is indexable by the link ids
-    used in ``paths``.
+    used in ``paths``. Each round finds the lowest fair share (remaining
+    capacity / unfrozen flows) over the links still in use and the lowest
+    cap, freezes every flow held at that level, and takes the level off its
+    links.
     """
     F = len(paths)
     rate = [0.0] * F
-    active = set(range(F))
     rem: dict = {}
-    users: dict = {}
+    on: dict = {}                       # link -> its flows (frozen ones are skipped)
     for f, p in enumerate(paths):
         for l in p:
-            if l not in rem:
+            u = on.get(l)
+            if u is None:
                 rem[l] = capacity[l]
-                users[l] = set()
-            users[l].add(f)
+                on[l] = [f]
+            else:
+                u.append(f)
+    cnt = {l: len(u) for l, u in on.items()}
+    live = list(on)                     # links with unfrozen flows
+    frozen_flag = [False] * F
+    active = list(range(F))
     while active:
-        best = min((rem[l] / len(u), l) for l, u in users.items() if u)[0] if any(users.values()) else float("inf")
-        ccap = min(cap[f] for f in active)
-        level = min(best, ccap)
+        best = INF
+        for l in live:
+            s = rem[l] / cnt[l]
+            if s < best:
+                best = s
+        ccap = min([cap[f] for f in active])
+        level = best if best <= ccap else ccap
         lim = level * (1.0 + 1e-12)
-        frozen = {f for f in active if cap[f] <= lim}
-        for l, u in users.items():
-            if u and rem[l] / len(u) <= lim:
-                frozen |= u
+        frozen = [f for f in active if cap[f] <= lim]
+        for f in frozen:
+            frozen_flag[f] = True
+        for l in live:
+            if rem[l] / cnt[l] <= lim:
+                for f in on[l]:
+                    if not frozen_flag[f]:
+                        frozen_flag[f] = True
+                        frozen.append(f)
         for f in frozen:
             rate[f] = level
             for l in paths[f]:
-                users[l].discard(f)
-                rem[l] = max(rem[l] - level, 0.0)
-        active -= frozen
+                cnt[l] -= 1
+                r = rem[l] - level
+                rem[l] = r if r > 0.0 else 0.0
+        live = [l for l in live if cnt[l]]
+        active = [f for f in active if not frozen_flag[f]]
     return rate

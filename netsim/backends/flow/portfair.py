@@ -28,16 +28,18 @@ does not within ``max_rounds`` the caller falls back to max-min.
 
 When no two flows of a link share their previous link (each tree is flat),
 this is exactly max-min fairness, and :func:`is_flat` lets the caller use the
-vectorized solver instead.
+vectorized solver instead. The trees and the water-filling on them are in
+:mod:`.porttree`; a :class:`~.porttree.PortProblem` holds them for one
+component so that the flatness test, both solves (before and after head-of-
+line blocking) and :func:`hol_capacities` share them.
 """
 from __future__ import annotations
 
-import math
 from typing import Mapping, Sequence
 
 from .maxmin import maxmin_small
-
-INF = math.inf
+from .porttree import (INF, PortProblem, _allocate, _node_demands, _offered, _Tree,  # noqa: F401 (re-exported)
+                       _waterfill, flat_offers, tree_offers)
 
 
 def is_flat(paths: Sequence[Sequence[int]]) -> bool:
@@ -48,42 +50,7 @@ def is_flat(paths: Sequence[Sequence[int]]) -> bool:
     that, ...); the first node with several children must have only flows as
     children. Then every fairness decision is between single flows.
     """
-    seen = set()
-    for p in paths:  # quick test: no two flows enter any link from the same previous link
-        for i in range(1, len(p)):
-            key = (p[i - 1], p[i])
-            if key in seen:
-                break
-            seen.add(key)
-        else:
-            continue
-        break
-    else:
-        return True
-    users: dict[int, list[tuple[int, int]]] = {}
-    for f, p in enumerate(paths):
-        for i, l in enumerate(p):
-            users.setdefault(l, []).append((f, i))
-    for u in users.values():
-        if len(u) < 2:
-            continue
-        depth = 1
-        members = u
-        while True:
-            groups: dict = {}
-            for f, pos in members:
-                key = paths[f][pos - depth] if pos - depth >= 0 else ("leaf", f)
-                groups.setdefault(key, []).append((f, pos))
-            if len(groups) == 1:
-                members = next(iter(groups.values()))
-                if len(members) < 2 or all(pos - depth < 0 for _, pos in members):
-                    break
-                depth += 1
-                continue
-            if any(len(g) > 1 for g in groups.values()):
-                return False
-            break
-    return True
+    return PortProblem(paths).flat
 
 
 def may_block(paths: Sequence[Sequence[int]]) -> bool:
@@ -102,128 +69,15 @@ def may_block(paths: Sequence[Sequence[int]]) -> bool:
     return False
 
 
-def _waterfill(budget: float, demands: list[float]) -> list[float]:
-    """Max-min split of ``budget`` among ``demands``."""
-    n = len(demands)
-    out = [0.0] * n
-    left = budget
-    k = n
-    for i in sorted(range(n), key=demands.__getitem__):
-        share = left / k
-        d = demands[i]
-        a = d if d < share else share
-        out[i] = a
-        left -= a
-        k -= 1
-    return out
-
-
-class _Tree:
-    """The path-prefix tree of one link.
-
-    ``kids[node]`` lists a node's children: ``("n", node)`` or ``("f", flow)``;
-    ``route[flow]`` is the list of ``(node, child position)`` from the root.
-    """
-
-    __slots__ = ("paths", "kids", "route", "flows")
-
-    def __init__(self, users: list[tuple[int, int]], paths):
-        self.paths = paths
-        self.kids: list[list[tuple[str, int]]] = []
-        self.route: dict[int, list[tuple[int, int]]] = {}
-        self.flows = [f for f, _ in users]
-        self._build(users, 0, [])
-
-    def _build(self, members, depth, prefix) -> int:
-        node = len(self.kids)
-        kids: list[tuple[str, int]] = []
-        self.kids.append(kids)
-        groups: dict = {}
-        for f, pos in members:
-            if pos - depth - 1 < 0:
-                self.route[f] = prefix + [(node, len(kids))]
-                kids.append(("f", f))
-            else:
-                groups.setdefault(self.paths[f][pos - depth - 1], []).append((f, pos))
-        for key in sorted(groups):
-            g = groups[key]
-            if len(g) == 1:
-                self.route[g[0][0]] = prefix + [(node, len(kids))]
-                kids.append(("f", g[0][0]))
-            else:
-                pos_here = len(kids)
-                kids.append(("n", -1))
-                child = self._build(g, depth + 1, prefix + [(node, pos_here)])
-                kids[pos_here] = ("n", child)
-        return node
-
-
-def _node_demands(tree: _Tree, dem) -> list[float]:
-    """Total demand of every node (children after parents in ``kids``, so go backwards)."""
-    out = [0.0] * len(tree.kids)
-    for node in range(len(tree.kids) - 1, -1, -1):
-        tot = 0.0
-        for kind, x in tree.kids[node]:
-            tot += dem[x] if kind == "f" else out[x]
-        out[node] = tot
-    return out
-
-
-def _allocate(tree: _Tree, budget: float, dem, nd: list[float]) -> dict[int, float]:
-    out: dict[int, float] = {}
-    stack = [(0, budget)]
-    while stack:
-        node, b = stack.pop()
-        kids = tree.kids[node]
-        ds = [dem[x] if kind == "f" else nd[x] for kind, x in kids]
-        for (kind, x), a in zip(kids, _waterfill(b, ds)):
-            if kind == "f":
-                out[x] = a
-            else:
-                stack.append((x, a))
-    return out
-
-
-def _offered(tree: _Tree, budget: float, dem, nd: list[float], f: int, sorted_ds: dict) -> float:
-    """What flow ``f`` would get at this link if it wanted everything (others keep ``dem``).
-
-    ``sorted_ds`` caches each node's ascending child demands for this round.
-    At every node on ``f``'s route the child toward ``f`` asks for everything:
-    it gets the water level left after the children asking less are served
-    (the others keep their demands), as :func:`_waterfill` would give it.
-    """
-    for node, pos in tree.route[f]:
-        srt = sorted_ds.get(node)
-        if srt is None:
-            kids = tree.kids[node]
-            srt = sorted_ds[node] = sorted(dem[x] if kind == "f" else nd[x] for kind, x in kids)
-        kind, x = tree.kids[node][pos]
-        mine = dem[x] if kind == "f" else nd[x]
-        k = len(srt)
-        left = budget
-        skipped = False
-        for d in srt:
-            if d == INF:
-                break
-            if not skipped and d == mine:
-                skipped = True          # this child: it asks for everything now
-                continue
-            share = left / k
-            if d >= share:
-                break                    # every remaining child is held by the level
-            left -= d
-            k -= 1
-        budget = left / k
-    return budget
-
-
 def port_fair(paths: Sequence[Sequence[int]], capacity: Mapping[int, float] | Sequence[float],
               cap: Sequence[float], *, max_rounds: int = 300, rel_tol: float = 1e-7,
-              damping: float = 0.7, offers: dict | None = None, warm: bool = True) -> tuple[list[float], int]:
+              damping: float = 0.7, offers: dict | None = None, warm: bool = True,
+              problem: PortProblem | None = None) -> tuple[list[float], int]:
     """Ingress-port-fair rates of flows on ``paths`` (link ids into ``capacity``).
 
     Returns ``(rates, rounds)``; ``rounds = -1`` when the iteration did not
     settle within ``max_rounds`` (the caller should fall back to max-min).
+    ``problem``: the :class:`PortProblem` of ``paths``, if already built.
 
     >>> r, _ = port_fair([[0, 2], [1, 2], [1, 2]], [10.0, 10.0, 10.0], [INF] * 3)  # 2 ports into link 2
     >>> [round(x, 6) for x in r]
@@ -233,10 +87,8 @@ def port_fair(paths: Sequence[Sequence[int]], capacity: Mapping[int, float] | Se
     [0.5, 0.5, 1.5]
     """
     F = len(paths)
-    users: dict[int, list[tuple[int, int]]] = {}
-    for f, p in enumerate(paths):
-        for i, l in enumerate(p):
-            users.setdefault(l, []).append((f, i))
+    problem = problem or PortProblem(paths)
+    users = problem.users
     base = list(cap)
     shared: list[tuple[int, _Tree]] = []
     for l in sorted(users):
@@ -247,7 +99,7 @@ def port_fair(paths: Sequence[Sequence[int]], capacity: Mapping[int, float] | Se
             if c < base[f]:
                 base[f] = c
         else:
-            shared.append((l, _Tree(u, paths)))
+            shared.append((l, problem.tree(l)))
     if not shared:
         return base, 0
     if warm:  # start from the max-min rates: port fairness is usually a small correction of them
@@ -260,37 +112,26 @@ def port_fair(paths: Sequence[Sequence[int]], capacity: Mapping[int, float] | Se
         for f in t.flows:
             flow_links[f].append(l)
     rates = base[:]
+    last: dict[int, tuple[list[float], dict[int, float]]] = {}   # per link: demands, undamped offers
     for rounds in range(1, max_rounds + 1):
-        best = [INF] * F
-        best_l = [-1] * F
-        second = [INF] * F
-        for f in range(F):
-            for l in flow_links[f]:
-                a = off[l][f]
-                if a < best[f]:
-                    second[f] = best[f]
-                    best[f], best_l[f] = a, l
-                elif a < second[f]:
-                    second[f] = a
+        best, best_l, second = _best_two(F, flow_links, off)
         new_off = {}
         for l, tree in shared:
-            dem = {}
-            for f in tree.flows:
+            flows = tree.flat_flows or tree.flows
+            ds = []
+            for f in flows:
                 other = second[f] if best_l[f] == l else best[f]
-                dem[f] = base[f] if base[f] < other else other
-            nd = _node_demands(tree, dem)
-            c = capacity[l]
-            alloc = _allocate(tree, c, dem, nd)
-            o = {}
-            srt: dict = {}
-            for f in tree.flows:
-                a = alloc[f]
-                # a flow held by its demand here may be offered more: ask the tree
-                o[f] = _offered(tree, c, dem, nd, f, srt) if a >= dem[f] * (1 - 1e-12) else a
+                ds.append(base[f] if base[f] < other else other)
+            seen = last.get(l)
+            if seen is not None and seen[0] == ds:
+                o = seen[1]              # same demands as last round: same offers
+            else:
+                o = (flat_offers(capacity[l], flows, ds) if tree.flat_flows is not None
+                     else tree_offers(tree, capacity[l], dict(zip(flows, ds))))
+                last[l] = (ds, o)
             if rounds > 1 and damping < 1.0:
                 prev = off[l]
-                for f, v in o.items():
-                    o[f] = damping * v + (1.0 - damping) * prev[f]
+                o = {f: damping * v + (1.0 - damping) * prev[f] for f, v in o.items()}
             new_off[l] = o
         off = new_off
         new_rates = [min([base[f]] + [off[l][f] for l in flow_links[f]]) for f in range(F)]
@@ -306,19 +147,38 @@ def port_fair(paths: Sequence[Sequence[int]], capacity: Mapping[int, float] | Se
     return rates, rounds
 
 
-def port_fair_auto(paths, capacity, cap, *, offers: dict | None = None, fast_rounds: int = 50):
+def _best_two(F: int, flow_links: list[list[int]], off: dict) -> tuple[list, list, list]:
+    """Per flow: the least offer over its shared links, that link, and the second least offer."""
+    best = [INF] * F
+    best_l = [-1] * F
+    second = [INF] * F
+    for f in range(F):
+        for l in flow_links[f]:
+            a = off[l][f]
+            if a < best[f]:
+                second[f] = best[f]
+                best[f], best_l[f] = a, l
+            elif a < second[f]:
+                second[f] = a
+    return best, best_l, second
+
+
+def port_fair_auto(paths, capacity, cap, *, offers: dict | None = None, fast_rounds: int = 50,
+                   problem: PortProblem | None = None):
     """:func:`port_fair`, first undamped (converges in a few rounds on the path trees of real
     topologies: ~3x fewer rounds on components from a 256-GPU training step), then, if that
     does not settle within ``fast_rounds``, with the default damping. Same fixed point and
     tolerance either way.
     """
     trial: dict | None = {} if offers is not None else None
-    rates, rounds = port_fair(paths, capacity, cap, damping=1.0, max_rounds=fast_rounds, offers=trial)
+    problem = problem or PortProblem(paths)
+    rates, rounds = port_fair(paths, capacity, cap, damping=1.0, max_rounds=fast_rounds, offers=trial,
+                              problem=problem)
     if rounds >= 0:
         if offers is not None:
             offers.update(trial)
         return rates, rounds
-    return port_fair(paths, capacity, cap, offers=offers)
+    return port_fair(paths, capacity, cap, offers=offers, problem=problem)
 
 
 def _feasible(rates: list[float], users, capacity) -> list[float]:
@@ -334,7 +194,7 @@ def _feasible(rates: list[float], users, capacity) -> list[float]:
 
 
 def hol_capacities(paths: Sequence[Sequence[int]], capacity: Mapping[int, float], rates: Sequence[float],
-                   offers: dict[int, dict[int, float]]) -> dict[int, float]:
+                   offers: dict[int, dict[int, float]], problem: PortProblem | None = None) -> dict[int, float]:
     """Reduced capacities of ingress links paused by PFC (head-of-line blocking).
 
     A flow held at a shared link ``l`` (its rate is what ``l`` offers it) keeps
@@ -344,11 +204,10 @@ def hol_capacities(paths: Sequence[Sequence[int]], capacity: Mapping[int, float]
     everything), the held flow gets ``rate_f = d·s_f``: ``k`` is on a fraction
     ``d`` of the time, so every flow on ``k`` is limited to ``d·s_f``.
     Returns ``{k: d·C_k}`` for the paused links (empty when none).
+    ``problem``: the :class:`PortProblem` of ``paths``, if already built.
     """
-    users: dict[int, list[tuple[int, int]]] = {}
-    for f, p in enumerate(paths):
-        for i, l in enumerate(p):
-            users.setdefault(l, []).append((f, i))
+    problem = problem or PortProblem(paths)
+    users = problem.users
     held: dict[int, list[int]] = {}
     for l, per_flow in offers.items():
         for f, o in per_flow.items():
@@ -361,7 +220,7 @@ def hol_capacities(paths: Sequence[Sequence[int]], capacity: Mapping[int, float]
         u = users[k]
         if len(u) < 2:
             continue
-        tree = _Tree(u, paths)
+        tree = problem.tree(k)
         dem = {f: INF for f, _ in u}
         share = _allocate(tree, capacity[k], dem, _node_demands(tree, dem))
         d = min(rates[f] / share[f] for f in flows if share[f] > 0)

@@ -42,11 +42,13 @@ FLOW_PARAMS = ParamTable("flow-backend", [
           "counted in stats as port_fair_fallbacks)",
           "netsim choice: pure-Python port fairness costs ~0.1-0.6 ms per flow per recomputation "
           "(measured, docs/flow-backend.md); beyond this the vectorized max-min solver is used", minimum=0),
-    Param("flow_dcqcn_tick_ns", 10_000, "time",
-          "evaluation period of the fluid DCQCN model while it is not at rest (backlog or a flow below "
-          "line rate); flow start/end events are evaluation instants too",
-          "netsim choice: 1/5 of DCQCN's 50 us CNP interval and 55 us timers (Zhu et al. SIGCOMM 2015); "
-          "docs/flow-backend.md", minimum=1),
+    Param("flow_dcqcn_tick_ns", 2_000, "time",
+          "evaluation period of the fluid DCQCN model (FIFO queues, PFC, marks) while it is not at rest "
+          "(a byte queued, an ingress paused, a mark in flight or a flow below line rate); flow start/end "
+          "events and CNP arrivals are evaluation instants too",
+          "netsim choice: the PFC XOFF-XON gap at 100 Gb/s, 1 us links (~28 KB) drains in ~2 us, and 2 us "
+          "resolves the 4 us rate-decrease interval of the hpcc/nvidia presets; 10 us was measured less "
+          "accurate against the packet backend (docs/flow-backend.md)", minimum=1),
 ])
 
 

@@ -13,16 +13,19 @@ the same components many times.
 from __future__ import annotations
 
 from itertools import chain
+from operator import itemgetter
 
 import numpy as np
 
 from .maxmin import maxmin_csr, maxmin_small
-from .portfair import hol_capacities, hol_capacities_flat, is_flat, may_block, port_fair_auto
+from .portfair import PortProblem, hol_capacities, hol_capacities_flat, may_block, port_fair_auto
 
 #: components with at most this many flows are solved in pure Python
 SMALL_COMPONENT = 32
 #: solutions memoized per component signature (cleared when full)
 MEMO_ENTRIES = 50_000
+
+_first = itemgetter(0)
 
 
 class FluidFlow:
@@ -59,7 +62,8 @@ class ComponentSolver:
         self._memo.clear()
 
     def solve_all(self, comps: list[list[FluidFlow]]) -> list:
-        """Rates of several components at once (same order).
+        """Rates of several components at once (same order); ``None`` for a lone flow, which
+        runs at its ``solo`` rate.
 
         Memo hits and small or port-fair components are solved one by one;
         the remaining flat components are solved together by one vectorized
@@ -72,25 +76,26 @@ class ComponentSolver:
         for i, comp in enumerate(comps):
             n = len(comp)
             if n == 1:
-                out[i] = (comp[0].solo,)
                 continue
             if n > self.max_component:
                 self.max_component = n
             key = self._key(comp)
             rates = self._memo.get(key)
             if rates is None:
-                if n <= SMALL_COMPONENT:
-                    rates = self._remember(key, self._solve(comp))
-                elif all(f.lossless for f in comp) and not is_flat([f.links for f in comp]):
-                    rates = self._remember(key, self._solve(comp, flat=False))
+                prob = None
+                if n > SMALL_COMPONENT and all(f.lossless for f in comp):
+                    prob = PortProblem([f.links for f in comp])
+                if n <= SMALL_COMPONENT or (prob is not None and not prob.flat):
+                    rates = self._remember(key, self._solve(comp, prob))
                 else:
                     batch.append(i)
-                    out[i] = key
+                    out[i] = (key, prob)
                     continue
             out[i] = rates
         if len(batch) == 1:
             i = batch[0]
-            out[i] = self._remember(out[i], self._solve(comps[i]))
+            key, prob = out[i]
+            out[i] = self._remember(key, self._solve(comps[i], prob))
         elif batch:
             union = [f for i in batch for f in comps[i]]
             rates = self._maxmin(union)
@@ -99,7 +104,7 @@ class ComponentSolver:
                 comp = comps[i]
                 r = rates[pos:pos + len(comp)]
                 pos += len(comp)
-                out[i] = self._remember(out[i], self._with_hol(comp, [f.links for f in comp], r))
+                out[i] = self._remember(out[i][0], self._with_hol(comp, [f.links for f in comp], r))
         return out
 
     def _key(self, comp: list[FluidFlow]) -> tuple:
@@ -131,12 +136,34 @@ class ComponentSolver:
         self._memo[key] = rates
         return rates
 
-    def components(self, dirty: set[int]) -> list[list[FluidFlow]]:
+    def components(self, dirty: set[int], fresh: list[FluidFlow] = ()) -> list[list[FluidFlow]]:
         """Connected components (links <-> active flows) reached from the ``dirty`` links.
 
-        Each component is sorted by flow id; components come in order of their
-        smallest dirty link, so the result is deterministic.
+        ``fresh`` are flows started since the last call whose links are not
+        in ``dirty``: one alone on all its links is a component by itself,
+        found without a search; the others' links join ``dirty``. Each
+        component is sorted by flow id; components come in order of their
+        smallest changed link (dirty, or a link of a fresh flow), so the
+        result is deterministic and does not depend on the shortcut.
         """
+        users = self._users
+        solo = []
+        for f in fresh:
+            for l in f.links:
+                if len(users[l]) != 1 or l in dirty:
+                    dirty.update(f.links)
+                    break
+            else:
+                solo.append((min(f.links), [f]))
+        found = self._search(dirty)
+        if not solo:
+            return [comp for _, comp in found]
+        found += solo
+        found.sort(key=_first)
+        return [comp for _, comp in found]
+
+    def _search(self, dirty: set[int]) -> list[tuple[int, list[FluidFlow]]]:
+        """``(seed link, component)`` for every component holding a ``dirty`` link, by seed."""
         users = self._users
         seen: set[int] = set()
         out = []
@@ -154,7 +181,7 @@ class ComponentSolver:
                             if l2 not in seen:
                                 seen.add(l2)
                                 stack.append(l2)
-            out.append([flows[k] for k in sorted(flows)] if len(flows) > 1 else list(flows.values()))
+            out.append((seed, [flows[k] for k in sorted(flows)] if len(flows) > 1 else list(flows.values())))
         return out
 
     def _link_caps(self, comp: list[FluidFlow]) -> dict[int, float]:
@@ -190,38 +217,49 @@ class ComponentSolver:
         np.cumsum(lens, out=ptr[1:])
         return maxmin_csr(ptr, local, capacity, fcap)[0].tolist()
 
-    def _solve(self, comp: list[FluidFlow], flat: bool | None = None) -> list[float]:
-        """Rates of one connected component (several flows); ``flat``: :func:`is_flat`, if known."""
-        n = len(comp)
+    def _solve(self, comp: list[FluidFlow], prob: PortProblem | None = None) -> list[float]:
+        """Rates of one connected component (several flows); ``prob``: its :class:`PortProblem`, if built."""
         paths = [f.links for f in comp]
-        lossless = all(f.lossless for f in comp)
-        if lossless and not (is_flat(paths) if flat is None else flat):
-            rates = None
-            if n <= self._port_max:
-                self.port_fair_solves += 1
-                lcap = self._link_caps(comp)
-                fcap = [f.cap for f in comp]
-                offers: dict | None = {} if self._hol else None
-                rates, rounds = port_fair_auto(paths, lcap, fcap, offers=offers)
-                if rounds >= 0 and self._hol:
-                    paused = hol_capacities(paths, lcap, rates, offers)
-                    if paused:
-                        self.hol_paused_links += len(paused)
-                        lcap.update(paused)
-                        rates, rounds = port_fair_auto(paths, lcap, fcap)
-                if rounds < 0:
-                    rates = None
-            if rates is None:
-                self.port_fair_fallbacks += 1
-                rates = self._maxmin(comp)
-            return rates
-        return self._with_hol(comp, paths, self._flat(comp, paths, None))
+        if all(f.lossless for f in comp):
+            prob = prob or PortProblem(paths)
+            if not prob.flat:
+                return self._port_fair(comp, paths, prob)
+        if len(comp) <= SMALL_COMPONENT:
+            lcap = self._link_caps(comp)
+            rates = maxmin_small(paths, lcap, [f.cap for f in comp])
+            return self._with_hol(comp, paths, rates, lcap)
+        return self._with_hol(comp, paths, self._maxmin(comp))
 
-    def _with_hol(self, comp: list[FluidFlow], paths, rates: list[float]) -> list[float]:
-        """Max-min ``rates`` of a flat component, corrected for PFC head-of-line blocking."""
+    def _port_fair(self, comp: list[FluidFlow], paths, prob: PortProblem) -> list[float]:
+        """Port-fair rates of a lossless non-flat component, with head-of-line blocking;
+        max-min when it is too large or the iteration does not settle."""
+        rates = None
+        if len(comp) <= self._port_max:
+            self.port_fair_solves += 1
+            lcap = self._link_caps(comp)
+            fcap = [f.cap for f in comp]
+            offers: dict | None = {} if self._hol else None
+            rates, rounds = port_fair_auto(paths, lcap, fcap, offers=offers, problem=prob)
+            if rounds >= 0 and self._hol:
+                paused = hol_capacities(paths, lcap, rates, offers, problem=prob)
+                if paused:
+                    self.hol_paused_links += len(paused)
+                    lcap.update(paused)
+                    rates, rounds = port_fair_auto(paths, lcap, fcap, problem=prob)
+            if rounds < 0:
+                rates = None
+        if rates is None:
+            self.port_fair_fallbacks += 1
+            rates = self._maxmin(comp)
+        return rates
+
+    def _with_hol(self, comp: list[FluidFlow], paths, rates: list[float], lcap: dict | None = None) -> list[float]:
+        """Max-min ``rates`` of a flat component, corrected for PFC head-of-line blocking
+        (``lcap``: the component's :meth:`_link_caps`, if known; updated in place)."""
         if self._hol and all(f.lossless for f in comp) and may_block(paths):
             # flat: max-min is port-fair; head-of-line blocking from the max-min bottlenecks
-            lcap = self._link_caps(comp)
+            if lcap is None:
+                lcap = self._link_caps(comp)
             paused = hol_capacities_flat(paths, lcap, rates)
             if paused:
                 self.hol_paused_links += len(paused)

@@ -115,6 +115,11 @@ SIM_PARAMS = ParamTable("packet-network", [
           "apply the host-stack cost model (netsim.hoststack: per-message delay, per-connection rate cap "
           "of kernel TCP) to flows that leave through a NIC; on by itself when a host.KEY is --set",
           "APNet'24 RoCE-vs-TCP gap; Cai et al. SIGCOMM 2021 (see netsim.hoststack)"),
+    Param("random_seed", -1, "int",
+          "seed of the packet backend's random draws (RED/ECN marks, random loss, per-packet spray); "
+          "-1 = the run's --seed. ECMP hashing always follows --seed, so this varies the draws on fixed paths",
+          "netsim choice: separates marking randomness from path choice (docs/flow-backend.md, DCQCN agreement)",
+          minimum=-1),
     Param("routing", "ecmp", "choice", "ecmp: one hashed path per flow; spray: random next hop per packet",
           "netsim issue #2", choices=("ecmp", "spray")),
     Param("queue_sample_ns", 10_000, "time", "period of queues.csv samples (0 = off)",

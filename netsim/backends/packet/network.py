@@ -75,7 +75,8 @@ class Network:
         self.params = params
         # per-flow completion callbacks, set by the owning backend (no-ops for a bare network)
         self.flow_received = self.flow_acked = self.flow_failed = _ignore_flow
-        self.rng = random.Random(seed)
+        rs = int(params.get("random_seed", -1))
+        self.rng = random.Random(seed if rs < 0 else rs)
         self.router = router
         self.sinks = sinks
         self.lossless = lossless_set(params)

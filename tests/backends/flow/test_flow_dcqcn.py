@@ -53,7 +53,7 @@ def test_rp_state_machine_is_the_packet_one():
     class F:
         pass
     f = F()
-    f.fid, f.links, f.cap, f.rate, f.mtu, f.ceil, f.bott = 0, (0,), 12.5e-3, 12.5e-3, 1500, 12.5e-3, 12.5e-3
+    f.fid, f.links, f.cap, f.rate, f.mtu, f.ceil, f.bott, f.rem = 0, (0,), 12.5e-3, 12.5e-3, 1500, 12.5e-3, 12.5e-3, 1e6
     dq.add(f, 0, 12.5e-3, 1500, 10e6)
     f.rp.on_cnp(0)
     assert f.rp.rate_bps == pytest.approx(50e9)
