@@ -33,6 +33,7 @@ from typing import Callable, TextIO
 from simpy.core import EmptySchedule, StopSimulation
 from simpy.events import URGENT, Event
 
+from .gctune import tuned_gc
 from .units import PS_PER_NS, format_time_ns
 
 
@@ -92,7 +93,13 @@ class Progress:
 
     # -- running -----------------------------------------------------------
     def run(self, until=None):
-        """Like ``env.run(until)`` (number or event), drawing progress if enabled."""
+        """Like ``env.run(until)`` (number or event), drawing progress if enabled.
+
+        The run uses :func:`netsim.gctune.tuned_gc` (fewer full garbage collections)."""
+        with tuned_gc():
+            return self._run(until)
+
+    def _run(self, until):
         env = self.env
         if not self.enabled:
             return env.run(until)

@@ -138,7 +138,9 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
 
     env.process(starter(env))
     if until_ns is not None:
-        env.run(until=int(until_ns) * PS_PER_NS)
+        from .gctune import tuned_gc
+        with tuned_gc():
+            env.run(until=int(until_ns) * PS_PER_NS)
     else:
         try:
             from .progress import run_with_progress

@@ -99,6 +99,22 @@ def bench_ring_allreduce_256() -> dict:
     return out
 
 
+@benchmark("flow_ring_allreduce_scaling")
+def bench_ring_allreduce_scaling() -> dict:
+    """Wall time per transfer of a 1 GB ring all-reduce on 64 ... 1,024 hosts (star, 100 Gbps).
+
+    One traffic pattern at every size (2n(n−1) transfers): ``us_per_transfer``
+    flat means wall time linear in the number of flows.
+    """
+    rows = {}
+    for n in (64, 128, 256, 512, 1024):
+        r = ring_allreduce_star(n, 10**9)
+        rows[f"{n}_hosts"] = {"transfers": r["transfers"], "wall_s": r["wall_s"],
+                              "us_per_transfer": round(r["wall_s"] / r["transfers"] * 1e6, 2),
+                              "rel_err_vs_formula": r["rel_err_vs_formula"]}
+    return rows
+
+
 def recompute_cost(active_counts=(100, 1000, 4000, 16000), k: int = 16, seed: int = 1,
                    fairness: str = "maxmin") -> dict:
     """Wall time of one full recomputation with N flows active (random pairs, k-ary fat-tree).
@@ -152,11 +168,13 @@ def _workload(name: str) -> str:
 
 
 def gpt_step(servers: int, *, tp: int, pp: int, dp: int, workload: str = "gpt-3b-t2p2d8.yaml",
-             backend: str = "flow", measure_memory: bool = False) -> dict:
+             backend: str = "flow", measure_memory: bool = False, global_batch: int | None = None) -> dict:
     """One iteration of ``workload`` with the given parallelism on ``servers`` 8-GPU servers."""
     from ..runtime import run_training
     topo = f"gpu_cluster:servers={servers},gpus_per_server=8"
     over = {"parallelism.tp": tp, "parallelism.pp": pp, "parallelism.dp": dp}
+    if global_batch is not None:
+        over["training.global_batch"] = global_batch
     if measure_memory:
         import tracemalloc
         tracemalloc.start()
@@ -212,6 +230,30 @@ def bench_gpt_scaling() -> dict:
         row["us_per_flow"] = round(r["wall_s"] / r["flows"] * 1e6, 2)
         first = first or row["us_per_flow"]
         row["us_per_flow_vs_64"] = round(row["us_per_flow"] / first, 2)
+        rows[f"{servers * 8}_gpus"] = row
+    return rows
+
+
+@benchmark("flow_gpt_weak_scaling")
+def bench_gpt_weak_scaling() -> dict:
+    """Wall time vs flows when every GPU does the same work (64, 256, 1,024 GPUs).
+
+    GPT-3B, t=8 p=4, d = GPUs/32 and global batch 16·d (4 micro-batches of 4
+    per data-parallel rank), so the flows of a GPU are the same at every size
+    and their number grows with the cluster; the 1,024-GPU run is the one of
+    ``flow_gpt_1024gpu``. ``wall_ratio_vs_flow_ratio`` is (wall / wall at 64)
+    ÷ (flows / flows at 64): 1.0 = wall time linear in the number of flows.
+    """
+    rows = {}
+    base = None
+    for servers in (8, 32, 128):
+        dp = servers * 8 // 32
+        r = gpt_step(servers, tp=8, pp=4, dp=dp, global_batch=16 * dp)
+        row = {k: r[k] for k in ("wall_s", "cpu_s", "flows", "flows_per_wall_s", "iteration_time_s",
+                                 "peak_rss_mib", "recomputations", "recompute_wall_s") if k in r}
+        row["us_per_flow"] = round(r["wall_s"] / r["flows"] * 1e6, 2)
+        base = base or (row["wall_s"], row["flows"])
+        row["wall_ratio_vs_flow_ratio"] = round((row["wall_s"] / base[0]) / (row["flows"] / base[1]), 2)
         rows[f"{servers * 8}_gpus"] = row
     return rows
 

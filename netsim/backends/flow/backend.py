@@ -47,6 +47,8 @@ from ...records import EMPTY_TAG, FlowRecord, FlowTag
 from ...units import PS_PER_NS, PS_PER_S, ps_to_ns
 from ..base import Backend, TraceSinks, register_backend
 from .ccmodel import CCModel, resolve_model
+from .dcqcnhooks import DcqcnHooksMixin
+from .linkchange import LinkChangeMixin
 from .settings import PathInfo, ideal_function, resolve_network_params
 from .solver import ComponentSolver, FluidFlow
 
@@ -56,7 +58,7 @@ EPS_BYTES = 1e-6
 MAX_DEFER = 64
 
 
-class FlowBackend(Backend):
+class FlowBackend(LinkChangeMixin, DcqcnHooksMixin, Backend):
     """Max-min fair fluid network over a topology graph (``--backend flow``)."""
 
     name = "flow"
@@ -366,179 +368,6 @@ class FlowBackend(Backend):
             self._request_settle()   # also when nothing is dirty: the next timer is set at the settle
         else:
             self._ensure_timer()
-
-    # -- link changes (netsim.whatif protocol) -----------------------------------
-    def _link_ids(self, a: str, b: str, where: str) -> tuple[int, int]:
-        lab, lba = self._lid.get((a, b)), self._lid.get((b, a))
-        if lab is None or lba is None or not self.graph.has_edge(a, b):
-            raise InputError("no such link", where=where, value=f"{a}:{b}")
-        return lab, lba
-
-    def _forget_paths(self) -> None:
-        """Drop every cache derived from link rates or routes (path constants, solver memo)."""
-        self._pair.clear()
-        self._path_info.clear()
-        self.solver.reset_capacities()
-
-    def _repath(self, f: FluidFlow, info: "PathInfo") -> None:
-        """Refresh ``f``'s path constants (bottleneck, solo rate, latency) from ``info``."""
-        _, _, lat, _ = self._flow_consts(info, f.size, self._model(f.cc))
-        f.bott = info.bott
-        f.solo = info.bott if info.bott < f.cap else f.cap
-        f.lat_ps = lat
-
-    def set_link_rate(self, a: str, b: str, rate_bps: float) -> None:
-        """Link a–b runs at ``rate_bps`` (both directions) from now on.
-
-        Remaining bytes of every flow are advanced to now at its old rate
-        (:meth:`_apply` does it when the rate changes), the two directed
-        capacities and the graph edge are updated, path constants and memoized
-        solutions are dropped, and the components through the link are re-solved
-        at this instant. Running flows keep their per-flow cap and ideal FCT;
-        their bottleneck and latency term follow the new rate.
-        """
-        lab, lba = self._link_ids(a, b, "set_link_rate")
-        rate = float(rate_bps)
-        if not rate > 0:
-            raise InputError("link rate must be positive", where=f"link {a}:{b}", value=rate_bps,
-                             accepted="a positive rate in bit/s")
-        if self._dq is not None:
-            self._dq_step()              # integrate the fluid queues at the old capacity
-        self.graph.edges[a, b]["rate_bps"] = rate
-        cap = rate / 8.0 / PS_PER_S
-        self._cap[lab] = self._cap[lba] = cap
-        self._forget_paths()
-        seen: set[int] = set()
-        for l in (lab, lba):
-            for fid, f in self._users[l].items():
-                if fid not in seen:
-                    seen.add(fid)
-                    path = tuple([f.src] + [self._dst_of(x) for x in f.links])
-                    self._repath(f, self._info(path))
-        self._dirty.update((lab, lba))
-        self._request_settle()
-
-    def _dst_of(self, l: int) -> str:
-        rev = getattr(self, "_lid_rev", None)
-        if rev is None or len(rev) != len(self._lid):
-            rev = self._lid_rev = {v: k for k, v in self._lid.items()}
-        return rev[l][1]
-
-    def fail_link(self, a: str, b: str) -> None:
-        """Remove link a–b now; every active flow crossing it moves to its new ECMP path.
-
-        The fluid model loses nothing: a rerouted flow keeps its remaining
-        bytes (advanced to now at its old rate) and continues on
-        ``router.path(src, dst, flow_id)``; its latency term follows the new
-        path, its ideal FCT stays that of its original path.
-
-        Raises
-        ------
-        RoutingError
-            A running flow's endpoints are no longer connected.
-        """
-        from ...errors import RoutingError
-        lab, lba = self._link_ids(a, b, "fail_link")
-        if self._dq is not None:
-            self._dq_step()
-        now = self.env.now
-        self.graph.remove_edge(a, b)
-        self.router.invalidate()
-        self._forget_paths()
-        users = self._users
-        moved = sorted({**users[lab], **users[lba]}.items())
-        dirty = self._dirty
-        dirty.update((lab, lba))
-        for fid, f in moved:
-            try:
-                path = tuple(self.router.path(f.src, f.dst, fid))
-            except RoutingError as e:
-                raise RoutingError(f"link {a}:{b} failed at {ps_to_ns(now)} ns and flow {fid} "
-                                   f"{f.src}->{f.dst} has no path left ({e})") from None
-            info = self._info(path)
-            if f.rate > 0.0:             # advance to now at the old rate before the links change
-                f.rem -= f.rate * (now - f.t_upd)
-            f.t_upd = now
-            for l in f.links:
-                del users[l][fid]
-            dirty.update(f.links)
-            f.links = info.links
-            for l in f.links:
-                users[l][fid] = f
-            dirty.update(f.links)
-            self._repath(f, info)
-        self._request_settle()
-
-    # -- fluid DCQCN ------------------------------------------------------------
-    def _make_dq(self):
-        from .dcqcnfluid import DcqcnFluid
-        g = self.graph
-        tail_switch = [False] * len(self._cap)
-        xon = [0.0] * len(self._cap)
-        mtu = float(self.params["mtu_bytes"])
-        for (a, b), l in self._lid.items():
-            tail_switch[l] = g.nodes[a].get("kind") == "switch"
-            e = g.edges[a, b]
-            xon[l] = 2.0 * float(e["delay_ns"]) * PS_PER_NS * self._cap[l] + 2.0 * mtu
-        self._dq = DcqcnFluid(self.cc_params.get("dcqcn") or {}, self._cap, tail_switch, xon,
-                              int(self.params["flow_dcqcn_tick_ns"]))
-        self._dq.t_last = self.env.now
-        sk = self.sinks
-        if sk.queues is not None or sk.pfc is not None or sk.cc is not None:
-            from .dcqcnfluid import DcqcnTracer
-            names = {l: ab for ab, l in self._lid.items()}
-            self._dq.tracer = DcqcnTracer(sk, names, int(self.params.get("roce_priority", 3)),
-                                          int(self.params["queue_sample_ns"]), int(self.params["cc_sample_ns"]))
-        return self._dq
-
-    def _rp_line_rate(self, info: "PathInfo") -> float:
-        """The DCQCN RP's line rate (bytes/ps): its path's first fabric link, as the packet backend
-        (the NIC's rate, not the GPU's NVLink/PCIe hop before it)."""
-        v = info.consts.get("rp_line")
-        if v is None:
-            from ..packet.backend import FABRIC_KINDS
-            g = self.graph
-            v = info.first_rate
-            for (a, b), l in zip(zip(info.path, info.path[1:]), info.links):
-                if g.edges[a, b].get("kind") in FABRIC_KINDS:
-                    v = self._cap[l]
-                    break
-            info.consts["rp_line"] = v
-        return v
-
-    def _dq_step(self) -> None:
-        """Evaluate the DCQCN model up to now; changed caps make their links dirty."""
-        dq = self._dq
-        dirty = dq.step(self.env.now, self._users)
-        if dirty:
-            self._dirty |= dirty
-            self._request_settle()
-        if dq.pending:
-            # a CNP on its way back is applied when it reaches the RP: evaluate then
-            due = math.ceil(min(dq.pending.values()))
-            if due not in self._dq_due:
-                self._dq_due.add(due)
-                self.env.timeout(max(0, due - self.env.now)).callbacks.append(self._dq_on_due)
-
-    def _dq_on_due(self, _ev) -> None:
-        self._dq_due.discard(self.env.now)
-        if self._dq.flows:
-            self._dq_step()
-            self._dq_schedule()
-
-    def _dq_schedule(self) -> None:
-        if not self._dq_tick:
-            self._dq_tick = True
-            self.env.timeout(self._dq.tick_ps).callbacks.append(self._dq_on_tick)
-
-    def _dq_on_tick(self, _ev) -> None:
-        self._dq_tick = False
-        dq = self._dq
-        if not dq.flows:
-            return
-        self._dq_step()
-        if not dq.at_rest():
-            self._dq_schedule()
 
     # -- reporting --------------------------------------------------------------
     def stats(self) -> dict[str, Any]:

@@ -103,3 +103,30 @@ def test_detach_removes_the_flows_bytes_and_counters():
     net.detach(b)
     assert net.queues[2].q == pytest.approx(q_before - held)
     assert net.cnt.get(1, 0.0) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_dcqcn_flows_survive_a_link_failure_mid_incast():
+    """fail_link moves running DCQCN flows (and their FIFO state) to the surviving spine."""
+    import simpy
+
+    from netsim.backends.base import TraceSinks, create_backend
+    from netsim.records import ListSink
+    from netsim.topology import load_topology
+    g = load_topology("leaf_spine:leaves=3,spines=2,hosts_per_leaf=4")
+    env = simpy.Environment()
+    sink = ListSink()
+    b = create_backend("flow", g, env=env, cc="dcqcn", sinks=TraceSinks(fct=sink))
+    for i in range(8):
+        b.send(f"h{4 + i}", "h0", 1_000_000)
+
+    def fail(env):
+        yield env.timeout(50 * US)
+        b.fail_link("leaf1", "spine0")
+        b.fail_link("leaf2", "spine1")
+
+    env.process(fail(env))
+    env.run()
+    st = b.stats()
+    assert st["completed"] == 8 and st["bytes_delivered"] == 8_000_000
+    assert st["dcqcn_cnps"] > 0
+    assert not b._dq.net.queues or all(q.q < 1.0 for q in b._dq.net.queues.values())
