@@ -229,7 +229,7 @@ class FlowBackend(LinkChangeMixin, DcqcnHooksMixin, Backend):
         f.bott = info.bott
         f.mtu = info.mtu
         f.rp = None
-        if model.dynamic and ccname == "dcqcn":
+        if model.dynamic and ccname == "dcqcn" and self._rp_line_rate(info) is not None:
             dq = self._dq or self._make_dq()
             self._dq_step()
             line = self._rp_line_rate(info)

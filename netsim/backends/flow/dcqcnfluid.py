@@ -32,6 +32,8 @@ queues of :mod:`.fifo`:
 * rate increase and α decay run on the RP's own timers (``advance``) and
   its byte counter (``on_send`` with the bytes injected).
 
+Flows whose path crosses no switch (NVLink/PCIe only) cannot be marked and
+are left to the fair-share solve at line rate (the backend does not add them).
 The model is evaluated at flow start/end events, when a CNP reaches its RP,
 and every ``Δ`` (``flow_dcqcn_tick_ns``) while it is not at rest: some
 DCQCN flow below line rate, a byte queued, an ingress paused or a mark on

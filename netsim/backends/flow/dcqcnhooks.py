@@ -38,18 +38,22 @@ class DcqcnHooksMixin:
                                           int(self.params["queue_sample_ns"]), int(self.params["cc_sample_ns"]))
         return self._dq
 
-    def _rp_line_rate(self, info: "PathInfo") -> float:
+    def _rp_line_rate(self, info: "PathInfo"):
         """The DCQCN RP's line rate (bytes/ps): its path's first fabric link, as the packet backend
-        (the NIC's rate, not the GPU's NVLink/PCIe hop before it)."""
-        v = info.consts.get("rp_line")
-        if v is None:
+        (the NIC's rate, not the GPU's NVLink/PCIe hop before it). ``None`` when the path crosses
+        no switch: nothing can mark it (an NVLink/PCIe path), so the flow runs at its line rate
+        under the fair-share solve alone and costs the DCQCN model nothing."""
+        v = info.consts.get("rp_line", 0)
+        if v == 0:
             from ..packet.backend import FABRIC_KINDS
             g = self.graph
-            v = info.first_rate
-            for (a, b), l in zip(zip(info.path, info.path[1:]), info.links):
-                if g.edges[a, b].get("kind") in FABRIC_KINDS:
-                    v = self._cap[l]
-                    break
+            v = None
+            if any(g.nodes[n].get("kind") == "switch" for n in info.path[1:-1]):
+                v = info.first_rate
+                for (a, b), l in zip(zip(info.path, info.path[1:]), info.links):
+                    if g.edges[a, b].get("kind") in FABRIC_KINDS:
+                        v = self._cap[l]
+                        break
             info.consts["rp_line"] = v
         return v
 

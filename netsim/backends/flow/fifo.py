@@ -177,6 +177,7 @@ class FifoNet:
         cap, queues, cnt, paused, nxt = self.cap, self.queues, self.cnt, self.paused, self.nxt
         touched: set[int] = set()
         sent: dict[int, float] = {}
+        flows = self._hot(flows, inject, dt, sent)
         # 1. injection: the link into the flow's first switch (its NIC's uplink) is shared by the flows
         #    on it and stops them while paused (hops before it — NVLink, PCIe — pass the fluid through)
         by_nic: dict = {}
@@ -248,6 +249,47 @@ class FifoNet:
                 paused.add(i)
                 self.pause_events += 1
         return sent, departed, qavg
+
+    def _hot(self, flows, inject: dict, dt: float, sent: dict) -> list:
+        """The flows this step must move through the queues; the others pass straight through.
+
+        A flow is cold when every queue on its path is empty with nothing
+        arriving, no link of it (nor its NIC uplink) is offered more than its
+        capacity this step and its uplink is not paused: its bytes would leave
+        every queue in the step they arrive, so it injects all it wants
+        (``sent``) and touches no queue or counter.
+        """
+        cap, queues, paused = self.cap, self.queues, self.paused
+        room = {}
+        for f in flows:
+            w = inject[f.fid]
+            if w <= 0.0:
+                continue
+            fid = f.fid
+            up = self.nxt[fid][-1][1]
+            if up is not None:
+                room[up] = room.get(up, 0.0) + w
+            for l in self.upof[fid]:
+                room[l] = room.get(l, 0.0) + w
+        hot_links = {l for l, w in room.items() if w > cap[l] * dt}
+        for l, qu in queues.items():
+            if qu.q > 0.0 or qu.arrivals:
+                hot_links.add(l)
+        hot_links |= paused
+        if not hot_links:
+            for f in flows:
+                sent[f.fid] = inject[f.fid]
+            return []
+        hot = []
+        for f in flows:
+            fid = f.fid
+            ups = self.upof[fid]
+            if self.nxt[fid][-1][1] in hot_links or not hot_links.isdisjoint(ups) or \
+                    not hot_links.isdisjoint(ups.values()):
+                hot.append(f)
+            else:
+                sent[fid] = inject[fid]
+        return hot
 
     def _arrive(self, fid: int, l: int, up, b: float, touched: set) -> None:
         arr = self.queues[l].arrivals

@@ -63,3 +63,18 @@ def test_deterministic():
     a = [r.row() for r in run(4, 1_000_000, stagger_ns=7_000)[1]]
     b = [r.row() for r in run(4, 1_000_000, stagger_ns=7_000)[1]]
     assert a == b
+
+
+def test_nvlink_only_dcqcn_flows_stay_out_of_the_model():
+    """Two GPUs of one server: no switch can mark the path, so the flow is ideal and costs no tick."""
+    from netsim.topology import gpus
+    g = load_topology("gpu_server:gpus=8")
+    gs = gpus(g)
+    env = simpy.Environment()
+    sink = ListSink()
+    b = create_backend("flow", g, env=env, cc="dcqcn", sinks=TraceSinks(fct=sink))
+    b.send(gs[0], gs[1], 50_000_000)
+    env.run()
+    st = b.stats()
+    assert st["dcqcn_ticks"] == 0 and st["dcqcn_cnps"] == 0
+    assert abs(sink.rows[0].fct_ns - sink.rows[0].ideal_fct_ns) <= 1
