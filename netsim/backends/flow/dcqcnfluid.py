@@ -143,7 +143,7 @@ class DcqcnFluid:
             return 0.0
         return 1.0 if q > kmax else pmax * (q - kmin) / (kmax - kmin)
 
-    def step(self, now_ps: int, users: list[dict]) -> set[int]:
+    def step(self, now_ps: int) -> set[int]:
         """Move the fluid over ``[t_last, now]``; return links whose flows' caps changed."""
         dt = now_ps - self.t_last
         if dt == 0:
@@ -272,7 +272,6 @@ class DcqcnTracer:
         self.c_ps = int(cc_sample_ns) * PS_PER_NS if self.cc is not None else 0
         self.next_q = self.next_c = 0
         self.last: dict[int, float] = {}
-        self.pauses = 0
 
     def record(self, now_ps: int, net, was_paused: set, flows) -> None:
         t = (now_ps + 500) // PS_PER_NS
@@ -280,7 +279,6 @@ class DcqcnTracer:
         if was_paused != net.paused:
             for l in sorted(was_paused ^ net.paused):
                 on = l in net.paused
-                self.pauses += on
                 if self.pfc is not None:
                     a, b = names[l]
                     self.pfc.add((t, a, b, prio, "pause" if on else "resume"))

@@ -21,13 +21,13 @@ class DcqcnHooksMixin:
         from .dcqcnfluid import DcqcnFluid
         g = self.graph
         tail_switch = [False] * len(self._cap)
-        xon = [0.0] * len(self._cap)
+        gap = [0.0] * len(self._cap)     # PFC XOFF - XON of each link into a switch (bytes)
         mtu = float(self.params["mtu_bytes"])
         for (a, b), l in self._lid.items():
             tail_switch[l] = g.nodes[a].get("kind") == "switch"
             e = g.edges[a, b]
-            xon[l] = 2.0 * float(e["delay_ns"]) * PS_PER_NS * self._cap[l] + 2.0 * mtu
-        self._dq = DcqcnFluid(self.cc_params.get("dcqcn") or {}, self._cap, tail_switch, xon,
+            gap[l] = 2.0 * float(e["delay_ns"]) * PS_PER_NS * self._cap[l] + 2.0 * mtu
+        self._dq = DcqcnFluid(self.cc_params.get("dcqcn") or {}, self._cap, tail_switch, gap,
                               int(self.params["flow_dcqcn_tick_ns"]))
         self._dq.t_last = self.env.now
         sk = self.sinks
@@ -60,7 +60,7 @@ class DcqcnHooksMixin:
     def _dq_step(self) -> None:
         """Evaluate the DCQCN model up to now; changed caps make their links dirty."""
         dq = self._dq
-        dirty = dq.step(self.env.now, self._users)
+        dirty = dq.step(self.env.now)
         if dirty:
             self._dirty |= dirty
             self._request_settle()
