@@ -168,8 +168,10 @@ def _workload(name: str) -> str:
 
 
 def gpt_step(servers: int, *, tp: int, pp: int, dp: int, workload: str = "gpt-3b-t2p2d8.yaml",
-             backend: str = "flow", measure_memory: bool = False, global_batch: int | None = None) -> dict:
-    """One iteration of ``workload`` with the given parallelism on ``servers`` 8-GPU servers."""
+             backend: str = "flow", measure_memory: bool = False, global_batch: int | None = None,
+             seed: int = 0) -> dict:
+    """One iteration of ``workload`` with the given parallelism on ``servers`` 8-GPU servers
+    (``seed``: the ECMP hash seed, which decides the fabric collisions)."""
     from ..runtime import run_training
     topo = f"gpu_cluster:servers={servers},gpus_per_server=8"
     over = {"parallelism.tp": tp, "parallelism.pp": pp, "parallelism.dp": dp}
@@ -179,7 +181,8 @@ def gpt_step(servers: int, *, tp: int, pp: int, dp: int, workload: str = "gpt-3b
         import tracemalloc
         tracemalloc.start()
     t0, c0 = time.perf_counter(), time.process_time()
-    s = run_training(topo, _workload(workload), backend=backend, progress=False, workload_overrides=over)
+    s = run_training(topo, _workload(workload), backend=backend, progress=False, workload_overrides=over,
+                     seed=seed)
     wall = time.perf_counter() - t0
     cpu = time.process_time() - c0
     out = {"gpus": servers * 8, "topology": topo, "workload": workload, "tp": tp, "pp": pp, "dp": dp,
@@ -191,7 +194,7 @@ def gpt_step(servers: int, *, tp: int, pp: int, dp: int, workload: str = "gpt-3b
         out["tracemalloc_peak_mib"] = round(tracemalloc.get_traced_memory()[1] / 2**20, 1)
         tracemalloc.stop()
     net = s.get("network", {})
-    for k in ("recomputations", "recompute_wall_s", "max_component_flows", "port_fair_solves"):
+    for k in ("recomputations", "rate_updates", "recompute_wall_s", "max_component_flows", "port_fair_solves"):
         if k in net:
             out[k] = net[k]
     return out
@@ -226,8 +229,9 @@ def bench_gpt_scaling() -> dict:
     for servers in (8, 32, 128):
         r = gpt_step(servers, tp=8, pp=4, dp=servers * 8 // 32)
         row = {k: r[k] for k in ("wall_s", "cpu_s", "flows", "flows_per_wall_s", "iteration_time_s",
-                                 "peak_rss_mib", "recomputations", "recompute_wall_s") if k in r}
+                                 "peak_rss_mib", "recomputations", "rate_updates", "recompute_wall_s") if k in r}
         row["us_per_flow"] = round(r["wall_s"] / r["flows"] * 1e6, 2)
+        row["recomputations_per_flow"] = round(r["recomputations"] / r["flows"], 3)
         first = first or row["us_per_flow"]
         row["us_per_flow_vs_64"] = round(row["us_per_flow"] / first, 2)
         rows[f"{servers * 8}_gpus"] = row
@@ -250,8 +254,9 @@ def bench_gpt_weak_scaling() -> dict:
         dp = servers * 8 // 32
         r = gpt_step(servers, tp=8, pp=4, dp=dp, global_batch=16 * dp)
         row = {k: r[k] for k in ("wall_s", "cpu_s", "flows", "flows_per_wall_s", "iteration_time_s",
-                                 "peak_rss_mib", "recomputations", "recompute_wall_s") if k in r}
+                                 "peak_rss_mib", "recomputations", "rate_updates", "recompute_wall_s") if k in r}
         row["us_per_flow"] = round(r["wall_s"] / r["flows"] * 1e6, 2)
+        row["recomputations_per_flow"] = round(r["recomputations"] / r["flows"], 3)
         base = base or (row["wall_s"], row["flows"])
         row["wall_ratio_vs_flow_ratio"] = round((row["wall_s"] / base[0]) / (row["flows"] / base[1]), 2)
         rows[f"{servers * 8}_gpus"] = row

@@ -46,19 +46,43 @@ from ...errors import InputError
 from ...records import EMPTY_TAG, FlowRecord, FlowTag
 from ...units import PS_PER_NS, PS_PER_S, ps_to_ns
 from ..base import Backend, TraceSinks, register_backend
-from .ccmodel import CCModel, resolve_model
+from .ccmodel import CCModel
 from .dcqcnhooks import DcqcnHooksMixin
 from .linkchange import LinkChangeMixin
+from .paths import PathsMixin
 from .settings import PathInfo, ideal_function, resolve_network_params
-from .solver import ComponentSolver, FluidFlow
+from .components import SOLO_TOL, FluidFlow, HeldRates
+from .solver import ComponentSolver
 
 #: a flow whose remaining wire bytes fall below this is complete (float drift guard)
 EPS_BYTES = 1e-6
-#: bound on how often a recomputation defers itself behind same-instant events
-MAX_DEFER = 64
+#: SimPy priority of the recomputation event: after SimPy's NORMAL (1) events of the same instant
+SETTLE_PRIORITY = 2
 
 
-class FlowBackend(LinkChangeMixin, DcqcnHooksMixin, Backend):
+def _may_gain(users: dict, link: int) -> bool:
+    """True when a flow of ``users`` (the flows left on ``link`` after another left it) could
+    speed up: one is held back by ``link`` (its ``bn``), or is DCQCN-controlled, or sits in a
+    component with a head-of-line pause.
+
+    Exact for max-min fairness: a flow keeps its rate while every link that
+    limits it keeps its flows, and a flow at its solo rate (path bottleneck or
+    cap) has all it can get. For port fairness every saturated shared link of
+    a flow counts as limiting it, and components with head-of-line pauses are
+    always re-solved.
+    """
+    for g in users.values():
+        if g.rp is not None or g.held:
+            return True
+        if g.rate < g.solo * SOLO_TOL:
+            links = g.links
+            for i in g.bn:
+                if links[i] == link:
+                    return True
+    return False
+
+
+class FlowBackend(PathsMixin, LinkChangeMixin, DcqcnHooksMixin, Backend):
     """Max-min fair fluid network over a topology graph (``--backend flow``)."""
 
     name = "flow"
@@ -101,15 +125,14 @@ class FlowBackend(LinkChangeMixin, DcqcnHooksMixin, Backend):
         # caches
         self._pair: dict[tuple[str, str], PathInfo | None] = {}
         self._path_info: dict[tuple, PathInfo] = {}
+        self._by_hops: dict[tuple, dict] = {}   # hop signature -> per-(size, algorithm) constants
         # dynamic state
         self._heap: list = []
-        self._seq = 0
         self._next_fid = 0
         self._active = 0
         self._dirty: set[int] = set()          # links whose flows' rates may have changed
         self._fresh: list[FluidFlow] = []       # flows started since the last recomputation
         self._settle_pending = False
-        self._defer = 0
         self._timers: set[int] = set()
         self._dq = None              # fluid DCQCN model (dcqcnfluid.py), built on first use
         self._dq_tick = False
@@ -120,72 +143,9 @@ class FlowBackend(LinkChangeMixin, DcqcnHooksMixin, Backend):
         self.bytes_delivered = 0
         self.events = 0
         self.recomputations = 0
+        self.rate_updates = 0       # flow rates set (a start counts one): the fluid model's work
         self.recompute_wall_s = 0.0
         self.max_active = 0
-
-    # -- set-up helpers ---------------------------------------------------------
-    def _model(self, name: str) -> CCModel:
-        m = self._models.get(name)
-        if m is None:
-            m = self._models[name] = resolve_model(name, self.cc_params)
-            key = "tcp_priority" if m.lossy else "roce_priority"
-            self._prio_default[name] = int(self.params.get(key, 0))
-        return m
-
-    def _lookup(self, src: str, dst: str, fid: int) -> "PathInfo":
-        """Path of a flow and its cached constants (one cache entry per single-path pair)."""
-        key = (src, dst)
-        if key not in self._pair:
-            paths = self.router.paths(src, dst, limit=2) if hasattr(self.router, "paths") else ()
-            self._pair[key] = self._info(tuple(paths[0])) if len(paths) == 1 else None
-        info = self._pair[key]
-        if info is None:
-            info = self._info(tuple(self.router.path(src, dst, fid)))
-        return info
-
-    def _info(self, path: tuple) -> "PathInfo":
-        info = self._path_info.get(path)
-        if info is not None:
-            return info
-        if len(self._path_info) > 500_000:
-            self._path_info.clear()
-        lid = self._lid
-        links = tuple(lid[(a, b)] for a, b in zip(path, path[1:]))
-        mtu = int(self.graph.nodes[path[0]].get("mtu_bytes", self.params["mtu_bytes"]))
-        hdr = int(self.params["header_bytes"])
-        if mtu <= hdr:
-            raise InputError("mtu_bytes must exceed header_bytes", where="parameter mtu_bytes",
-                             value=mtu, accepted=f"more than header_bytes={hdr}")
-        ack = int(self.params.get("ack_bytes", 64))
-        rtt = 0.0
-        for a, b in zip(path, path[1:]):
-            e = self.graph.edges[a, b]
-            rtt += 2 * float(e["delay_ns"]) * PS_PER_NS + (mtu + ack) * 8 * PS_PER_S / float(e["rate_bps"])
-        info = self._path_info[path] = PathInfo(path, links, min(self._cap[l] for l in links), mtu, hdr,
-                                                 rtt, self._cap[links[0]])
-        return info
-
-    def _flow_consts(self, info: "PathInfo", size: int, model: CCModel) -> tuple:
-        """``(wire_bytes, ideal_ns, latency_ps, cap)`` of a flow of ``size`` on ``info``'s path."""
-        key = (size, model.name)
-        v = info.consts.get(key)
-        if v is None:
-            if len(info.consts) > 4096:
-                info.consts.clear()
-            wire = size * info.mtu / (info.mtu - info.hdr)
-            ideal_ns = float(self._ideal(self.graph, list(info.path), size, info.mtu, info.hdr))
-            cap = model.rate_cap(info.first_rate)
-            lat = max(0.0, ideal_ns * PS_PER_NS - wire / info.bott)
-            if model.init_cwnd_pkts:
-                lat += model.ramp_ps(wire, min(info.bott, cap), info.rtt, info.mtu)
-            if self.host_stack is not None:     # host CPU: per-message delay, per-connection cap (issue 5)
-                from ...hoststack import path_host_cost
-                over_ns, hcap_bps = path_host_cost(self.graph, info.path, model.name, self.host_stack,
-                                                   info.bott * 8.0 * PS_PER_S)
-                lat += over_ns * PS_PER_NS
-                cap = min(cap, hcap_bps / 8.0 / PS_PER_S)
-            v = info.consts[key] = (wire, ideal_ns, lat, cap)
-        return v
 
     # -- the seam ---------------------------------------------------------------
     def send(self, src: str, dst: str, size_bytes: int, tag: FlowTag = EMPTY_TAG, *,
@@ -229,6 +189,8 @@ class FlowBackend(LinkChangeMixin, DcqcnHooksMixin, Backend):
         f.bott = info.bott
         f.mtu = info.mtu
         f.rp = None
+        f.held = False
+        f.bn = ()
         if model.dynamic and ccname == "dcqcn" and self._rp_line_rate(info) is not None:
             dq = self._dq or self._make_dq()
             self._dq_step()
@@ -253,17 +215,15 @@ class FlowBackend(LinkChangeMixin, DcqcnHooksMixin, Backend):
     def _request_settle(self) -> None:
         if not self._settle_pending:
             self._settle_pending = True
-            self._defer = 0
-            self.env.timeout(0).callbacks.append(self._settle)
+            ev = simpy.Event(self.env)
+            ev._ok = True
+            ev._value = None
+            ev.callbacks.append(self._settle)
+            # behind every normal-priority event of this instant (processes resuming, more
+            # sends, completions): all same-instant changes share one recomputation
+            self.env.schedule(ev, SETTLE_PRIORITY)
 
     def _settle(self, _ev) -> None:
-        env = self.env
-        if self._defer < MAX_DEFER and env.peek() == env.now:
-            # more work at this instant is queued (processes resuming, more sends):
-            # go behind it so that all same-instant changes share one recomputation
-            self._defer += 1
-            env.timeout(0).callbacks.append(self._settle)
-            return
         self._settle_pending = False
         self.events += 1
         dirty, self._dirty = self._dirty, set()
@@ -287,11 +247,18 @@ class FlowBackend(LinkChangeMixin, DcqcnHooksMixin, Backend):
         now = self.env.now
         heap = self._heap
         push = heapq.heappush
-        seq = self._seq
+        changed = 0
         for comp, rates in zip(comps, rates_of):
             if rates is None:            # a lone flow
                 rates = (comp[0].solo,)
-            for f, r in zip(comp, rates):
+                held = False
+                bn = None
+            else:
+                held = rates.__class__ is HeldRates
+                bn = rates.bn
+            for k, (f, r) in enumerate(zip(comp, rates)):
+                f.held = held
+                f.bn = bn[k] if bn else ()
                 old = f.rate
                 if old == r:
                     continue
@@ -302,9 +269,10 @@ class FlowBackend(LinkChangeMixin, DcqcnHooksMixin, Backend):
                 f.ver += 1
                 rem = f.rem
                 f.finish = now if rem <= EPS_BYTES else now + math.ceil(rem / r)
-                seq += 1
-                push(heap, (f.finish, seq, f.ver, f))
-        self._seq = seq
+                # same-instant completions in flow-id order, whatever the order of the solves
+                push(heap, (f.finish, f.fid, f.ver, f))
+                changed += 1
+        self.rate_updates += changed
 
     # -- completions ------------------------------------------------------------
     def _ensure_timer(self) -> None:
@@ -340,11 +308,20 @@ class FlowBackend(LinkChangeMixin, DcqcnHooksMixin, Backend):
             if f.rp is not None:
                 self._dq_step()
                 self._dq.remove(f)
-            for l in f.links:
-                u = users[l]
-                del u[fid]
-                if u:
-                    dirty.add(l)         # a link left empty changes nobody's rate
+            if f.rp is None:
+                for l in f.links:
+                    u = users[l]
+                    del u[fid]
+                    # a link left empty changes nobody's rate, nor one that holds none of
+                    # its other flows back (each at its solo rate or limited elsewhere)
+                    if u and _may_gain(u, l):
+                        dirty.add(l)
+            else:
+                for l in f.links:
+                    u = users[l]
+                    del u[fid]
+                    if u:
+                        dirty.add(l)
             self._active -= 1
             end_ps = now + int(f.lat_ps + 0.5)
             start_ns = (f.start_ps + 500) // PS_PER_NS
@@ -365,7 +342,11 @@ class FlowBackend(LinkChangeMixin, DcqcnHooksMixin, Backend):
             env.schedule(ev, delay=end_ps - now)
             f.event = None
         if done_any:
-            self._request_settle()   # also when nothing is dirty: the next timer is set at the settle
+            # also when nothing is dirty: the next timer is set at the settle
+            if not self._settle_pending and env.peek() > now:
+                self._settle(None)   # nothing else happens at this instant: settle now
+            else:
+                self._request_settle()
         else:
             self._ensure_timer()
 
@@ -383,6 +364,7 @@ class FlowBackend(LinkChangeMixin, DcqcnHooksMixin, Backend):
             "sim_time_ns": ps_to_ns(self.env.now),
             "events": self.events,
             "recomputations": self.recomputations,
+            "rate_updates": self.rate_updates,
             "component_solves": self.solver.solves,
             "recompute_wall_s": round(self.recompute_wall_s, 6),
             "max_component_flows": max(self.solver.max_component, min(self.n_flows, 1)),

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ...errors import InputError
 from ...units import PS_PER_S, ps_to_ns
 from .settings import PathInfo
-from .solver import FluidFlow
+from .components import FluidFlow
 
 
 class LinkChangeMixin:
@@ -27,6 +27,7 @@ class LinkChangeMixin:
         """Drop every cache derived from link rates or routes (path constants, solver memo)."""
         self._pair.clear()
         self._path_info.clear()
+        self._by_hops.clear()
         self.solver.reset_capacities()
 
     def _repath(self, f: FluidFlow, info: "PathInfo") -> None:

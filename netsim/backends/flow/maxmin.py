@@ -28,6 +28,7 @@ Deliberately left out: weights (weighted max-min), multipath flows.
 """
 from __future__ import annotations
 
+from itertools import chain
 from typing import Sequence
 
 import numpy as np
@@ -135,48 +136,110 @@ def maxmin_small(paths: Sequence[Sequence[int]], capacity: dict | Sequence[float
     used in ``paths``. Each round finds the lowest fair share (remaining
     capacity / unfrozen flows) over the links still in use and the lowest
     cap, freezes every flow held at that level, and takes the level off its
-    links.
+    links. The link numbering of ``paths`` (:func:`link_index`) is kept for
+    the next call on the same tuple paths (and :func:`.hol.hol_capacities_flat`).
     """
-    F = len(paths)
+    links, _, lpaths, on = link_index(paths)
+    return maxmin_local(lpaths, on, list(map(capacity.__getitem__, links)), cap)
+
+
+_last: tuple = (None, None)   # the last link_index: (paths as a tuple, its result)
+
+
+def link_index(paths: Sequence[Sequence[int]]) -> tuple[list, dict, list, list]:
+    """Local link numbering of ``paths``.
+
+    The last result is kept when every path is a tuple (immutable), so solving
+    the same paths again (after a pause, :mod:`.hol`) does not rebuild it; the
+    result must therefore not be modified.
+
+    Returns
+    -------
+    links : list of int
+        The links in order of first use (flows in order, each along its path).
+    index : dict
+        ``{link: position in links}``.
+    lpaths : list of list of int
+        Every flow's path in local indices.
+    on : list of list of int
+        The flows of every local link, in flow order.
+    """
+    global _last
+    key = tuple(paths)
+    last = _last
+    if key == last[0]:
+        return last[1]
+    links = list(dict.fromkeys(chain.from_iterable(paths)))   # first-use order
+    index = dict(zip(links, range(len(links))))
+    get = index.__getitem__
+    lpaths = [list(map(get, p)) for p in paths]
+    on: list[list[int]] = [[] for _ in links]
+    for f, q in enumerate(lpaths):
+        for j in q:
+            on[j].append(f)
+    out = links, index, lpaths, on
+    if all([type(p) is tuple for p in paths]):
+        _last = key, out
+    return out
+
+
+def maxmin_local(lpaths: list[list[int]], on: list[list[int]], rem: list[float],
+                 cap: Sequence[float]) -> list[float]:
+    """:func:`maxmin_small` on local link indices.
+
+    Parameters
+    ----------
+    lpaths : list of list of int
+        Local link indices (``0 .. L-1``) of every flow's path.
+    on : list of list of int
+        The flows of every local link, in flow order (not modified).
+    rem : list of float
+        Link capacities by local index; used as the remaining capacity (modified).
+    cap : sequence of float
+        Per-flow rate caps.
+
+    Returns
+    -------
+    list of float
+        The max-min rates, in the unit of ``rem``.
+    """
+    F = len(lpaths)
     rate = [0.0] * F
-    rem: dict = {}
-    on: dict = {}                       # link -> its flows (frozen ones are skipped)
-    for f, p in enumerate(paths):
-        for l in p:
-            u = on.get(l)
-            if u is None:
-                rem[l] = capacity[l]
-                on[l] = [f]
-            else:
-                u.append(f)
-    cnt = {l: len(u) for l, u in on.items()}
-    live = list(on)                     # links with unfrozen flows
-    frozen_flag = [False] * F
+    cnt = list(map(len, on))
+    cap = list(cap)
+    live = []                     # shared links with unfrozen flows
+    for j, n in enumerate(cnt):
+        if n > 1:
+            live.append(j)
+        elif n == 1:              # a link of one flow only caps it (its share is its capacity)
+            f = on[j][0]
+            c = rem[j]
+            if c < cap[f]:
+                cap[f] = c
+    flag = [False] * F
     active = list(range(F))
     while active:
-        best = INF
-        for l in live:
-            s = rem[l] / cnt[l]
-            if s < best:
-                best = s
-        ccap = min([cap[f] for f in active])
+        shares = [rem[j] / cnt[j] for j in live]
+        best = min(shares) if shares else INF       # (no NaN: rem is clamped at 0)
+        ccap = min(map(cap.__getitem__, active))
         level = best if best <= ccap else ccap
         lim = level * (1.0 + 1e-12)
         frozen = [f for f in active if cap[f] <= lim]
         for f in frozen:
-            frozen_flag[f] = True
-        for l in live:
-            if rem[l] / cnt[l] <= lim:
-                for f in on[l]:
-                    if not frozen_flag[f]:
-                        frozen_flag[f] = True
-                        frozen.append(f)
+            flag[f] = True
+        if not best > lim:        # some link may be a bottleneck at this level (or NaN)
+            for j, s in zip(live, shares):
+                if s <= lim:
+                    for f in on[j]:
+                        if not flag[f]:
+                            flag[f] = True
+                            frozen.append(f)
         for f in frozen:
             rate[f] = level
-            for l in paths[f]:
-                cnt[l] -= 1
-                r = rem[l] - level
-                rem[l] = r if r > 0.0 else 0.0
-        live = [l for l in live if cnt[l]]
-        active = [f for f in active if not frozen_flag[f]]
+            for j in lpaths[f]:
+                cnt[j] -= 1
+                r = rem[j] - level
+                rem[j] = r if r > 0.0 else 0.0
+        live = [j for j in live if cnt[j]]
+        active = [f for f in active if not flag[f]]
     return rate

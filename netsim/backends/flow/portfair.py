@@ -29,17 +29,25 @@ does not within ``max_rounds`` the caller falls back to max-min.
 When no two flows of a link share their previous link (each tree is flat),
 this is exactly max-min fairness, and :func:`is_flat` lets the caller use the
 vectorized solver instead. The trees and the water-filling on them are in
-:mod:`.porttree`; a :class:`~.porttree.PortProblem` holds them for one
+:mod:`.porttree`; a :class:`~.portproblem.PortProblem` holds them for one
 component so that the flatness test, both solves (before and after head-of-
-line blocking) and :func:`hol_capacities` share them.
+line blocking) and :func:`hol_capacities` share them. Head-of-line blocking
+(:func:`hol_capacities`, :func:`hol_capacities_flat`, :func:`may_block`) is in
+:mod:`.hol` and re-exported here; the rounds themselves are in :mod:`.portround`,
+the index structures they run on in :mod:`.portplan`.
 """
 from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from .maxmin import maxmin_small
-from .porttree import (INF, PortProblem, _allocate, _node_demands, _offered, _Tree,  # noqa: F401 (re-exported)
-                       _waterfill, flat_offers, tree_offers)
+from .flatoffer import flat_offer_list, flat_offers  # noqa: F401 (re-exported)
+from .hol import hol_capacities, hol_capacities_flat, may_block  # noqa: F401 (re-exported)
+from .maxmin import maxmin_local
+from .portplan import port_plan
+from .portproblem import PortProblem
+from .portround import iterate
+from .porttree import (INF, _allocate, _node_demands, _offered, _Tree,  # noqa: F401 (re-exported)
+                       _KEEP, _waterfill, tree_offers)
 
 
 def is_flat(paths: Sequence[Sequence[int]]) -> bool:
@@ -51,22 +59,6 @@ def is_flat(paths: Sequence[Sequence[int]]) -> bool:
     children. Then every fairness decision is between single flows.
     """
     return PortProblem(paths).flat
-
-
-def may_block(paths: Sequence[Sequence[int]]) -> bool:
-    """True when some link carries flows that leave it by different next links.
-
-    Only then can a pause of that link (for one flow held downstream) block
-    another flow: the precondition of head-of-line blocking.
-    """
-    nxt: dict[int, object] = {}
-    for p in paths:
-        for i, k in enumerate(p):
-            succ = p[i + 1] if i + 1 < len(p) else None
-            prev = nxt.setdefault(k, succ)
-            if prev != succ:
-                return True
-    return False
 
 
 def port_fair(paths: Sequence[Sequence[int]], capacity: Mapping[int, float] | Sequence[float],
@@ -86,81 +78,46 @@ def port_fair(paths: Sequence[Sequence[int]], capacity: Mapping[int, float] | Se
     >>> [round(x, 6) for x in r]
     [0.5, 0.5, 1.5]
     """
-    F = len(paths)
     problem = problem or PortProblem(paths)
-    users = problem.users
+    plan = port_plan(problem)
     base = list(cap)
-    shared: list[tuple[int, _Tree]] = []
-    for l in sorted(users):
-        u = users[l]
-        if len(u) == 1:
-            f = u[0][0]
-            c = capacity[l]
-            if c < base[f]:
-                base[f] = c
-        else:
-            shared.append((l, problem.tree(l)))
-    if not shared:
+    for l, f in plan.single:
+        c = capacity[l]
+        if c < base[f]:
+            base[f] = c
+    if not plan.shared:
         return base, 0
+    grouping = plan.grouping(capacity)
+    members, start, gflows, owner = grouping[0], grouping[2], grouping[7], grouping[8]
     if warm:  # start from the max-min rates: port fairness is usually a small correction of them
-        r0 = maxmin_small(list(paths), capacity, list(cap))
-        off: dict[int, dict[int, float]] = {l: {f: r0[f] for f in t.flows} for l, t in shared}
+        r0 = maxmin_local(plan.lpaths, plan.lusers, list(map(capacity.__getitem__, plan.links)), cap)
+        off = [r0[f] for fl in gflows for f in fl]
     else:
-        off = {l: {f: INF for f in t.flows} for l, t in shared}
-    flow_links: list[list[int]] = [[] for _ in range(F)]
-    for l, t in shared:
-        for f in t.flows:
-            flow_links[f].append(l)
-    rates = base[:]
-    last: dict[int, tuple[list[float], dict[int, float]]] = {}   # per link: demands, undamped offers
-    for rounds in range(1, max_rounds + 1):
-        best, best_l, second = _best_two(F, flow_links, off)
-        new_off = {}
-        for l, tree in shared:
-            flows = tree.flat_flows or tree.flows
-            ds = []
-            for f in flows:
-                other = second[f] if best_l[f] == l else best[f]
-                ds.append(base[f] if base[f] < other else other)
-            seen = last.get(l)
-            if seen is not None and seen[0] == ds:
-                o = seen[1]              # same demands as last round: same offers
-            else:
-                o = (flat_offers(capacity[l], flows, ds) if tree.flat_flows is not None
-                     else tree_offers(tree, capacity[l], dict(zip(flows, ds))))
-                last[l] = (ds, o)
-            if rounds > 1 and damping < 1.0:
-                prev = off[l]
-                o = {f: damping * v + (1.0 - damping) * prev[f] for f, v in o.items()}
-            new_off[l] = o
-        off = new_off
-        new_rates = [min([base[f]] + [off[l][f] for l in flow_links[f]]) for f in range(F)]
-        done = all(abs(a - b) <= rel_tol * max(abs(b), 1e-300) for a, b in zip(new_rates, rates))
-        rates = new_rates
-        if done and rounds > 1:
-            break
-    else:
-        rounds = -1
-    rates = _feasible(rates, users, capacity)
+        off = [INF] * (len(owner) - 1)
+    rates, rounds, last_order = iterate(grouping, plan.strees, base, off, damping=damping,
+                                        max_rounds=max_rounds, rel_tol=rel_tol)
+    get = rates.__getitem__
+    for l, fl in plan.multi:      # _feasible (a flow alone on a link is within its capacity)
+        load = sum(map(get, fl))
+        c = capacity[l]
+        if load > c:
+            k = c / load
+            for f in fl:
+                rates[f] *= k
     if offers is not None:
-        offers.update(off)
+        group_of = [0] * len(plan.shared)
+        made = [None] * len(members)              # each group's offers, made once and copied
+        for g, m in enumerate(members):
+            for j in m:
+                group_of[j] = g
+        for l, g in zip(plan.shared, group_of):       # ascending link ids, as the offers dict
+            d = made[g]
+            if d is None:
+                flows, k = gflows[g], start[g]
+                offers[l] = made[g] = {flows[i]: off[k + i] for i in last_order[g]}
+            else:
+                offers[l] = d.copy()
     return rates, rounds
-
-
-def _best_two(F: int, flow_links: list[list[int]], off: dict) -> tuple[list, list, list]:
-    """Per flow: the least offer over its shared links, that link, and the second least offer."""
-    best = [INF] * F
-    best_l = [-1] * F
-    second = [INF] * F
-    for f in range(F):
-        for l in flow_links[f]:
-            a = off[l][f]
-            if a < best[f]:
-                second[f] = best[f]
-                best[f], best_l[f] = a, l
-            elif a < second[f]:
-                second[f] = a
-    return best, best_l, second
 
 
 def port_fair_auto(paths, capacity, cap, *, offers: dict | None = None, fast_rounds: int = 50,
@@ -181,87 +138,3 @@ def port_fair_auto(paths, capacity, cap, *, offers: dict | None = None, fast_rou
     return port_fair(paths, capacity, cap, offers=offers, problem=problem)
 
 
-def _feasible(rates: list[float], users, capacity) -> list[float]:
-    """Scale down the flows of any link loaded above capacity (convergence tolerance)."""
-    for l, u in users.items():
-        load = sum(rates[f] for f, _ in u)
-        c = capacity[l]
-        if load > c:
-            k = c / load
-            for f, _ in u:
-                rates[f] *= k
-    return rates
-
-
-def hol_capacities(paths: Sequence[Sequence[int]], capacity: Mapping[int, float], rates: Sequence[float],
-                   offers: dict[int, dict[int, float]], problem: PortProblem | None = None) -> dict[int, float]:
-    """Reduced capacities of ingress links paused by PFC (head-of-line blocking).
-
-    A flow held at a shared link ``l`` (its rate is what ``l`` offers it) keeps
-    the ingress ``k`` just before ``l`` paused part of the time; while paused,
-    ``k`` carries nothing, for any flow (one FIFO per priority). If ``k`` would
-    share its capacity as ``s_f`` among its flows (port-fair, all wanting
-    everything), the held flow gets ``rate_f = d·s_f``: ``k`` is on a fraction
-    ``d`` of the time, so every flow on ``k`` is limited to ``d·s_f``.
-    Returns ``{k: d·C_k}`` for the paused links (empty when none).
-    ``problem``: the :class:`PortProblem` of ``paths``, if already built.
-    """
-    problem = problem or PortProblem(paths)
-    users = problem.users
-    held: dict[int, list[int]] = {}
-    for l, per_flow in offers.items():
-        for f, o in per_flow.items():
-            if o <= rates[f] * (1 + 1e-6):
-                i = list(paths[f]).index(l)
-                if i >= 1:
-                    held.setdefault(paths[f][i - 1], []).append(f)
-    out: dict[int, float] = {}
-    for k, flows in held.items():
-        u = users[k]
-        if len(u) < 2:
-            continue
-        tree = problem.tree(k)
-        dem = {f: INF for f, _ in u}
-        share = _allocate(tree, capacity[k], dem, _node_demands(tree, dem))
-        d = min(rates[f] / share[f] for f in flows if share[f] > 0)
-        # a victim: a flow on k that gets more than the paused link would let through
-        if d < 1.0 - 1e-9 and any(rates[f] > d * share[f] * (1 + 1e-9) for f, _ in u):
-            out[k] = capacity[k] * d
-    return out
-
-
-def hol_capacities_flat(paths: Sequence[Sequence[int]], capacity: Mapping[int, float],
-                        rates: Sequence[float]) -> dict[int, float]:
-    """:func:`hol_capacities` for a flat component solved by max-min.
-
-    There a flow is held at link ``l`` when ``l`` is saturated and no flow on
-    ``l`` gets more (the max-min bottleneck condition), and every link shares
-    equally among its flows, so no port-fair offers are needed.
-    """
-    users: dict[int, list[int]] = {}
-    for f, p in enumerate(paths):
-        for l in p:
-            users.setdefault(l, []).append(f)
-    held: dict[int, list[int]] = {}
-    for l, u in users.items():
-        if len(u) < 2:
-            continue
-        load = sum(rates[f] for f in u)
-        if load < capacity[l] * (1 - 1e-9):
-            continue
-        top = max(rates[f] for f in u)
-        for f in u:
-            if rates[f] >= top * (1 - 1e-9):
-                i = list(paths[f]).index(l)
-                if i >= 1:
-                    held.setdefault(paths[f][i - 1], []).append(f)
-    out: dict[int, float] = {}
-    for k, flows in held.items():
-        u = users[k]
-        if len(u) < 2:
-            continue
-        share = capacity[k] / len(u)
-        d = min(rates[f] for f in flows) / share
-        if d < 1.0 - 1e-9 and any(rates[f] > d * share * (1 + 1e-9) for f in u):
-            out[k] = capacity[k] * d
-    return out

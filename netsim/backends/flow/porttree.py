@@ -11,7 +11,9 @@ offers and ``min(demand, budget)`` when allocating, so chains of single
 children are collapsed when the tree is built: the offers are unchanged, the
 allocations only differ by float rounding where a flow gets its whole demand.
 A tree whose root has only flows as children is *flat* and has a faster
-path (:func:`flat_offers`).
+path (:func:`.flatoffer.flat_offers`). :func:`tree_offer_list` is
+:func:`tree_offers` on demands by flow position, as the round loop
+(:mod:`.portround`) keeps them.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import math
 INF = math.inf
 #: an allocation within this relative distance of the demand counts as demand-held
 HELD_TOL = 1e-12
+_KEEP = 1 - HELD_TOL
 
 
 def _waterfill(budget: float, demands: list[float]) -> list[float]:
@@ -47,7 +50,7 @@ class _Tree:
     the root is a flow, else it is ``None``.
     """
 
-    __slots__ = ("paths", "kids", "route", "flows", "flat_flows")
+    __slots__ = ("paths", "kids", "route", "flows", "flat_flows", "_compiled")
 
     def __init__(self, users: list[tuple[int, int]], paths):
         self.paths = paths
@@ -57,6 +60,18 @@ class _Tree:
         self._build(users, 0, [])
         root = self.kids[0]
         self.flat_flows = [x for _, x in root] if all(kind == "f" for kind, _ in root) else None
+        self._compiled = None
+
+    def compiled(self) -> tuple[list[list[int]], list[list[tuple[int, int]]]]:
+        """``(kids, routes)`` by flow position (built once): ``kids[node]`` lists a node's
+        children as ``i >= 0`` for the flow ``flows[i]`` or ``~child`` for a node;
+        ``routes[i]`` is the route of ``flows[i]``."""
+        c = self._compiled
+        if c is None:
+            at = {f: i for i, f in enumerate(self.flows)}
+            kids = [[at[x] if kind == "f" else ~x for kind, x in ks] for ks in self.kids]
+            c = self._compiled = kids, [self.route[f] for f in self.flows]
+        return c
 
     def _common_depth(self, members, depth: int) -> int:
         """Deepest ``depth`` at which all ``members`` still came through one previous link."""
@@ -180,109 +195,36 @@ def tree_offers(tree: _Tree, budget: float, dem: dict) -> dict[int, float]:
     return o
 
 
-def flat_offers(budget: float, flows: list[int], ds: list[float]) -> dict[int, float]:
-    """:func:`tree_offers` for a flat tree: ``flows`` in child order, ``ds`` their demands.
-
-    Same arithmetic as the general case (one water-filling, one level per
-    distinct demand of a demand-held flow).
-    """
-    n = len(ds)
-    order = sorted(range(n), key=ds.__getitem__)
-    srt = [ds[i] for i in order]
-    o = {}
-    levels: dict[float, float] = {}
-    left = budget
-    k = n
-    for i in order:
-        d = ds[i]
-        share = left / k
-        a = d if d < share else share
-        left -= a
-        k -= 1
-        if a >= d * (1 - HELD_TOL):
-            a = levels.get(d)
-            if a is None:
-                a = levels[d] = _level(budget, srt, d)
-        o[flows[i]] = a
-    return o
-
-
-class PortProblem:
-    """The link structure of one set of paths, shared by the port-fair steps.
-
-    ``users[l]`` lists ``(flow, position of l in its path)``; ``pair_links``
-    are the links entered by two flows from the same previous link (only
-    their trees can be non-flat); prefix trees are built on first use and
-    kept, so the port-fair solves (before and after head-of-line blocking)
-    and the pause computation build each tree once.
-    """
-
-    __slots__ = ("paths", "pair_links", "_users", "_trees")
-
-    def __init__(self, paths):
-        self.paths = paths
-        seen = set()
-        pair = set()
-        for p in paths:
-            for i in range(1, len(p)):
-                key = (p[i - 1], p[i])
-                if key in seen:
-                    pair.add(p[i])
-                else:
-                    seen.add(key)
-        self.pair_links = pair
-        self._users: dict[int, list[tuple[int, int]]] | None = None
-        self._trees: dict[int, _Tree] = {}
-
-    @property
-    def users(self) -> dict[int, list[tuple[int, int]]]:
-        """``{link: [(flow, position of the link in its path), ...]}`` (built on first use)."""
-        if self._users is None:
-            users: dict[int, list[tuple[int, int]]] = {}
-            for f, p in enumerate(self.paths):
-                for i, l in enumerate(p):
-                    u = users.get(l)
-                    if u is None:
-                        users[l] = [(f, i)]
-                    else:
-                        u.append((f, i))
-            self._users = users
-        return self._users
-
-    def tree(self, l: int) -> _Tree:
-        """Prefix tree of link ``l`` (built once)."""
-        t = self._trees.get(l)
-        if t is None:
-            users = self._users if self._users is not None else self.users
-            t = self._trees[l] = _Tree(users[l], self.paths)
-        return t
-
-    @property
-    def flat(self) -> bool:
-        """True when every link's tree is flat: port fairness is then max-min fairness."""
-        if not self.pair_links:
-            return True
-        users = self.users
-        return all(self._branches_to_flows(users[l]) for l in self.pair_links)
-
-    def _branches_to_flows(self, members: list[tuple[int, int]]) -> bool:
-        """True when the first branching of a link's prefix tree (``members``: its users)
-        has only flows as children, i.e. the link's tree is flat (without building it)."""
-        paths = self.paths
-        depth = 1
-        while True:
-            first = -1
-            for f, pos in members:
-                i = pos - depth
-                if i < 0:
-                    break                    # a flow starts here: the tree branches
-                k = paths[f][i]
-                if first < 0:
-                    first = k
-                elif k != first:
-                    break
+def tree_offer_list(tree: _Tree, budget: float, ds: list[float]) -> list[float]:
+    """:func:`tree_offers` by flow position: ``ds[i]`` is the demand of ``tree.flows[i]``,
+    and so is the offer returned. The same operations in the same order."""
+    kids, routes = tree.compiled()
+    n = len(kids)
+    nd = [0.0] * n                   # _node_demands
+    for node in range(n - 1, -1, -1):
+        tot = 0.0
+        for x in kids[node]:
+            tot += ds[x] if x >= 0 else nd[~x]
+        nd[node] = tot
+    alloc = [0.0] * len(ds)          # _allocate
+    stack = [(0, budget)]
+    while stack:
+        node, b = stack.pop()
+        ks = kids[node]
+        for x, a in zip(ks, _waterfill(b, [ds[x] if x >= 0 else nd[~x] for x in ks])):
+            if x >= 0:
+                alloc[x] = a
             else:
-                depth += 1                   # all came through one previous link: go one deeper
-                continue
-            keys = [paths[f][pos - depth] for f, pos in members if pos >= depth]
-            return len(set(keys)) == len(keys)
+                stack.append((~x, a))
+    srt: dict = {}
+    for i, a in enumerate(alloc):
+        if a >= ds[i] * _KEEP:       # held by its demand: _offered
+            a = budget
+            for node, pos in routes[i]:
+                s = srt.get(node)
+                if s is None:
+                    s = srt[node] = sorted([ds[x] if x >= 0 else nd[~x] for x in kids[node]])
+                x = kids[node][pos]
+                a = _level(a, s, ds[x] if x >= 0 else nd[~x])
+            alloc[i] = a
+    return alloc

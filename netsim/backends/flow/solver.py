@@ -13,10 +13,10 @@ the same components many times.
 from __future__ import annotations
 
 from itertools import chain
-from operator import itemgetter
 
 import numpy as np
 
+from .components import SOLO_TOL, ComponentFinder, FluidFlow, HeldRates, Rates
 from .maxmin import maxmin_csr, maxmin_small
 from .portfair import PortProblem, hol_capacities, hol_capacities_flat, may_block, port_fair_auto
 
@@ -25,18 +25,8 @@ SMALL_COMPONENT = 32
 #: solutions memoized per component signature (cleared when full)
 MEMO_ENTRIES = 50_000
 
-_first = itemgetter(0)
 
-
-class FluidFlow:
-    """One active flow: remaining wire bytes (float) at ``t_upd`` (ps), rate in bytes/ps."""
-
-    __slots__ = ("fid", "src", "dst", "size", "start_ps", "links", "rem", "t_upd", "rate", "finish",
-                 "ver", "cap", "lat_ps", "ideal_ns", "event", "tag", "cc", "prio", "eta", "lossless",
-                 "solo", "bott", "mtu", "rp", "marks", "last_cnp", "ceil")
-
-
-class ComponentSolver:
+class ComponentSolver(ComponentFinder):
     """Finds and solves the components reached from changed links.
 
     ``cap`` are directed-link capacities (bytes/ps), ``users[l]`` the active
@@ -55,6 +45,7 @@ class ComponentSolver:
         self.port_fair_solves = 0
         self.port_fair_fallbacks = 0
         self.hol_paused_links = 0
+        self._port_fair_rates = False    # the last _solve returned port-fair (not max-min) rates
 
     def reset_capacities(self) -> None:
         """Re-read the capacities after a link change; forget every memoized solution."""
@@ -86,7 +77,7 @@ class ComponentSolver:
                 if n > SMALL_COMPONENT and all(f.lossless for f in comp):
                     prob = PortProblem([f.links for f in comp])
                 if n <= SMALL_COMPONENT or (prob is not None and not prob.flat):
-                    rates = self._remember(key, self._solve(comp, prob))
+                    rates = self._remember(key, self._solve(comp, prob), comp)
                 else:
                     batch.append(i)
                     out[i] = (key, prob)
@@ -95,7 +86,7 @@ class ComponentSolver:
         if len(batch) == 1:
             i = batch[0]
             key, prob = out[i]
-            out[i] = self._remember(key, self._solve(comps[i], prob))
+            out[i] = self._remember(key, self._solve(comps[i], prob), comps[i])
         elif batch:
             union = [f for i in batch for f in comps[i]]
             rates = self._maxmin(union)
@@ -104,7 +95,8 @@ class ComponentSolver:
                 comp = comps[i]
                 r = rates[pos:pos + len(comp)]
                 pos += len(comp)
-                out[i] = self._remember(out[i][0], self._with_hol(comp, [f.links for f in comp], r))
+                self._port_fair_rates = False
+                out[i] = self._remember(out[i][0], self._with_hol(comp, [f.links for f in comp], r), comp)
         return out
 
     def _key(self, comp: list[FluidFlow]) -> tuple:
@@ -129,59 +121,40 @@ class ComponentSolver:
             parts.append((tuple(t), f.cap, f.eta, f.lossless))
         return tuple(parts), tuple([cap[l] for l in lab])
 
-    def _remember(self, key, rates):
+    def _remember(self, key, rates, comp: list[FluidFlow]) -> Rates:
+        """Memoize a new solution of ``comp``, with its flows' limiting links (:class:`Rates`)."""
         self.solves += 1
+        if rates.__class__ is HeldRates:
+            rates.bn = None
+        else:
+            rates = Rates(rates)
+            rates.bn = self._bottlenecks(comp, rates, maxmin=not self._port_fair_rates)
         if len(self._memo) >= MEMO_ENTRIES:
             self._memo.clear()
         self._memo[key] = rates
         return rates
 
-    def components(self, dirty: set[int], fresh: list[FluidFlow] = ()) -> list[list[FluidFlow]]:
-        """Connected components (links <-> active flows) reached from the ``dirty`` links.
-
-        ``fresh`` are flows started since the last call whose links are not
-        in ``dirty``: one alone on all its links is a component by itself,
-        found without a search; the others' links join ``dirty``. Each
-        component is sorted by flow id; components come in order of their
-        smallest changed link (dirty, or a link of a fresh flow), so the
-        result is deterministic and does not depend on the shortcut.
-        """
+    def _bottlenecks(self, comp: list[FluidFlow], rates: list[float], *, maxmin: bool) -> list[tuple]:
+        """Per flow, the positions in its path of the links that may hold it back (see
+        :class:`Rates`); all its shared links if none qualifies (rounding: stay safe)."""
+        lcap = self._link_caps(comp)
         users = self._users
-        solo = []
-        for f in fresh:
+        load: dict[int, float] = {}
+        top: dict[int, float] = {}
+        for f, r in zip(comp, rates):
             for l in f.links:
-                if len(users[l]) != 1 or l in dirty:
-                    dirty.update(f.links)
-                    break
-            else:
-                solo.append((min(f.links), [f]))
-        found = self._search(dirty)
-        if not solo:
-            return [comp for _, comp in found]
-        found += solo
-        found.sort(key=_first)
-        return [comp for _, comp in found]
-
-    def _search(self, dirty: set[int]) -> list[tuple[int, list[FluidFlow]]]:
-        """``(seed link, component)`` for every component holding a ``dirty`` link, by seed."""
-        users = self._users
-        seen: set[int] = set()
+                load[l] = load.get(l, 0.0) + r
+                if r > top.get(l, -1.0):
+                    top[l] = r
         out = []
-        for seed in sorted(dirty):
-            if seed in seen or not users[seed]:
+        for f, r in zip(comp, rates):
+            if r >= f.solo * SOLO_TOL:
+                out.append(())
                 continue
-            seen.add(seed)
-            flows: dict[int, FluidFlow] = {}
-            stack = [seed]
-            while stack:
-                for fid, f in users[stack.pop()].items():
-                    if fid not in flows:
-                        flows[fid] = f
-                        for l2 in f.links:
-                            if l2 not in seen:
-                                seen.add(l2)
-                                stack.append(l2)
-            out.append((seed, [flows[k] for k in sorted(flows)] if len(flows) > 1 else list(flows.values())))
+            pos = tuple(i for i, l in enumerate(f.links)
+                        if len(users[l]) > 1 and load[l] >= lcap[l] * SOLO_TOL
+                        and (not maxmin or r >= top[l] * SOLO_TOL))
+            out.append(pos or tuple(i for i, l in enumerate(f.links) if len(users[l]) > 1))
         return out
 
     def _link_caps(self, comp: list[FluidFlow]) -> dict[int, float]:
@@ -220,6 +193,7 @@ class ComponentSolver:
     def _solve(self, comp: list[FluidFlow], prob: PortProblem | None = None) -> list[float]:
         """Rates of one connected component (several flows); ``prob``: its :class:`PortProblem`, if built."""
         paths = [f.links for f in comp]
+        self._port_fair_rates = False
         if all(f.lossless for f in comp):
             prob = prob or PortProblem(paths)
             if not prob.flat:
@@ -246,8 +220,12 @@ class ComponentSolver:
                     self.hol_paused_links += len(paused)
                     lcap.update(paused)
                     rates, rounds = port_fair_auto(paths, lcap, fcap, problem=prob)
+                    if rounds >= 0:
+                        rates = HeldRates(rates)
             if rounds < 0:
                 rates = None
+            else:
+                self._port_fair_rates = True
         if rates is None:
             self.port_fair_fallbacks += 1
             rates = self._maxmin(comp)
@@ -264,7 +242,7 @@ class ComponentSolver:
             if paused:
                 self.hol_paused_links += len(paused)
                 lcap.update(paused)
-                rates = self._flat(comp, paths, lcap)
+                rates = HeldRates(self._flat(comp, paths, lcap))
         return rates
 
     def _flat(self, comp: list[FluidFlow], paths, lcap: dict | None) -> list[float]:

@@ -6,7 +6,10 @@
   water-filling on the uncollapsed tree;
 * a flow started alone on all its links is its own component without a
   search, and the components come in the same order as with the search;
-* a whole run with the shortcut gives the same records as without it.
+* a whole run with the shortcut gives the same records as without it;
+* a departure from links that hold none of their other flows back, and
+  an arrival that fits beside the flows on its links, skip the solve and
+  give the same records as solving every change.
 """
 import random
 
@@ -14,6 +17,7 @@ import pytest
 import simpy
 
 from netsim.backends.base import TraceSinks, create_backend
+from netsim.backends.flow import backend as backend_mod
 from netsim.backends.flow import solver as solver_mod
 from netsim.backends.flow.portfair import INF, PortProblem, is_flat, port_fair
 from netsim.backends.flow.porttree import _waterfill
@@ -113,8 +117,10 @@ def test_port_fair_with_shared_problem_is_identical():
 
 
 class _Flow:
+    # solo rate above any link: never fits beside other flows, so only the alone shortcut applies
     def __init__(self, fid, links):
         self.fid, self.links = fid, tuple(links)
+        self.rp, self.solo, self.eta, self.ver, self.rate, self.held = None, float("inf"), 1.0, 1, 1.0, False
 
 
 def test_fresh_flows_found_without_search_in_search_order():
@@ -164,4 +170,59 @@ def test_run_identical_with_and_without_shortcut(monkeypatch):
     rows_a, rec_a = _run(False, monkeypatch)
     rows_b, rec_b = _run(True, monkeypatch)
     assert rec_a == rec_b
+    assert rows_a == rows_b
+
+
+def _run_cluster(rules: bool, monkeypatch, fired: dict | None = None):
+    """Rounds of random permutations between GPUs of a leaf-spine cluster whose fabric is faster
+    than its NICs: flows often share links without filling them, and PFC head-of-line
+    blocking happens on the leaf uplinks."""
+    if not rules:
+        monkeypatch.setattr(backend_mod, "_may_gain", lambda users, link: bool(users))
+        monkeypatch.setattr(solver_mod.ComponentSolver, "_fits_beside", lambda self, f: False)
+    elif fired is not None:
+        may, fits = backend_mod._may_gain, solver_mod.ComponentSolver._fits_beside
+
+        def may_gain(users, link):
+            r = may(users, link)
+            fired["departures"] += not r
+            return r
+
+        def fits_beside(self, f):
+            r = fits(self, f)
+            fired["arrivals"] += r
+            return r
+        monkeypatch.setattr(backend_mod, "_may_gain", may_gain)
+        monkeypatch.setattr(solver_mod.ComponentSolver, "_fits_beside", fits_beside)
+    g = load_topology("gpu_cluster:servers=8,gpus_per_server=4,servers_per_leaf=2")
+    env = simpy.Environment()
+    sink = ListSink()
+    b = create_backend("flow", g, env=env, sinks=TraceSinks(fct=sink), seed=5)
+    gpus = sorted(n for n, d in g.nodes(data=True) if d["kind"] == "gpu")
+    rng = random.Random(11)
+
+    def starter(s, d, size, t):
+        yield env.timeout(t)
+        yield b.send(s, d, size)
+
+    for rnd in range(12):      # rounds of permutations: flows meet mostly on the fabric
+        dst = gpus[:]
+        rng.shuffle(dst)
+        for s, d in zip(gpus, dst):
+            if s != d:
+                env.process(starter(s, d, rng.choice([1_000_000, 4_000_000]),
+                                    rnd * 200 * 10**6 + rng.randrange(0, 100) * 10**6))
+    env.run()
+    monkeypatch.undo()
+    return sink.rows, b.recomputations
+
+
+def test_no_resolve_rules_are_exact(monkeypatch):
+    """A departure from links that hold none of their other flows back, and an arrival that
+    fits beside the flows already on its links, skip the solve: the FCTs are the same as with
+    every change solved, and both rules do fire here."""
+    fired = {"departures": 0, "arrivals": 0}
+    rows_a, rec_a = _run_cluster(True, monkeypatch, fired)
+    rows_b, rec_b = _run_cluster(False, monkeypatch)
+    assert fired["departures"] > 20 and fired["arrivals"] > 20
     assert rows_a == rows_b

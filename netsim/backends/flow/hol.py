@@ -1,0 +1,136 @@
+"""PFC head-of-line blocking: the ingress links that a held flow keeps paused.
+
+A flow held at a shared link keeps the ingress link just before it paused part
+of the time, and while paused that ingress carries nothing for any flow (one
+FIFO per priority). :func:`hol_capacities` turns this into reduced capacities
+for a port-fair solution (:mod:`.portfair`), :func:`hol_capacities_flat` for a
+flat component solved by max-min; :func:`may_block` is the cheap precondition.
+Capacities and rates are in any one rate unit (the flow backend uses bytes/ps).
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from .maxmin import link_index
+from .portplan import port_plan
+from .portproblem import PortProblem
+from .porttree import INF, _allocate, _node_demands
+
+
+def may_block(paths: Sequence[Sequence[int]]) -> bool:
+    """True when some link carries flows that leave it by different next links.
+
+    Only then can a pause of that link (for one flow held downstream) block
+    another flow: the precondition of head-of-line blocking.
+    """
+    nxt: dict[int, object] = {}
+    for p in paths:
+        for i, k in enumerate(p):
+            succ = p[i + 1] if i + 1 < len(p) else None
+            prev = nxt.setdefault(k, succ)
+            if prev != succ:
+                return True
+    return False
+
+
+
+def hol_capacities(paths: Sequence[Sequence[int]], capacity: Mapping[int, float], rates: Sequence[float],
+                   offers: dict[int, dict[int, float]], problem: PortProblem | None = None) -> dict[int, float]:
+    """Reduced capacities of ingress links paused by PFC (head-of-line blocking).
+
+    A flow held at a shared link ``l`` (its rate is what ``l`` offers it) keeps
+    the ingress ``k`` just before ``l`` paused part of the time; while paused,
+    ``k`` carries nothing, for any flow (one FIFO per priority). If ``k`` would
+    share its capacity as ``s_f`` among its flows (port-fair, all wanting
+    everything), the held flow gets ``rate_f = d·s_f``: ``k`` is on a fraction
+    ``d`` of the time, so every flow on ``k`` is limited to ``d·s_f``.
+    Returns ``{k: d·C_k}`` for the paused links (empty when none).
+    ``problem``: the :class:`PortProblem` of ``paths``, if already built.
+    """
+    problem = problem or PortProblem(paths)
+    index, on, at, _ = problem.incidence()
+    held: dict[int, list[int]] = {}
+    for l, per_flow in offers.items():
+        u = None
+        for f, o in per_flow.items():
+            if o <= rates[f] * (1 + 1e-6):
+                if u is None:
+                    m = index[l]
+                    u = on[m]
+                    pos = at[m]
+                i = pos[u.index(f)]     # the position of l in f's path
+                if i >= 1:
+                    k = paths[f][i - 1]
+                    h = held.get(k)
+                    if h is None:
+                        held[k] = [f]
+                    else:
+                        h.append(f)
+    out: dict[int, float] = {}
+    if not held:
+        return out
+    plan = port_plan(problem)
+    for k, flows in held.items():
+        u = on[index[k]]
+        if len(u) < 2:
+            continue
+        j = plan.index[k]
+        tree = plan.strees[j]
+        c = capacity[k]
+        if tree is None:                # flat: water-filling of demands all INF, in child order
+            share = {}
+            left = c
+            n = len(u)
+            for f in plan.sflows[j]:
+                a = left / n
+                share[f] = a
+                left -= a
+                n -= 1
+        else:
+            dem = dict.fromkeys(u, INF)
+            share = _allocate(tree, c, dem, _node_demands(tree, dem))
+        d = min(rates[f] / share[f] for f in flows if share[f] > 0)
+        # a victim: a flow on k that gets more than the paused link would let through
+        if d < 1.0 - 1e-9 and any(rates[f] > d * share[f] * (1 + 1e-9) for f in u):
+            out[k] = c * d
+    return out
+
+
+def hol_capacities_flat(paths: Sequence[Sequence[int]], capacity: Mapping[int, float],
+                        rates: Sequence[float]) -> dict[int, float]:
+    """:func:`hol_capacities` for a flat component solved by max-min.
+
+    There a flow is held at link ``l`` when ``l`` is saturated and no flow on
+    ``l`` gets more (the max-min bottleneck condition), and every link shares
+    equally among its flows, so no port-fair offers are needed.
+    """
+    links, index, lpaths, on = link_index(paths)      # usually kept from maxmin_small
+    held: dict[int, list[int]] = {}
+    get = rates.__getitem__
+    for l, u in zip(links, on):
+        if len(u) < 2 or sum(map(get, u)) < capacity[l] * (1 - 1e-9):
+            continue
+        r = list(map(get, u))
+        lim = max(r) * (1 - 1e-9)
+        for f, x in zip(u, r):
+            if x >= lim:
+                p = paths[f]
+                i = p.index(l)
+                if i >= 1:
+                    h = held.get(p[i - 1])
+                    if h is None:
+                        held[p[i - 1]] = [f]
+                    else:
+                        h.append(f)
+    out: dict[int, float] = {}
+    for k, flows in held.items():
+        u = on[index[k]]
+        if len(u) < 2:
+            continue
+        share = capacity[k] / len(u)
+        d = min([rates[f] for f in flows]) / share
+        if d < 1.0 - 1e-9:
+            lim = d * share * (1 + 1e-9)
+            if any([rates[f] > lim for f in u]):
+                out[k] = capacity[k] * d
+    return out

@@ -1,0 +1,94 @@
+"""Path set-up of the flow backend: congestion-control models, routes and per-path constants.
+
+A flow's constants — wire bytes, ideal FCT, latency term, rate cap, host-stack
+cost — depend only on its size, its algorithm and its path's hops (link rates,
+delays and kinds; node kinds and NIC kinds), so they are computed once per
+(hop signature, size, algorithm) and shared by every path with that signature (one server pair's ECMP paths, every GPU pair of a
+regular cluster). Caches are bounded and dropped on link changes.
+"""
+from __future__ import annotations
+
+from ...errors import InputError
+from ...units import PS_PER_NS, PS_PER_S
+from ..ideal import hops
+from .ccmodel import CCModel, resolve_model
+from .settings import PathInfo
+
+
+class PathsMixin:
+    """Route lookup and per-path constants of :class:`~.backend.FlowBackend`."""
+
+    def _model(self, name: str) -> CCModel:
+        m = self._models.get(name)
+        if m is None:
+            m = self._models[name] = resolve_model(name, self.cc_params)
+            key = "tcp_priority" if m.lossy else "roce_priority"
+            self._prio_default[name] = int(self.params.get(key, 0))
+        return m
+
+    def _lookup(self, src: str, dst: str, fid: int) -> "PathInfo":
+        """Path of a flow and its cached constants (one cache entry per single-path pair)."""
+        key = (src, dst)
+        if key not in self._pair:
+            paths = self.router.paths(src, dst, limit=2) if hasattr(self.router, "paths") else ()
+            self._pair[key] = self._info(tuple(paths[0])) if len(paths) == 1 else None
+        info = self._pair[key]
+        if info is None:
+            info = self._info(tuple(self.router.path(src, dst, fid)))
+        return info
+
+    def _info(self, path: tuple) -> "PathInfo":
+        """Constants of ``path``; paths alike hop by hop — link rates, delays and kinds, node
+        kinds and NIC kinds, all that the constants and the host stack's cost read — share
+        one per-size cache (one server pair's ECMP paths, every GPU pair of a regular cluster)."""
+        info = self._path_info.get(path)
+        if info is not None:
+            return info
+        if len(self._path_info) > 500_000:
+            self._path_info.clear()
+            self._by_hops.clear()
+        lid = self._lid
+        links = tuple(lid[(a, b)] for a, b in zip(path, path[1:]))
+        mtu = int(self.graph.nodes[path[0]].get("mtu_bytes", self.params["mtu_bytes"]))
+        hdr = int(self.params["header_bytes"])
+        if mtu <= hdr:
+            raise InputError("mtu_bytes must exceed header_bytes", where="parameter mtu_bytes",
+                             value=mtu, accepted=f"more than header_bytes={hdr}")
+        ack = int(self.params.get("ack_bytes", 64))
+        rtt = 0.0
+        for a, b in zip(path, path[1:]):
+            e = self.graph.edges[a, b]
+            rtt += 2 * float(e["delay_ns"]) * PS_PER_NS + (mtu + ack) * 8 * PS_PER_S / float(e["rate_bps"])
+        info = self._path_info[path] = PathInfo(path, links, min(self._cap[l] for l in links), mtu, hdr,
+                                                 rtt, self._cap[links[0]])
+        g = self.graph
+        nodes = g.nodes
+        sig = (mtu, tuple(hops(g, path)), tuple(g.edges[a, b].get("kind") for a, b in zip(path, path[1:])),
+               tuple((nodes[n].get("kind"), nodes[n].get("nic_kind")) for n in path))
+        info.shared = self._by_hops.get(sig)
+        if info.shared is None:
+            info.shared = self._by_hops[sig] = {}
+        return info
+
+    def _flow_consts(self, info: "PathInfo", size: int, model: CCModel) -> tuple:
+        """``(wire_bytes, ideal_ns, latency_ps, cap)`` of a flow of ``size`` on ``info``'s path."""
+        key = (size, model.name)
+        cache = info.shared
+        v = cache.get(key)
+        if v is None:
+            if len(cache) > 4096:
+                cache.clear()
+            wire = size * info.mtu / (info.mtu - info.hdr)
+            ideal_ns = float(self._ideal(self.graph, list(info.path), size, info.mtu, info.hdr))
+            cap = model.rate_cap(info.first_rate)
+            lat = max(0.0, ideal_ns * PS_PER_NS - wire / info.bott)
+            if model.init_cwnd_pkts:
+                lat += model.ramp_ps(wire, min(info.bott, cap), info.rtt, info.mtu)
+            if self.host_stack is not None:     # host CPU: per-message delay, per-connection cap (issue 5)
+                from ...hoststack import path_host_cost
+                over_ns, hcap_bps = path_host_cost(self.graph, info.path, model.name, self.host_stack,
+                                                   info.bott * 8.0 * PS_PER_S)
+                lat += over_ns * PS_PER_NS
+                cap = min(cap, hcap_bps / 8.0 / PS_PER_S)
+            v = cache[key] = (wire, ideal_ns, lat, cap)
+        return v

@@ -1,0 +1,220 @@
+"""The round loop of the port-fair solver (:func:`.portfair.port_fair`).
+
+Every round, each group of shared links (:meth:`.portplan.PortPlan.grouping`)
+recomputes its offers from its flows' demands, a flow's demand at a link being
+the least of its cap and its offers elsewhere; then every flow's rate becomes
+the least of its cap and its offers. Rates are in the unit of the capacities.
+
+Groups whose flows' demands are the same as in the last round keep their
+offers (undamped) or their last undamped offers (damped), so a round mostly
+costs a comparison per group once the rates settle.
+"""
+from __future__ import annotations
+
+from math import isfinite
+
+from .flatoffer import _level3, flat_offer_list
+from .porttree import _KEEP, INF, tree_offer_list
+
+
+def iterate(grouping: tuple, strees: list, base: list[float], off: list[float], *, damping: float,
+            max_rounds: int, rel_tol: float) -> tuple[list[float], int, list]:
+    """Run the rounds until the rates settle.
+
+    Parameters
+    ----------
+    grouping : tuple
+        ``PortPlan.grouping(capacity)`` (groups, their capacities and offer layout).
+    strees : list
+        ``PortPlan.strees``: prefix tree of every shared link (``None`` when flat).
+    base : list of float
+        Per flow: its cap and the capacity of its single-flow links, the least of them.
+    off : list of float
+        The starting offers, in the grouping's layout; updated in place.
+    damping, max_rounds, rel_tol
+        As in :func:`.portfair.port_fair`.
+
+    Returns
+    -------
+    rates : list of float
+        The rates of the last round.
+    rounds : int
+        Rounds run, ``-1`` when the rates did not settle within ``max_rounds``.
+    last_order : list
+        Per group, the order of its flows for the offers dict (as :func:`.flatoffer.flat_offers`).
+    """
+    members, gcap, start, slots, pairs, triples, others, gflows, owner = grouping
+    G = len(members)
+    # per group: the last demands, their undamped offers and the order of those (as flat_offers)
+    last_ds: list = [None] * G
+    last_o: list = [None] * G
+    last_order: list = [range(len(fl)) for fl in gflows]
+    nan = float("nan")
+    last_x = [nan] * G             # two-flow groups: the demands, the offers
+    last_y = [nan] * G
+    last_z = [nan] * G             # (three-flow groups: the third demand)
+    last_a = [0.0] * G
+    last_b = [0.0] * G
+    keep = 1.0 - damping
+    dmin, dsec, best_g = best_two(base, slots, off, owner)
+    rates = base
+    for rounds in range(1, max_rounds + 1):
+        damp = damping < 1.0 and rounds > 1
+        for g, f0, f1, k in pairs:  # flat_offer_list for two flows, inlined
+            x = dsec[f0] if best_g[f0] == g else dmin[f0]
+            y = dsec[f1] if best_g[f1] == g else dmin[f1]
+            if x == last_x[g] and y == last_y[g]:
+                if not damp:
+                    continue            # same demands as last round: same offers (already in off)
+                a = last_a[g]
+                b = last_b[g]
+            else:
+                last_x[g] = x
+                last_y[g] = y
+                budget = gcap[g]
+                swap = y < x
+                if swap:
+                    x, y = y, x
+                h = budget / 2
+                a = x if x < h else h
+                left = budget - a
+                if a >= x * _KEEP:
+                    a = h if y >= h else budget - y
+                b = y if y < left else left
+                if b >= y * _KEEP:
+                    if y == x:
+                        b = h if y >= h else budget - y
+                    else:
+                        b = h if x >= h else budget - x
+                if swap:
+                    a, b = b, a
+                    last_order[g] = (1, 0)
+                else:
+                    last_order[g] = (0, 1)
+                last_a[g] = a
+                last_b[g] = b
+            if damp:
+                a = damping * a + keep * off[k]
+                b = damping * b + keep * off[k + 1]
+            off[k] = a
+            off[k + 1] = b
+        for g, f0, f1, f2, k in triples:   # _flat_offer_three, inlined
+            x = dsec[f0] if best_g[f0] == g else dmin[f0]
+            y = dsec[f1] if best_g[f1] == g else dmin[f1]
+            z = dsec[f2] if best_g[f2] == g else dmin[f2]
+            if x == last_x[g] and y == last_y[g] and z == last_z[g]:
+                if not damp:
+                    continue
+                a, b, c = last_o[g]
+                i, j, m = last_order[g]
+            else:
+                last_x[g] = x
+                last_y[g] = y
+                last_z[g] = z
+                i, j, m = 0, 1, 2
+                if y < x:
+                    x, y = y, x
+                    i, j = j, i
+                if z < y:
+                    y, z = z, y
+                    j, m = m, j
+                    if y < x:
+                        x, y = y, x
+                        i, j = j, i
+                budget = gcap[g]
+                share = budget / 3
+                a = x if x < share else share
+                left = budget - a
+                held_x = a >= x * _KEEP
+                if held_x:
+                    a = _level3(budget, x, y, z, x)
+                share = left / 2
+                b = y if y < share else share
+                left -= b
+                held_y = b >= y * _KEEP
+                if held_y:
+                    b = a if y == x and held_x else _level3(budget, x, y, z, y)
+                c = z if z < left else left          # share = left / 1
+                if c >= z * _KEEP:
+                    if z == y and held_y:
+                        c = b
+                    elif z == x and held_x:
+                        c = a
+                    else:
+                        c = _level3(budget, x, y, z, z)
+                last_o[g] = (a, b, c)
+                last_order[g] = (i, j, m)
+            i += k
+            j += k
+            m += k
+            if damp:
+                a = damping * a + keep * off[i]
+                b = damping * b + keep * off[j]
+                c = damping * c + keep * off[m]
+            off[i] = a
+            off[j] = b
+            off[m] = c
+        for g in others:
+            flows = gflows[g]
+            ds = [dsec[f] if best_g[f] == g else dmin[f] for f in flows]
+            if ds == last_ds[g]:
+                if not damp:
+                    continue
+                o = last_o[g]
+            else:
+                tree = strees[members[g][0]]
+                if tree is None:
+                    o, last_order[g] = flat_offer_list(gcap[g], ds)
+                else:
+                    o = tree_offer_list(tree, gcap[g], ds)     # (flows is tree.flows)
+                    last_order[g] = range(len(flows))
+                last_ds[g] = ds
+                last_o[g] = o
+            k = start[g]
+            if damp:
+                o = [damping * v + keep * p for v, p in zip(o, off[k:k + len(o)])]
+            off[k:k + len(o)] = o
+        new_rates, dsec, best_g = best_two(base, slots, off, owner)   # least of base and offers
+        if rounds == 1:
+            done = False
+        elif new_rates == rates:   # then the test below holds exactly where the rates are finite
+            done = rel_tol >= 0.0 and all(map(isfinite, rates))
+        else:                      # all(abs(a - b) <= rel_tol * max(abs(b), 1e-300)), unrolled
+            done = True
+            for a, b in zip(new_rates, rates):
+                t = abs(b)
+                if 1e-300 > t:
+                    t = 1e-300
+                if not abs(a - b) <= rel_tol * t:
+                    done = False
+                    break
+        rates = dmin = new_rates
+        if done:
+            break
+    else:
+        rounds = -1
+    return rates, rounds, last_order
+
+
+def best_two(base: list[float], slots: list[list[int]], off: list[float],
+             owner: list[int]) -> tuple[list[float], list[float], list[int]]:
+    """Per flow: the least of its cap and its offers, the least of its cap and its offers
+    but the least one, and the group of the least offer (-1: none)."""
+    dmin = []
+    dsec = []
+    best_g = []
+    for bf, sl in zip(base, slots):
+        b = s2 = INF
+        bk = -1
+        for k in sl:
+            a = off[k]
+            if a < b:
+                s2 = b
+                b = a
+                bk = k
+            elif a < s2:
+                s2 = a
+        dmin.append(bf if bf < b else b)
+        dsec.append(bf if bf < s2 else s2)
+        best_g.append(owner[bk])
+    return dmin, dsec, best_g
