@@ -51,7 +51,7 @@ from .dcqcnhooks import DcqcnHooksMixin
 from .linkchange import LinkChangeMixin
 from .paths import PathsMixin
 from .settings import PathInfo, ideal_function, resolve_network_params
-from .components import SOLO_TOL, FluidFlow, HeldRates
+from .components import SOLO_TOL, FluidFlow
 from .solver import ComponentSolver
 
 #: a flow whose remaining wire bytes fall below this is complete (float drift guard)
@@ -249,16 +249,22 @@ class FlowBackend(PathsMixin, LinkChangeMixin, DcqcnHooksMixin, Backend):
         push = heapq.heappush
         changed = 0
         for comp, rates in zip(comps, rates_of):
-            if rates is None:            # a lone flow
-                rates = (comp[0].solo,)
-                held = False
-                bn = None
+            if rates is None:            # a lone flow: its solo rate, nothing holds it back
+                f = comp[0]
+                f.held = False
+                pairs = ((f, f.solo),)
             else:
-                held = rates.__class__ is HeldRates
                 bn = rates.bn
-            for k, (f, r) in enumerate(zip(comp, rates)):
-                f.held = held
-                f.bn = bn[k] if bn else ()
+                if bn is None:           # head-of-line pause: HeldRates
+                    for f in comp:
+                        f.held = True
+                        f.bn = ()
+                else:
+                    for f, b in zip(comp, bn):
+                        f.held = False
+                        f.bn = b
+                pairs = zip(comp, rates)
+            for f, r in pairs:
                 old = f.rate
                 if old == r:
                     continue
