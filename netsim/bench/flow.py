@@ -14,6 +14,7 @@
 """
 from __future__ import annotations
 
+import gc
 import os
 import random
 import resource
@@ -135,21 +136,30 @@ def recompute_cost(active_counts=(100, 1000, 4000, 16000), k: int = 16, seed: in
         for _ in range(n):
             s, d = rng.sample(hs, 2)
             b.send(s, d, 10**9)
-        dirty, b._dirty = b._dirty, set()
-        t0 = time.perf_counter()
-        b._recompute(dirty)
-        full = time.perf_counter() - t0
+        full = _timed_recompute(b)
         # incremental: one more flow arrives
         s, d = rng.sample(hs, 2)
         b.send(s, d, 10**9)
-        dirty, b._dirty = b._dirty, set()
-        t0 = time.perf_counter()
-        b._recompute(dirty)
-        inc = time.perf_counter() - t0
+        inc = _timed_recompute(b)
         out[f"active_{n}"] = {"full_recompute_ms": round(full * 1e3, 2),
                               "one_arrival_ms": round(inc * 1e3, 2),
                               "component_flows": b.solver.max_component}
     return out
+
+
+def _timed_recompute(b) -> float:
+    """Seconds of one recomputation of ``b``'s pending changes, garbage collector off while
+    timed (as :mod:`timeit` does): a full collection of the previous sizes' heaps would
+    otherwise land in the window at random."""
+    dirty, b._dirty = b._dirty, set()
+    gc.collect()
+    gc.disable()
+    try:
+        t0 = time.perf_counter()
+        b._recompute(dirty)
+        return time.perf_counter() - t0
+    finally:
+        gc.enable()
 
 
 @benchmark("flow_recompute_cost")

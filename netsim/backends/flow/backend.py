@@ -51,7 +51,7 @@ from .dcqcnhooks import DcqcnHooksMixin
 from .linkchange import LinkChangeMixin
 from .paths import PathsMixin
 from .settings import PathInfo, ideal_function, resolve_network_params
-from .components import SOLO_TOL, FluidFlow
+from .components import SOLO_TOL, FluidFlow, HeldRates
 from .solver import ComponentSolver
 
 #: a flow whose remaining wire bytes fall below this is complete (float drift guard)
@@ -60,25 +60,35 @@ EPS_BYTES = 1e-6
 SETTLE_PRIORITY = 2
 
 
-def _may_gain(users: dict, link: int) -> bool:
-    """True when a flow of ``users`` (the flows left on ``link`` after another left it) could
-    speed up: one is held back by ``link`` (its ``bn``), or is DCQCN-controlled, or sits in a
-    component with a head-of-line pause.
+def _may_gain(users: dict, cap_bytes_per_ps: float, gone: FluidFlow) -> bool:
+    """True when a flow of ``users`` (the flows left on a link of capacity ``cap_bytes_per_ps``
+    after ``gone`` left it) could speed up: the link was saturated and held one of them back,
+    or one is DCQCN-controlled, or sits in a component with a head-of-line pause.
 
-    Exact for max-min fairness: a flow keeps its rate while every link that
-    limits it keeps its flows, and a flow at its solo rate (path bottleneck or
-    cap) has all it can get. For port fairness every saturated shared link of
-    a flow counts as limiting it, and components with head-of-line pauses are
-    always re-solved.
+    A flow is held back by a saturated link where it has the largest rate (max-min), or by
+    any saturated link it shares (port fairness); at its solo rate (path bottleneck or
+    cap) it has all it can get. Exact for max-min fairness: with every limiting link
+    keeping its flows, the old rates are still the max-min rates. The rates read are
+    those of the last solve (changes that skip a solve leave every limiting link as is).
     """
+    load = gone.rate
+    top = load
+    eta = gone.eta
     for g in users.values():
         if g.rp is not None or g.held:
             return True
-        if g.rate < g.solo * SOLO_TOL:
-            links = g.links
-            for i in g.bn:
-                if links[i] == link:
-                    return True
+        r = g.rate
+        load += r
+        if r > top:
+            top = r
+        if g.eta < eta:
+            eta = g.eta
+    if load < cap_bytes_per_ps * eta * SOLO_TOL:
+        return False                     # not saturated: it holds nobody back
+    for g in users.values():
+        r = g.rate
+        if r < g.solo * SOLO_TOL and (g.pf or r >= top * SOLO_TOL):
+            return True
     return False
 
 
@@ -190,7 +200,7 @@ class FlowBackend(PathsMixin, LinkChangeMixin, DcqcnHooksMixin, Backend):
         f.mtu = info.mtu
         f.rp = None
         f.held = False
-        f.bn = ()
+        f.pf = False
         if model.dynamic and ccname == "dcqcn" and self._rp_line_rate(info) is not None:
             dq = self._dq or self._make_dq()
             self._dq_step()
@@ -254,15 +264,11 @@ class FlowBackend(PathsMixin, LinkChangeMixin, DcqcnHooksMixin, Backend):
                 f.held = False
                 pairs = ((f, f.solo),)
             else:
-                bn = rates.bn
-                if bn is None:           # head-of-line pause: HeldRates
-                    for f in comp:
-                        f.held = True
-                        f.bn = ()
-                else:
-                    for f, b in zip(comp, bn):
-                        f.held = False
-                        f.bn = b
+                held = rates.__class__ is HeldRates
+                pf = rates.port_fair
+                for f in comp:
+                    f.held = held
+                    f.pf = pf
                 pairs = zip(comp, rates)
             for f, r in pairs:
                 old = f.rate
@@ -315,12 +321,13 @@ class FlowBackend(PathsMixin, LinkChangeMixin, DcqcnHooksMixin, Backend):
                 self._dq_step()
                 self._dq.remove(f)
             if f.rp is None:
+                cap = self._cap
                 for l in f.links:
                     u = users[l]
                     del u[fid]
                     # a link left empty changes nobody's rate, nor one that holds none of
                     # its other flows back (each at its solo rate or limited elsewhere)
-                    if u and _may_gain(u, l):
+                    if u and _may_gain(u, cap[l], f):
                         dirty.add(l)
             else:
                 for l in f.links:

@@ -10,7 +10,7 @@ need no solve at all, exactly:
   rate — the least of its path's bottleneck and its cap;
 * a flow that ends leaves nobody faster when no other flow on its links is
   held back by one of them: each runs at its solo rate or is limited
-  elsewhere (:class:`Rates`, the backend's ``_may_gain``).
+  elsewhere (the backend's ``_may_gain``, from the rates of the last solve).
 
 Deliberately not done: splitting components at links that cannot saturate
 (measured: none split on a 1,024-GPU training step).
@@ -26,12 +26,11 @@ _first = itemgetter(0)
 
 
 class Rates(list):
-    """Rates of a component's flows (bytes/ps, in component order) and, per flow, ``bn``: the
-    positions in its path of the links that may hold it back — saturated links where it has
-    the largest rate (max-min), or every saturated shared link (port fairness). A flow at its
-    solo rate has none. Only a departure from one of those links can speed it up."""
+    """Rates of a component's flows (bytes/ps, in component order); ``port_fair``: solved by
+    port fairness (a flow may be held back by any saturated link it shares) rather than
+    max-min (only by a saturated link where it has the largest rate)."""
 
-    __slots__ = ("bn",)
+    __slots__ = ("port_fair",)
 
 
 class HeldRates(Rates):
@@ -43,10 +42,10 @@ class HeldRates(Rates):
 
 class FluidFlow:
     """One active flow: remaining wire bytes (float) at ``t_upd`` (ps), rate in bytes/ps;
-    ``held``: its component had a head-of-line pause at its last solve; ``bn``: positions in
-    ``links`` of the links that may hold it back (see :class:`Rates`)."""
+    ``held``: its component had a head-of-line pause at its last solve; ``pf``: it was solved
+    by port fairness (see :class:`Rates`)."""
 
-    __slots__ = ("held", "bn", "fid", "src", "dst", "size", "start_ps", "links", "rem", "t_upd", "rate", "finish",
+    __slots__ = ("held", "pf", "fid", "src", "dst", "size", "start_ps", "links", "rem", "t_upd", "rate", "finish",
                  "ver", "cap", "lat_ps", "ideal_ns", "event", "tag", "cc", "prio", "eta", "lossless",
                  "solo", "bott", "mtu", "rp", "marks", "last_cnp", "ceil")
 

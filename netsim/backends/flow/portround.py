@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from math import isfinite
 
-from .flatoffer import _level3, flat_offer_list
+from .flatoffer import _flat_offer_three, flat_offer_list
 from .porttree import _KEEP, INF, tree_offer_list
 
 
@@ -98,7 +98,7 @@ def iterate(grouping: tuple, strees: list, base: list[float], off: list[float], 
                 b = damping * b + keep * off[k + 1]
             off[k] = a
             off[k + 1] = b
-        for g, f0, f1, f2, k in triples:   # _flat_offer_three, inlined
+        for g, f0, f1, f2, k in triples:
             x = dsec[f0] if best_g[f0] == g else dmin[f0]
             y = dsec[f1] if best_g[f1] == g else dmin[f1]
             z = dsec[f2] if best_g[f2] == g else dmin[f2]
@@ -111,37 +111,8 @@ def iterate(grouping: tuple, strees: list, base: list[float], off: list[float], 
                 last_x[g] = x
                 last_y[g] = y
                 last_z[g] = z
-                i, j, m = 0, 1, 2
-                if y < x:
-                    x, y = y, x
-                    i, j = j, i
-                if z < y:
-                    y, z = z, y
-                    j, m = m, j
-                    if y < x:
-                        x, y = y, x
-                        i, j = j, i
-                budget = gcap[g]
-                share = budget / 3
-                a = x if x < share else share
-                left = budget - a
-                held_x = a >= x * _KEEP
-                if held_x:
-                    a = _level3(budget, x, y, z, x)
-                share = left / 2
-                b = y if y < share else share
-                left -= b
-                held_y = b >= y * _KEEP
-                if held_y:
-                    b = a if y == x and held_x else _level3(budget, x, y, z, y)
-                c = z if z < left else left          # share = left / 1
-                if c >= z * _KEEP:
-                    if z == y and held_y:
-                        c = b
-                    elif z == x and held_x:
-                        c = a
-                    else:
-                        c = _level3(budget, x, y, z, z)
+                o3, (i, j, m) = _flat_offer_three(gcap[g], [x, y, z])
+                a, b, c = o3[i], o3[j], o3[m]
                 last_o[g] = (a, b, c)
                 last_order[g] = (i, j, m)
             i += k

@@ -16,7 +16,7 @@ from itertools import chain
 
 import numpy as np
 
-from .components import SOLO_TOL, ComponentFinder, FluidFlow, HeldRates, Rates
+from .components import ComponentFinder, FluidFlow, HeldRates, Rates
 from .maxmin import maxmin_csr, maxmin_small
 from .portfair import PortProblem, hol_capacities, hol_capacities_flat, may_block, port_fair_auto
 
@@ -122,40 +122,15 @@ class ComponentSolver(ComponentFinder):
         return tuple(parts), tuple([cap[l] for l in lab])
 
     def _remember(self, key, rates, comp: list[FluidFlow]) -> Rates:
-        """Memoize a new solution of ``comp``, with its flows' limiting links (:class:`Rates`)."""
+        """Memoize a new solution of ``comp`` (:class:`Rates`: rates and how they were solved)."""
         self.solves += 1
-        if rates.__class__ is HeldRates:
-            rates.bn = None
-        else:
+        if rates.__class__ is not HeldRates:
             rates = Rates(rates)
-            rates.bn = self._bottlenecks(comp, rates, maxmin=not self._port_fair_rates)
+        rates.port_fair = self._port_fair_rates
         if len(self._memo) >= MEMO_ENTRIES:
             self._memo.clear()
         self._memo[key] = rates
         return rates
-
-    def _bottlenecks(self, comp: list[FluidFlow], rates: list[float], *, maxmin: bool) -> list[tuple]:
-        """Per flow, the positions in its path of the links that may hold it back (see
-        :class:`Rates`); all its shared links if none qualifies (rounding: stay safe)."""
-        lcap = self._link_caps(comp)
-        users = self._users
-        load: dict[int, float] = {}
-        top: dict[int, float] = {}
-        for f, r in zip(comp, rates):
-            for l in f.links:
-                load[l] = load.get(l, 0.0) + r
-                if r > top.get(l, -1.0):
-                    top[l] = r
-        out = []
-        for f, r in zip(comp, rates):
-            if r >= f.solo * SOLO_TOL:
-                out.append(())
-                continue
-            pos = tuple(i for i, l in enumerate(f.links)
-                        if len(users[l]) > 1 and load[l] >= lcap[l] * SOLO_TOL
-                        and (not maxmin or r >= top[l] * SOLO_TOL))
-            out.append(pos or tuple(i for i, l in enumerate(f.links) if len(users[l]) > 1))
-        return out
 
     def _link_caps(self, comp: list[FluidFlow]) -> dict[int, float]:
         """Capacity of every link of ``comp`` (bytes/ps), times the CC efficiency when shared."""

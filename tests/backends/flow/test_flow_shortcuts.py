@@ -147,22 +147,32 @@ def _run(no_shortcut: bool, monkeypatch):
         def components(self, dirty, fresh=()):
             return orig(self, dirty | {l for f in fresh for l in f.links})
         monkeypatch.setattr(solver_mod.ComponentSolver, "components", components)
-    g = load_topology("leaf_spine:leaves=4,spines=2,hosts_per_leaf=4")
+    def flows(rng, hosts):
+        for _ in range(300):
+            s, d = rng.sample(hosts, 2)
+            yield s, d, rng.choice([4096, 65536, 1_000_000]), rng.choice([0, 0, 10**6, 10**7]) * 1000
+
+    out = _play("leaf_spine:leaves=4,spines=2,hosts_per_leaf=4", "host", 3, 9, flows)
+    monkeypatch.undo()
+    return out
+
+
+def _play(topology: str, kind: str, seed: int, rng_seed: int, flows):
+    """Run the flows ``flows(rng, nodes of kind)`` yields as ``(src, dst, size_bytes, start_ps)``
+    on the flow backend; return (records, recomputations)."""
+    g = load_topology(topology)
     env = simpy.Environment()
     sink = ListSink()
-    b = create_backend("flow", g, env=env, sinks=TraceSinks(fct=sink), seed=3)
-    hosts = sorted(n for n, d in g.nodes(data=True) if d["kind"] == "host")
-    rng = random.Random(9)
+    b = create_backend("flow", g, env=env, sinks=TraceSinks(fct=sink), seed=seed)
+    nodes = sorted(n for n, d in g.nodes(data=True) if d["kind"] == kind)
 
     def starter(s, d, size, t):
         yield env.timeout(t)
         yield b.send(s, d, size)
 
-    for _ in range(300):
-        s, d = rng.sample(hosts, 2)
-        env.process(starter(s, d, rng.choice([4096, 65536, 1_000_000]), rng.choice([0, 0, 10**6, 10**7]) * 1000))
+    for s, d, size, t in flows(random.Random(rng_seed), nodes):
+        env.process(starter(s, d, size, t))
     env.run()
-    monkeypatch.undo()
     return sink.rows, b.recomputations
 
 
@@ -178,13 +188,13 @@ def _run_cluster(rules: bool, monkeypatch, fired: dict | None = None):
     than its NICs: flows often share links without filling them, and PFC head-of-line
     blocking happens on the leaf uplinks."""
     if not rules:
-        monkeypatch.setattr(backend_mod, "_may_gain", lambda users, link: bool(users))
+        monkeypatch.setattr(backend_mod, "_may_gain", lambda users, cap, gone: bool(users))
         monkeypatch.setattr(solver_mod.ComponentSolver, "_fits_beside", lambda self, f: False)
     elif fired is not None:
         may, fits = backend_mod._may_gain, solver_mod.ComponentSolver._fits_beside
 
-        def may_gain(users, link):
-            r = may(users, link)
+        def may_gain(users, cap, gone):
+            r = may(users, cap, gone)
             fired["departures"] += not r
             return r
 
@@ -194,27 +204,17 @@ def _run_cluster(rules: bool, monkeypatch, fired: dict | None = None):
             return r
         monkeypatch.setattr(backend_mod, "_may_gain", may_gain)
         monkeypatch.setattr(solver_mod.ComponentSolver, "_fits_beside", fits_beside)
-    g = load_topology("gpu_cluster:servers=8,gpus_per_server=4,servers_per_leaf=2")
-    env = simpy.Environment()
-    sink = ListSink()
-    b = create_backend("flow", g, env=env, sinks=TraceSinks(fct=sink), seed=5)
-    gpus = sorted(n for n, d in g.nodes(data=True) if d["kind"] == "gpu")
-    rng = random.Random(11)
+    def flows(rng, gpus):
+        for rnd in range(12):      # rounds of permutations: flows meet mostly on the fabric
+            dst = gpus[:]
+            rng.shuffle(dst)
+            for s, d in zip(gpus, dst):
+                if s != d:
+                    yield s, d, rng.choice([1_000_000, 4_000_000]), (rnd * 200 + rng.randrange(0, 100)) * 10**6
 
-    def starter(s, d, size, t):
-        yield env.timeout(t)
-        yield b.send(s, d, size)
-
-    for rnd in range(12):      # rounds of permutations: flows meet mostly on the fabric
-        dst = gpus[:]
-        rng.shuffle(dst)
-        for s, d in zip(gpus, dst):
-            if s != d:
-                env.process(starter(s, d, rng.choice([1_000_000, 4_000_000]),
-                                    rnd * 200 * 10**6 + rng.randrange(0, 100) * 10**6))
-    env.run()
+    out = _play("gpu_cluster:servers=8,gpus_per_server=4,servers_per_leaf=2", "gpu", 5, 11, flows)
     monkeypatch.undo()
-    return sink.rows, b.recomputations
+    return out
 
 
 def test_no_resolve_rules_are_exact(monkeypatch):
