@@ -26,23 +26,9 @@ def flat_offer_list(budget: float, ds: list[float]) -> tuple[list[float], list[i
     """:func:`flat_offers` by child position: ``(offers, order)``, ``order`` being the
     positions by ascending demand (the order in which :func:`flat_offers` lists the flows)."""
     n = len(ds)
-    if n == 2:                  # the general case below, worked out for two flows
-        x, y = ds
-        swap = y < x
-        if swap:
-            x, y = y, x
-        h = budget / 2
-        a = x if x < h else h
-        left = budget - a
-        if a >= x * _KEEP:      # _level(budget, [x, y], x)
-            a = h if y >= h else budget - y
-        b = y if y < left else left
-        if b >= y * _KEEP:      # _level(budget, [x, y], y)
-            if y == x:
-                b = h if y >= h else budget - y
-            else:
-                b = h if x >= h else budget - x
-        return ([b, a], [1, 0]) if swap else ([a, b], [0, 1])
+    if n == 2:
+        a, b, swap = flat_offer_two(budget, ds[0], ds[1])
+        return ([a, b], [1, 0]) if swap else ([a, b], [0, 1])
     if n == 3:
         return _flat_offer_three(budget, ds)
     order = sorted(range(n), key=ds.__getitem__)
@@ -63,6 +49,26 @@ def flat_offer_list(budget: float, ds: list[float]) -> tuple[list[float], list[i
                 a = levels[d] = _level(budget, srt, d)
         o[i] = a
     return o, order
+
+
+def flat_offer_two(budget: float, x: float, y: float) -> tuple[float, float, bool]:
+    """:func:`flat_offer_list` for two flows of demands ``x``, ``y``, worked out: their offers
+    ``(a, b)`` in child order and whether ``y < x`` (then ``order`` is ``[1, 0]``)."""
+    swap = y < x
+    if swap:
+        x, y = y, x
+    h = budget / 2
+    a = x if x < h else h
+    left = budget - a
+    if a >= x * _KEEP:      # _level(budget, [x, y], x)
+        a = h if y >= h else budget - y
+    b = y if y < left else left
+    if b >= y * _KEEP:      # _level(budget, [x, y], y)
+        if y == x:
+            b = h if y >= h else budget - y
+        else:
+            b = h if x >= h else budget - x
+    return (b, a, True) if swap else (a, b, False)
 
 
 def _flat_offer_three(budget: float, ds: list[float]) -> tuple[list[float], list[int]]:
@@ -112,28 +118,20 @@ def _flat_offer_three(budget: float, ds: list[float]) -> tuple[list[float], list
 
 
 def _level3(budget: float, x: float, y: float, z: float, mine: float) -> float:
-    """:func:`_level` for three ascending demands ``x <= y <= z`` (``mine`` one of them),
-    unrolled: the same operations in the same order."""
+    """:func:`_level` for three ascending demands ``x <= y <= z`` (``mine`` one of them):
+    the same operations in the same order, without sorting or building lists."""
     k = 3
     left = budget
     skipped = False
-    if x == INF:
-        return left / k
-    if x == mine:
-        skipped = True
-    else:
-        if x >= left / k:
+    for d in (x, y):
+        if d == INF:
             return left / k
-        left -= x
-        k -= 1
-    if y == INF:
-        return left / k
-    if not skipped and y == mine:
-        skipped = True
-    else:
-        if y >= left / k:
+        if not skipped and d == mine:
+            skipped = True
+            continue
+        if d >= left / k:
             return left / k
-        left -= y
+        left -= d
         k -= 1
     if z == INF or (not skipped and z == mine) or z >= left / k:
         return left / k

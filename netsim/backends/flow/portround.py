@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from math import isfinite
 
-from .flatoffer import _flat_offer_three, flat_offer_list
-from .porttree import _KEEP, INF, tree_offer_list
+from .flatoffer import _flat_offer_three, flat_offer_list, flat_offer_two
+from .porttree import INF, tree_offer_list
 
 
 def iterate(grouping: tuple, strees: list, base: list[float], off: list[float], *, damping: float,
@@ -60,7 +60,7 @@ def iterate(grouping: tuple, strees: list, base: list[float], off: list[float], 
     rates = base
     for rounds in range(1, max_rounds + 1):
         damp = damping < 1.0 and rounds > 1
-        for g, f0, f1, k in pairs:  # flat_offer_list for two flows, inlined
+        for g, f0, f1, k in pairs:
             x = dsec[f0] if best_g[f0] == g else dmin[f0]
             y = dsec[f1] if best_g[f1] == g else dmin[f1]
             if x == last_x[g] and y == last_y[g]:
@@ -71,26 +71,8 @@ def iterate(grouping: tuple, strees: list, base: list[float], off: list[float], 
             else:
                 last_x[g] = x
                 last_y[g] = y
-                budget = gcap[g]
-                swap = y < x
-                if swap:
-                    x, y = y, x
-                h = budget / 2
-                a = x if x < h else h
-                left = budget - a
-                if a >= x * _KEEP:
-                    a = h if y >= h else budget - y
-                b = y if y < left else left
-                if b >= y * _KEEP:
-                    if y == x:
-                        b = h if y >= h else budget - y
-                    else:
-                        b = h if x >= h else budget - x
-                if swap:
-                    a, b = b, a
-                    last_order[g] = (1, 0)
-                else:
-                    last_order[g] = (0, 1)
+                a, b, swap = flat_offer_two(gcap[g], x, y)
+                last_order[g] = (1, 0) if swap else (0, 1)
                 last_a[g] = a
                 last_b[g] = b
             if damp:
