@@ -43,15 +43,16 @@ from typing import Any
 import simpy
 
 from ...errors import InputError
-from ...records import EMPTY_TAG, FlowRecord, FlowTag
-from ...units import PS_PER_NS, PS_PER_S, ps_to_ns
+from ...records import EMPTY_TAG, FlowTag
+from ...units import PS_PER_S, ps_to_ns
 from ..base import Backend, TraceSinks, register_backend
 from .ccmodel import CCModel
+from .completions import CompletionsMixin
+from .components import FluidFlow, HeldRates
 from .dcqcnhooks import DcqcnHooksMixin
 from .linkchange import LinkChangeMixin
 from .paths import PathsMixin
 from .settings import PathInfo, ideal_function, resolve_network_params
-from .components import SOLO_TOL, FluidFlow, HeldRates
 from .solver import ComponentSolver
 
 #: a flow whose remaining wire bytes fall below this is complete (float drift guard)
@@ -60,39 +61,7 @@ EPS_BYTES = 1e-6
 SETTLE_PRIORITY = 2
 
 
-def _may_gain(users: dict, cap_bytes_per_ps: float, gone: FluidFlow) -> bool:
-    """True when a flow of ``users`` (the flows left on a link of capacity ``cap_bytes_per_ps``
-    after ``gone`` left it) could speed up: the link was saturated and held one of them back,
-    or one is DCQCN-controlled, or sits in a component with a head-of-line pause.
-
-    A flow is held back by a saturated link where it has the largest rate (max-min), or by
-    any saturated link it shares (port fairness); at its solo rate (path bottleneck or
-    cap) it has all it can get. Exact for max-min fairness: with every limiting link
-    keeping its flows, the old rates are still the max-min rates. The rates read are
-    those of the last solve (changes that skip a solve leave every limiting link as is).
-    """
-    load = gone.rate
-    top = load
-    eta = gone.eta
-    for g in users.values():
-        if g.rp is not None or g.held:
-            return True
-        r = g.rate
-        load += r
-        if r > top:
-            top = r
-        if g.eta < eta:
-            eta = g.eta
-    if load < cap_bytes_per_ps * eta * SOLO_TOL:
-        return False                     # not saturated: it holds nobody back
-    for g in users.values():
-        r = g.rate
-        if r < g.solo * SOLO_TOL and (g.pf or r >= top * SOLO_TOL):
-            return True
-    return False
-
-
-class FlowBackend(PathsMixin, LinkChangeMixin, DcqcnHooksMixin, Backend):
+class FlowBackend(CompletionsMixin, PathsMixin, LinkChangeMixin, DcqcnHooksMixin, Backend):
     """Max-min fair fluid network over a topology graph (``--backend flow``)."""
 
     name = "flow"
@@ -285,83 +254,6 @@ class FlowBackend(PathsMixin, LinkChangeMixin, DcqcnHooksMixin, Backend):
                 push(heap, (f.finish, f.fid, f.ver, f))
                 changed += 1
         self.rate_updates += changed
-
-    # -- completions ------------------------------------------------------------
-    def _ensure_timer(self) -> None:
-        heap = self._heap
-        while heap and heap[0][2] != heap[0][3].ver:
-            heapq.heappop(heap)
-        if not heap:
-            return
-        top = heap[0][0]
-        timers = self._timers
-        if top in timers or (timers and min(timers) <= top):
-            return
-        timers.add(top)
-        self.env.timeout(top - self.env.now).callbacks.append(self._on_timer)
-
-    def _on_timer(self, _ev) -> None:
-        env = self.env
-        now = env.now
-        self._timers.discard(now)
-        self.events += 1
-        heap = self._heap
-        users = self._users
-        dirty = self._dirty
-        sink = self.sink
-        done_any = False
-        while heap and heap[0][0] <= now:
-            _, _, ver, f = heapq.heappop(heap)
-            if ver != f.ver:
-                continue
-            f.ver = -1
-            done_any = True
-            fid = f.fid
-            if f.rp is not None:
-                self._dq_step()
-                self._dq.remove(f)
-            if f.rp is None:
-                cap = self._cap
-                for l in f.links:
-                    u = users[l]
-                    del u[fid]
-                    # a link left empty changes nobody's rate, nor one that holds none of
-                    # its other flows back (each at its solo rate or limited elsewhere)
-                    if u and _may_gain(u, cap[l], f):
-                        dirty.add(l)
-            else:
-                for l in f.links:
-                    u = users[l]
-                    del u[fid]
-                    if u:
-                        dirty.add(l)
-            self._active -= 1
-            end_ps = now + int(f.lat_ps + 0.5)
-            start_ns = (f.start_ps + 500) // PS_PER_NS
-            end_ns = (end_ps + 500) // PS_PER_NS
-            ideal = int(f.ideal_ns + 0.5)
-            fct = end_ns - start_ns
-            t = f.tag
-            rec = FlowRecord(fid, f.src, f.dst, f.size, start_ns, end_ns, fct, ideal,
-                             round(fct / ideal, 6) if ideal > 0 else math.nan, t.tag, f.cc, f.prio,
-                             0, 0, 0, 0, 0, t.iteration, t.op, t.group, t.collective, t.step)
-            self.n_completed += 1
-            self.bytes_delivered += f.size
-            if sink is not None:
-                sink.add(rec)
-            ev = f.event
-            ev._ok = True          # succeed later than now: the latency term
-            ev._value = rec
-            env.schedule(ev, delay=end_ps - now)
-            f.event = None
-        if done_any:
-            # also when nothing is dirty: the next timer is set at the settle
-            if not self._settle_pending and env.peek() > now:
-                self._settle(None)   # nothing else happens at this instant: settle now
-            else:
-                self._request_settle()
-        else:
-            self._ensure_timer()
 
     # -- reporting --------------------------------------------------------------
     def stats(self) -> dict[str, Any]:

@@ -10,7 +10,7 @@ need no solve at all, exactly:
   rate — the least of its path's bottleneck and its cap;
 * a flow that ends leaves nobody faster when no other flow on its links is
   held back by one of them: each runs at its solo rate or is limited
-  elsewhere (the backend's ``_may_gain``, from the rates of the last solve).
+  elsewhere (``completions._may_gain``, from the rates of the last solve).
 
 Deliberately not done: splitting components at links that cannot saturate
 (measured: none split on a 1,024-GPU training step).

@@ -26,6 +26,13 @@ SMALL_COMPONENT = 32
 MEMO_ENTRIES = 50_000
 
 
+def _rates(cls: type, rates, *, port_fair: bool) -> Rates:
+    """``rates`` as a :class:`Rates` (or :class:`HeldRates`) solved by port fairness or not."""
+    out = cls(rates)
+    out.port_fair = port_fair
+    return out
+
+
 class ComponentSolver(ComponentFinder):
     """Finds and solves the components reached from changed links.
 
@@ -45,7 +52,6 @@ class ComponentSolver(ComponentFinder):
         self.port_fair_solves = 0
         self.port_fair_fallbacks = 0
         self.hol_paused_links = 0
-        self._port_fair_rates = False    # the last _solve returned port-fair (not max-min) rates
 
     def reset_capacities(self) -> None:
         """Re-read the capacities after a link change; forget every memoized solution."""
@@ -77,7 +83,7 @@ class ComponentSolver(ComponentFinder):
                 if n > SMALL_COMPONENT and all(f.lossless for f in comp):
                     prob = PortProblem([f.links for f in comp])
                 if n <= SMALL_COMPONENT or (prob is not None and not prob.flat):
-                    rates = self._remember(key, self._solve(comp, prob), comp)
+                    rates = self._remember(key, self._solve(comp, prob))
                 else:
                     batch.append(i)
                     out[i] = (key, prob)
@@ -86,7 +92,7 @@ class ComponentSolver(ComponentFinder):
         if len(batch) == 1:
             i = batch[0]
             key, prob = out[i]
-            out[i] = self._remember(key, self._solve(comps[i], prob), comps[i])
+            out[i] = self._remember(key, self._solve(comps[i], prob))
         elif batch:
             union = [f for i in batch for f in comps[i]]
             rates = self._maxmin(union)
@@ -95,8 +101,7 @@ class ComponentSolver(ComponentFinder):
                 comp = comps[i]
                 r = rates[pos:pos + len(comp)]
                 pos += len(comp)
-                self._port_fair_rates = False
-                out[i] = self._remember(out[i][0], self._with_hol(comp, [f.links for f in comp], r), comp)
+                out[i] = self._remember(out[i][0], self._with_hol(comp, [f.links for f in comp], r))
         return out
 
     def _key(self, comp: list[FluidFlow]) -> tuple:
@@ -121,12 +126,11 @@ class ComponentSolver(ComponentFinder):
             parts.append((tuple(t), f.cap, f.eta, f.lossless))
         return tuple(parts), tuple([cap[l] for l in lab])
 
-    def _remember(self, key, rates, comp: list[FluidFlow]) -> Rates:
-        """Memoize a new solution of ``comp`` (:class:`Rates`: rates and how they were solved)."""
+    def _remember(self, key, rates) -> Rates:
+        """Memoize a new solution (a plain list is max-min rates without pauses)."""
         self.solves += 1
-        if rates.__class__ is not HeldRates:
-            rates = Rates(rates)
-        rates.port_fair = self._port_fair_rates
+        if not isinstance(rates, Rates):
+            rates = _rates(Rates, rates, port_fair=False)
         if len(self._memo) >= MEMO_ENTRIES:
             self._memo.clear()
         self._memo[key] = rates
@@ -168,7 +172,6 @@ class ComponentSolver(ComponentFinder):
     def _solve(self, comp: list[FluidFlow], prob: PortProblem | None = None) -> list[float]:
         """Rates of one connected component (several flows); ``prob``: its :class:`PortProblem`, if built."""
         paths = [f.links for f in comp]
-        self._port_fair_rates = False
         if all(f.lossless for f in comp):
             prob = prob or PortProblem(paths)
             if not prob.flat:
@@ -179,10 +182,9 @@ class ComponentSolver(ComponentFinder):
             return self._with_hol(comp, paths, rates, lcap)
         return self._with_hol(comp, paths, self._maxmin(comp))
 
-    def _port_fair(self, comp: list[FluidFlow], paths, prob: PortProblem) -> list[float]:
+    def _port_fair(self, comp: list[FluidFlow], paths, prob: PortProblem) -> list[float] | Rates:
         """Port-fair rates of a lossless non-flat component, with head-of-line blocking;
         max-min when it is too large or the iteration does not settle."""
-        rates = None
         if len(comp) <= self._port_max:
             self.port_fair_solves += 1
             lcap = self._link_caps(comp)
@@ -196,15 +198,11 @@ class ComponentSolver(ComponentFinder):
                     lcap.update(paused)
                     rates, rounds = port_fair_auto(paths, lcap, fcap, problem=prob)
                     if rounds >= 0:
-                        rates = HeldRates(rates)
-            if rounds < 0:
-                rates = None
-            else:
-                self._port_fair_rates = True
-        if rates is None:
-            self.port_fair_fallbacks += 1
-            rates = self._maxmin(comp)
-        return rates
+                        return _rates(HeldRates, rates, port_fair=True)
+            if rounds >= 0:
+                return _rates(Rates, rates, port_fair=True)
+        self.port_fair_fallbacks += 1
+        return self._maxmin(comp)
 
     def _with_hol(self, comp: list[FluidFlow], paths, rates: list[float], lcap: dict | None = None) -> list[float]:
         """Max-min ``rates`` of a flat component, corrected for PFC head-of-line blocking
@@ -217,7 +215,7 @@ class ComponentSolver(ComponentFinder):
             if paused:
                 self.hol_paused_links += len(paused)
                 lcap.update(paused)
-                rates = HeldRates(self._flat(comp, paths, lcap))
+                rates = _rates(HeldRates, self._flat(comp, paths, lcap), port_fair=False)
         return rates
 
     def _flat(self, comp: list[FluidFlow], paths, lcap: dict | None) -> list[float]:
