@@ -27,6 +27,8 @@ from .units import UnitError, parse_size, parse_time_ns
 
 REQUIRED = ("src", "dst", "size_bytes", "start_ns")
 MAX_PRIORITY = 7  # IEEE 802.1p: eight priorities
+#: largest flow size: every byte count up to 2**53 (9 PB) is exact as a float, which the rate models use
+MAX_FLOW_BYTES = 2**53
 OPTIONAL = ("tag", "cc", "priority")
 
 
@@ -100,6 +102,9 @@ def _check(f: FlowSpec, source: str, line: int, reach: _Reach | None = None) -> 
     if f.size_bytes <= 0:
         raise InputError("size must be > 0", source=source, where=f"line {line}, field size_bytes",
                          value=f.size_bytes, accepted="a positive size such as 1500, 64KB or 1MB")
+    if f.size_bytes > MAX_FLOW_BYTES:
+        raise InputError("size too large", source=source, where=f"line {line}, field size_bytes",
+                         value=f.size_bytes, accepted=f"at most 2**53 = {MAX_FLOW_BYTES} bytes (9 PB)")
     if f.src == f.dst:
         raise InputError("src equals dst", source=source, where=f"line {line}, field dst", value=f.dst,
                          accepted="a destination different from the source")

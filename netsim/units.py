@@ -19,6 +19,7 @@ Conventions (the whole code base follows them):
 """
 from __future__ import annotations
 
+import math
 import re
 
 PS_PER_NS = 1000
@@ -73,6 +74,8 @@ def _scaled(text, what: str, units: dict, default_unit: str, accepted: str) -> f
     if unit not in units:
         raise UnitError(f"bad {what} {text!r}: unknown unit {unit!r} ({accepted})")
     out = val * units[unit]
+    if not math.isfinite(out):
+        raise UnitError(f"bad {what} {text!r}: must be a finite number")
     if out < 0:
         raise UnitError(f"bad {what} {text!r}: must not be negative")
     return out

@@ -109,6 +109,21 @@ def resolve_analytic_params(params: dict | None) -> dict:
     return out
 
 
+def _default_priorities(params: dict | None) -> dict[str, int]:
+    """``{"roce": p, "tcp": p}``: the packet backend's ``roce_priority`` / ``tcp_priority`` (``--set`` wins).
+
+    The analytic model has no priorities; the value only goes into ``fct.csv``
+    so that its ``priority`` column matches the packet and flow backends'.
+    """
+    params = params or {}
+    out = {"roce": 3, "tcp": 0}
+    for transport in out:
+        key = f"{transport}_priority"
+        if _SIM is not None:
+            out[transport] = int(_SIM.parse_one(key, params[key]) if key in params else _SIM[key].default)
+    return out
+
+
 def lone_flow_ps(rates_bps: list[float], delays_ns: list[float], size_bytes: int, mtu_bytes: int,
                  header_bytes: int) -> float:
     """Time for a flow alone on a path to deliver its last byte, ps.
@@ -169,6 +184,8 @@ class AnalyticBackend(Backend):
                                                                                          params["host_stack"])
         self.host_stack = HostStack(host_params) if (host_params or on) else None
         self._host: dict[tuple, tuple] = {}     # (path, cc) -> (overhead_ps, rate cap bps)
+        self._prio_by_transport = _default_priorities(params)
+        self._prio: dict[str, int] = {}          # cc name -> default priority (as the packet backend)
         self._next_id = 0
         self.flows = self.completed = self.bytes_delivered = self.events = 0
 
@@ -183,6 +200,15 @@ class AnalyticBackend(Backend):
             mtu = min([self._mtu] + [int(g.nodes[x]["mtu_bytes"]) for x in path if "mtu_bytes" in g.nodes[x]])
             info = self._paths[path] = (rates, delays, min(rates), mtu)
         return info
+
+    def _default_priority(self, cc_name: str) -> int:
+        """Priority of a flow that names none: ``roce_priority`` or ``tcp_priority`` by transport."""
+        prio = self._prio.get(cc_name)
+        if prio is None:
+            from ..transport.cc.config import cc_class
+            transport = getattr(cc_class(cc_name or "none", where="cc"), "transport", "roce")
+            prio = self._prio[cc_name] = self._prio_by_transport["tcp" if transport == "tcp" else "roce"]
+        return prio
 
     def path_alpha_beta(self, src: str, dst: str, flow_id: int = 0) -> tuple[float, float]:
         """``(a_s, B_bps)`` of the path: latency of a full-packet flow and payload bandwidth.
@@ -226,7 +252,9 @@ class AnalyticBackend(Backend):
         self._next_id += 1
         self.flows += 1
         now = self.env.now
-        meta = (fid, src, dst, int(size_bytes), now, tag, cc or self.cc, priority or 0)
+        ccname = cc or self.cc
+        meta = (fid, src, dst, int(size_bytes), now, tag, ccname,
+                self._default_priority(ccname) if priority is None else int(priority))
         ev = self.env.event()
         ev.callbacks.append(self._done)
         if src == dst:

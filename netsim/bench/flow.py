@@ -7,17 +7,17 @@
   SimGrid 4.1 takes about 16 s for the same all-reduce on this machine (issue 6).
 * ``flow_recompute_cost`` — wall cost of one max-min recomputation against the
   number of active flows (random permutations on a k=16 fat-tree).
-* ``flow_gpt3b_32gpu``, ``flow_gpt_1024gpu``, ``flow_gpt_scaling`` and
-  ``flow_vs_packet_gpt_small`` — training iterations through
-  :func:`netsim.runtime.run_training` (skipped with a note when the runtime is
-  not available).
+* ``flow_dp_rings_1024gpu`` — the contended worst case: 32 concurrent
+  32-rank ring all-reduces across a 1,024-GPU leaf-spine, every hop on the
+  fabric, lossless (port fairness and PFC head-of-line pauses).
+
+The training-step benchmarks are in :mod:`netsim.bench.flowgpt`.
 """
 from __future__ import annotations
 
 import gc
 import os
 import random
-import resource
 import tempfile
 import time
 
@@ -168,126 +168,43 @@ def bench_recompute_cost() -> dict:
     return {"maxmin": recompute_cost(), "port": recompute_cost((50, 100, 250, 500), fairness="port")}
 
 
-def _peak_rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
-def _workload(name: str) -> str:
-    here = os.path.dirname(os.path.abspath(__file__))
-    return os.path.normpath(os.path.join(here, "..", "..", "workloads", name))
-
-
-def gpt_step(servers: int, *, tp: int, pp: int, dp: int, workload: str = "gpt-3b-t2p2d8.yaml",
-             backend: str = "flow", measure_memory: bool = False, global_batch: int | None = None,
-             seed: int = 0) -> dict:
-    """One iteration of ``workload`` with the given parallelism on ``servers`` 8-GPU servers
-    (``seed``: the ECMP hash seed, which decides the fabric collisions)."""
-    from ..runtime import run_training
-    topo = f"gpu_cluster:servers={servers},gpus_per_server=8"
-    over = {"parallelism.tp": tp, "parallelism.pp": pp, "parallelism.dp": dp}
-    if global_batch is not None:
-        over["training.global_batch"] = global_batch
-    if measure_memory:
-        import tracemalloc
-        tracemalloc.start()
+def dp_rings(servers: int = 128, size_bytes: int = 16_000_000, groups: int = 32) -> dict:
+    """``groups`` concurrent ring all-reduces of ``size_bytes`` on a ``servers`` × 8-GPU
+    ``gpu_cluster`` leaf-spine, ranks placed as data-parallel groups of t=8, p=4 (rank r of
+    group g on server ``g // 8 + 4r``, GPU ``g % 8``): every ring hop crosses the fabric and
+    ECMP collisions on the 800 Gb/s leaf uplinks couple the rings into components."""
+    from ..backends.base import TraceSinks, create_backend
+    from ..collectives.api import run_collective
+    from ..topology import load_topology
+    g = load_topology(f"gpu_cluster:servers={servers},gpus_per_server=8")
+    env = simpy.Environment()
+    b = create_backend("flow", g, env=env, sinks=TraceSinks(fct=_CountSink()))
+    step = servers // 32 if servers >= 32 else 1
+    procs = []
+    for grp in range(groups):
+        nodes = [f"s{grp // 8 + step * r}.gpu{grp % 8}" for r in range(32) if grp // 8 + step * r < servers]
+        procs.append(run_collective(b, "allreduce", nodes, size_bytes, algorithm="ring"))
     t0, c0 = time.perf_counter(), time.process_time()
-    s = run_training(topo, _workload(workload), backend=backend, progress=False, workload_overrides=over,
-                     seed=seed)
-    wall = time.perf_counter() - t0
-    cpu = time.process_time() - c0
-    out = {"gpus": servers * 8, "topology": topo, "workload": workload, "tp": tp, "pp": pp, "dp": dp,
-           "backend": backend, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "iteration_time_s": s["iteration_time_s"],
-           "flows": s["flows"], "flows_per_wall_s": round(s["flows"] / wall),
-           "peak_rss_mib": round(_peak_rss_mib(), 1)}
-    if measure_memory:
-        import tracemalloc
-        out["tracemalloc_peak_mib"] = round(tracemalloc.get_traced_memory()[1] / 2**20, 1)
-        tracemalloc.stop()
-    net = s.get("network", {})
-    for k in ("recomputations", "rate_updates", "recompute_wall_s", "max_component_flows", "port_fair_solves"):
-        if k in net:
-            out[k] = net[k]
-    return out
+    env.run()
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    st = b.stats()
+    n = len(nodes)
+    hop = b.router.path(nodes[0], nodes[1])
+    hop_bps = min(g.edges[u, v]["rate_bps"] for u, v in zip(hop, hop[1:]))
+    bound_ns = 2 * (n - 1) / n * size_bytes * 8 / hop_bps * 1e9   # each rank at its path's bottleneck
+    return {"gpus": servers * 8, "rings": groups, "ranks": n, "size_bytes": size_bytes, "flows": st["flows"],
+            "wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "us_per_flow": round(wall / st["flows"] * 1e6, 1),
+            "recomputations": st["recomputations"], "component_solves": st["component_solves"],
+            "port_fair_solves": st["port_fair_solves"], "max_component_flows": st["max_component_flows"],
+            "recompute_wall_s": st["recompute_wall_s"], "sim_time_ns": st["sim_time_ns"],
+            "nic_bound_ns": round(bound_ns), "slowdown_vs_nic_bound": round(st["sim_time_ns"] / bound_ns, 3)}
 
 
-@benchmark("flow_gpt3b_32gpu")
-def bench_gpt3b_32gpu() -> dict:
-    """GPT-3B, t=2 p=2 d=8, one iteration at real sizes on 4 x 8 GPUs (target <= 10 s)."""
-    out = gpt_step(4, tp=2, pp=2, dp=8)
-    out["target_wall_s"] = 10.0
-    return out
+@benchmark("flow_dp_rings_1024gpu")
+def bench_dp_rings() -> dict:
+    """32 concurrent 16 MB ring all-reduces of 32 ranks on 128 x 8 GPUs, all on the fabric (worst case).
 
-
-@benchmark("flow_gpt_1024gpu")
-def bench_gpt_1024gpu() -> dict:
-    """GPT-3B, t=8 p=4 d=32 on 128 x 8 GPUs (leaf-spine): target <= 300 s, <= 4 GiB."""
-    out = gpt_step(128, tp=8, pp=4, dp=32)
-    out["target_wall_s"] = 300.0
-    out["target_peak_mib"] = 4096
-    return out
-
-
-@benchmark("flow_gpt_scaling")
-def bench_gpt_scaling() -> dict:
-    """Wall time vs GPUs (64, 256, 1,024; t=8 p=4, d = GPUs/32, global batch 512) and vs flows.
-
-    ``us_per_flow`` is wall µs per flow; ``us_per_flow_vs_64`` its ratio to the
-    64-GPU run (1.0 = wall time linear in the number of flows).
+    Every flow crosses the leaf-spine; ECMP collisions couple the rings into
+    port-fair components of 10-43 flows re-solved at nearly every completion.
     """
-    rows = {}
-    first = None
-    for servers in (8, 32, 128):
-        r = gpt_step(servers, tp=8, pp=4, dp=servers * 8 // 32)
-        row = {k: r[k] for k in ("wall_s", "cpu_s", "flows", "flows_per_wall_s", "iteration_time_s",
-                                 "peak_rss_mib", "recomputations", "rate_updates", "recompute_wall_s") if k in r}
-        row["us_per_flow"] = round(r["wall_s"] / r["flows"] * 1e6, 2)
-        row["recomputations_per_flow"] = round(r["recomputations"] / r["flows"], 3)
-        first = first or row["us_per_flow"]
-        row["us_per_flow_vs_64"] = round(row["us_per_flow"] / first, 2)
-        rows[f"{servers * 8}_gpus"] = row
-    return rows
-
-
-@benchmark("flow_gpt_weak_scaling")
-def bench_gpt_weak_scaling() -> dict:
-    """Wall time vs flows when every GPU does the same work (64, 256, 1,024 GPUs).
-
-    GPT-3B, t=8 p=4, d = GPUs/32 and global batch 16·d (4 micro-batches of 4
-    per data-parallel rank), so the flows of a GPU are the same at every size
-    and their number grows with the cluster; the 1,024-GPU run is the one of
-    ``flow_gpt_1024gpu``. ``wall_ratio_vs_flow_ratio`` is (wall / wall at 64)
-    ÷ (flows / flows at 64): 1.0 = wall time linear in the number of flows.
-    """
-    rows = {}
-    base = None
-    for servers in (8, 32, 128):
-        dp = servers * 8 // 32
-        r = gpt_step(servers, tp=8, pp=4, dp=dp, global_batch=16 * dp)
-        row = {k: r[k] for k in ("wall_s", "cpu_s", "flows", "flows_per_wall_s", "iteration_time_s",
-                                 "peak_rss_mib", "recomputations", "rate_updates", "recompute_wall_s") if k in r}
-        row["us_per_flow"] = round(r["wall_s"] / r["flows"] * 1e6, 2)
-        row["recomputations_per_flow"] = round(r["recomputations"] / r["flows"], 3)
-        base = base or (row["wall_s"], row["flows"])
-        row["wall_ratio_vs_flow_ratio"] = round((row["wall_s"] / base[0]) / (row["flows"] / base[1]), 2)
-        rows[f"{servers * 8}_gpus"] = row
-    return rows
-
-
-@benchmark("flow_vs_packet_gpt_small")
-def bench_flow_vs_packet_small() -> dict:
-    """Packet vs flow backend on the reduced GPT steps (8 and 32 GPUs): speed-up and agreement."""
-    from ..runtime import run_training
-    out = {}
-    for topo, wl in (("gpu_cluster:servers=2,gpus_per_server=4", "gpt-1.5b-t2p2d2-small.yaml"),
-                     ("gpu_cluster:servers=4,gpus_per_server=8", "gpt-3b-t2p2d8-small.yaml")):
-        row = {}
-        for be in ("flow", "packet"):
-            t0, c0 = time.perf_counter(), time.process_time()
-            s = run_training(topo, _workload(wl), backend=be, progress=False)
-            row[be] = {"wall_s": round(time.perf_counter() - t0, 3), "cpu_s": round(time.process_time() - c0, 3),
-                       "iteration_time_s": s["iteration_time_s"], "flows": s["flows"]}
-        row["speedup"] = round(row["packet"]["cpu_s"] / row["flow"]["cpu_s"], 1)
-        row["iteration_rel_diff"] = round(abs(row["flow"]["iteration_time_s"] - row["packet"]["iteration_time_s"])
-                                          / row["packet"]["iteration_time_s"], 5)
-        out[wl] = row
-    return out
+    return dp_rings()

@@ -220,7 +220,7 @@ def _summary(wl, placement, builder, ex, be, graph, traffic, *, backend, cc, see
     bds, ranks = breakdowns(ex, placement)
     mean = sum(times) / len(times)
     breakdown = {k: sum(b[k] for b in bds) * PS / len(bds) for k in KEYS}
-    bw = effective_bandwidths(graph, placement)
+    bw = effective_bandwidths(graph, placement, router=getattr(be, "router", None))
     apnet = apnet_iteration_time(wl, builder, bw)
     counts: dict[str, int] = defaultdict(int)
     op_bytes: dict[str, int] = defaultdict(int)

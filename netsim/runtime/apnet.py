@@ -37,10 +37,12 @@ def _ring_hops(nodes: list[str], kind: str) -> list[tuple[str, str]]:
     return [(nodes[i], nodes[(i + 1) % n]) for i in range(n)]
 
 
-def effective_bandwidths(graph, placement, max_paths: int = 64) -> dict[str, float | None]:
-    """C_TP, C_PP, C_DP in bit/s (None when the degree is 1)."""
-    from ..topology import Router
-    router = Router(graph)
+def effective_bandwidths(graph, placement, max_paths: int = 64, router=None) -> dict[str, float | None]:
+    """C_TP, C_PP, C_DP in bit/s (None when the degree is 1); ``router``: a
+    :class:`~netsim.topology.Router` of ``graph`` to reuse (its routes are already computed)."""
+    if router is None or not hasattr(router, "paths"):
+        from ..topology import Router
+        router = Router(graph)
     out: dict[str, float | None] = {}
     for kind, label in (("tp", "C_TP"), ("pp", "C_PP"), ("dp", "C_DP")):
         group_links = []

@@ -327,6 +327,9 @@ def gpu_cluster(servers: int = 8, gpus_per_server: int = 8, gpus_per_nic: int = 
     if (servers_per_leaf is not None and servers_per_leaf < 1) or (spines is not None and spines < 0):
         raise ValueError("servers_per_leaf must be >= 1 and spines >= 0")
     kinds = _per_server(nic_kinds, servers, "nic_kinds")
+    for kind in kinds:
+        if kind not in _NIC_EDGE_KIND:
+            raise ValueError(f"nic_kinds: unknown NIC kind {kind!r}, expected {', '.join(_NIC_EDGE_KIND)}")
     rates = [float(parse_rate(r)) for r in _per_server(nic_rates_bps, servers, "nic_rates_bps")]
     nics = math.ceil(gpus_per_server / gpus_per_nic)
     all_ib = all(k == "infiniband" for k in kinds)
@@ -352,6 +355,10 @@ def gpu_cluster(servers: int = 8, gpus_per_server: int = 8, gpus_per_nic: int = 
             down_bps[sw] = down_bps.get(sw, 0.0) + rates[i]
     if spines is None:
         spines = 0 if len(down_bps) == 1 else max(2, len(down_bps) // 2)
+    if spines == 0 and (oversubscription != 1 or fabric_rate_bps is not None):
+        what = "oversubscription" if oversubscription != 1 else "fabric_rate_bps"
+        raise ValueError(f"{what} has no effect without spines ({len(down_bps)} leaf/rail switch(es), 0 spines); "
+                         "set spines >= 1 or a smaller servers_per_leaf")
     for s in range(spines):
         g.add_node(f"{prefix}spine{s}", kind="switch", tier="spine")
     for sw in sorted(down_bps):

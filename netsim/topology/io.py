@@ -25,91 +25,14 @@ import yaml
 from ..errors import InputError, TopologyError
 from ..units import UnitError, parse_rate, parse_time_ns
 from . import builders as _b
+from .buildspec import build, build_expression, parse_value  # noqa: F401 (re-exported)
 from .schema import validate
 
 YAML_EXT = (".yaml", ".yml")
 GRAPHML_EXT = (".graphml", ".xml")
 
 
-# -- builder expressions ------------------------------------------------------------------------
-def parse_value(text: str):
-    """Parse one expression value: bool, int, float, list (``a|b``) or string (units kept).
-
-    >>> parse_value("4"), parse_value("0.5"), parse_value("yes"), parse_value("100Gbps")
-    (4, 0.5, True, '100Gbps')
-    >>> parse_value("infiniband|roce")
-    ['infiniband', 'roce']
-    """
-    text = text.strip()
-    if "|" in text:
-        return [parse_value(t) for t in text.split("|")]
-    low = text.lower()
-    if low in ("true", "yes", "on"):
-        return True
-    if low in ("false", "no", "off"):
-        return False
-    for conv in (int, float):
-        try:
-            return conv(text)
-        except ValueError:
-            pass
-    return text
-
-
-def _check_counts(name: str, args: dict, source: str | None) -> None:
-    """Arguments whose default is a count (a plain int, not a ``*_ns`` time or an offset) must be ints >= 1."""
-    import inspect
-    params = inspect.signature(_b.BUILDERS[name]).parameters
-    for key, value in args.items():
-        default = params[key].default
-        if type(default) is not int or key.endswith("_ns") or key.endswith("_offset"):
-            continue
-        if type(value) is not int or value < 1:
-            raise InputError("must be a whole number >= 1", source=source, where=f"builder {name}, argument {key}",
-                             value=value, accepted=f"a count such as {default}")
-
-
-def build(name: str, args: dict | None = None, *, source: str | None = None) -> nx.Graph:
-    """Call builder ``name`` with ``args``; unknown names/arguments and bad values are InputError."""
-    if name not in _b.BUILDERS:
-        raise InputError("unknown builder", source=source, where="builder", value=name,
-                         accepted="one of " + ", ".join(_b.BUILDERS))
-    args = dict(args or {})
-    accepted = _b.builder_args(name)
-    for key in args:
-        if key not in accepted:
-            raise InputError(f"unknown argument of builder {name}", source=source, where=f"builder {name}",
-                             value=key, accepted="one of " + ", ".join(accepted))
-    _check_counts(name, args, source)
-    try:
-        graph = _b.BUILDERS[name](**args)
-    except (UnitError, ValueError, TypeError, ZeroDivisionError) as exc:
-        bad = next(iter(args.items())) if len(args) == 1 else None
-        raise InputError(f"invalid {'argument' if bad else 'arguments'}: {exc}", source=source,
-                         where=f"builder {name}" + (f", argument {bad[0]}" if bad else ""),
-                         value=bad[1] if bad else args) from None
-    return validate(graph, source=source or f"{name}(...)")
-
-
-def build_expression(expr: str, *, source: str | None = None) -> nx.Graph:
-    """Build ``"name:key=value,key=value"``.
-
-    >>> g = build_expression("leaf_spine:leaves=2,spines=2,hosts_per_leaf=2,host_rate_bps=25Gbps")
-    >>> g.number_of_nodes(), g.edges["h0", "leaf0"]["rate_bps"]
-    (8, 25000000000.0)
-    """
-    name, _, rest = expr.partition(":")
-    args: dict[str, Any] = {}
-    for item in filter(None, (p.strip() for p in rest.split(","))):
-        if "=" not in item:
-            raise InputError("expected key=value in builder expression", source=source or expr,
-                             where=f"builder {name.strip()}", value=item)
-        k, v = item.split("=", 1)
-        if k.strip() in args:
-            raise InputError("argument given twice", source=source or expr, where=f"builder {name.strip()}",
-                             value=k.strip(), accepted="each argument once")
-        args[k.strip()] = parse_value(v)
-    return build(name.strip(), args, source=source or expr)
+# builder expressions are in buildspec.py (re-exported here)
 
 
 # -- YAML -----------------------------------------------------------------------------------------
@@ -149,9 +72,27 @@ def _apply_node_defaults(g: nx.Graph, defaults, source: str) -> None:
     if not isinstance(defaults, dict):
         raise TopologyError("node_defaults must map a node kind to attributes", source=source,
                             where="node_defaults", value=defaults)
+    for kind, attrs in defaults.items():
+        if attrs is not None and not isinstance(attrs, dict):
+            raise TopologyError("node_defaults must map a node kind to attributes", source=source,
+                                where=f"node_defaults, field {kind}", value=attrs,
+                                accepted="a mapping such as {switch: {buffer_bytes: 32MB}}")
     for n, attrs in g.nodes(data=True):
         for key, value in (defaults.get(attrs.get("kind")) or {}).items():
             attrs.setdefault(key, value)
+
+
+def _node_name(value, source: str, where: str) -> str:
+    """A node name from YAML as a string; ``null``, empty and nested values are errors.
+
+    >>> _node_name(3, "t.yaml", "nodes[0]")
+    '3'
+    """
+    if value is None or isinstance(value, (dict, list, bool)) or str(value).strip() == "":
+        raise TopologyError("bad node name" + (" (null)" if value is None else ""), source=source, where=where,
+                            value=value,
+                            accepted="a non-empty string or number such as s0.gpu3 or leaf1")
+    return str(value)
 
 
 def topology_from_dict(doc: dict, source: str = "<dict>") -> nx.Graph:
@@ -165,7 +106,11 @@ def topology_from_dict(doc: dict, source: str = "<dict>") -> nx.Graph:
             raise TopologyError("unknown top-level key", source=source, value=key,
                                 accepted="one of " + ", ".join(sorted(known)))
     if "builder" in doc:
-        g = build(str(doc["builder"]), doc.get("args") or {}, source=source)
+        args = doc.get("args") or {}
+        if not isinstance(args, dict):
+            raise TopologyError("args must be a mapping of builder arguments", source=source, where="args",
+                                value=args, accepted="a mapping such as {servers: 4, fabric: rail}")
+        g = build(str(doc["builder"]), args, source=source)
     else:
         if "nodes" not in doc or "links" not in doc:
             raise TopologyError("missing nodes: or links:", source=source,
@@ -173,24 +118,36 @@ def topology_from_dict(doc: dict, source: str = "<dict>") -> nx.Graph:
         g = nx.Graph(name=doc.get("name", os.path.basename(source)))
         nodes = doc["nodes"]
         if isinstance(nodes, dict):  # name: {attrs}
+            for k, v in nodes.items():
+                if v is not None and not isinstance(v, dict):
+                    raise TopologyError("a node's attributes must be a mapping", source=source,
+                                        where=f"nodes, node {k}", value=v, accepted="{kind: ..., ...}")
             nodes = [{"name": k, **(v or {})} for k, v in nodes.items()]
+        for key in ("nodes", "links"):
+            if doc[key] is not None and not isinstance(nodes if key == "nodes" else doc[key], list):
+                raise TopologyError(f"{key} must be a list", source=source, where=key, value=doc[key],
+                                    accepted=f"a list of {key[:-1]} mappings"
+                                    + (" or a mapping name: {kind: ...}" if key == "nodes" else ""))
         for i, item in enumerate(nodes or []):
             if not isinstance(item, dict) or "name" not in item:
                 raise TopologyError("a node needs a name", source=source, where=f"nodes[{i}]", value=item,
                                     accepted="{name: ..., kind: ...}")
             attrs = dict(item)
-            name = str(attrs.pop("name"))
+            name = _node_name(attrs.pop("name"), source, f"nodes[{i}], field name")
             if name in g:
                 raise TopologyError("duplicate node name", source=source, where=f"nodes[{i}]", value=name,
                                     accepted="each node name once")
             g.add_node(name, **attrs)
         ldef = doc.get("link_defaults") or {}
+        if not isinstance(ldef, dict):
+            raise TopologyError("link_defaults must be a mapping of link attributes", source=source,
+                                where="link_defaults", value=ldef, accepted="e.g. {kind: ethernet, delay_ns: 1us}")
         for i, item in enumerate(doc["links"] or []):
             if not isinstance(item, dict):
                 raise TopologyError("a link must be a mapping", source=source, where=f"links[{i}]", value=item)
             attrs = {**ldef, **item}
             try:
-                u, v = str(attrs.pop("src")), str(attrs.pop("dst"))
+                u, v = (_node_name(attrs.pop(end), source, f"links[{i}], field {end}") for end in ("src", "dst"))
             except KeyError:
                 raise TopologyError("a link needs src and dst", source=source, where=f"links[{i}]",
                                     value=item) from None

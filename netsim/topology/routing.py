@@ -201,6 +201,35 @@ class Router:
             out.append(names[u])
         return tuple(out)
 
+    def unique_path(self, src: Hashable, dst: Hashable) -> tuple | None:
+        """The route from ``src`` to ``dst`` when it is the only equal-cost one, else ``None``.
+
+        One walk along the next hops: a route that never branches is the only
+        shortest route (cheaper than :meth:`paths` with ``limit=2``).
+
+        Raises
+        ------
+        RoutingError
+            Unknown node, ``src == dst`` or unreachable destination.
+
+        Examples
+        --------
+        >>> from netsim.topology.builders import leaf_spine
+        >>> r = Router(leaf_spine(2, 2, 2))
+        >>> r.unique_path("h0", "h1"), r.unique_path("h0", "h2")
+        (('h0', 'leaf0', 'h1'), None)
+        """
+        s, d = self._check(src, dst)
+        names = self._names
+        out = [names[s]]
+        while s != d:
+            nh = self._next(s, d)
+            if len(nh) != 1:
+                return None
+            s = nh[0]
+            out.append(names[s])
+        return tuple(out)
+
     def paths(self, src: Hashable, dst: Hashable, limit: int = 100_000) -> list[tuple]:
         """Every equal-cost path from ``src`` to ``dst``, sorted (at most ``limit``)."""
         s, d = self._check(src, dst)

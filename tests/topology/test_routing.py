@@ -66,6 +66,22 @@ def test_paths_equal_hop_and_next_hops_consistent():
     assert r.distance("h0", "h5") == 4
 
 
+@pytest.mark.parametrize("topo", ["gpu_cluster:servers=4,gpus_per_server=4,gpus_per_nic=2,servers_per_leaf=1",
+                                  "fat_tree:k=4", "leaf_spine:leaves=3,spines=1,hosts_per_leaf=2"])
+def test_unique_path_is_the_only_equal_cost_path(topo):
+    """``unique_path`` (one walk) agrees with the enumeration of every equal-cost path."""
+    g = load_topology(topo)
+    r = Router(g)
+    ends = sorted((n for n, k in g.nodes(data="kind") if k in ("gpu", "host")), key=str)
+    rng = random.Random(3)
+    pairs = [tuple(rng.sample(ends, 2)) for _ in range(150)]
+    for s, d in pairs:
+        ps = r.paths(s, d, limit=2)
+        assert r.unique_path(s, d) == (tuple(ps[0]) if len(ps) == 1 else None)
+    assert any(len(r.paths(s, d, limit=2)) == 1 for s, d in pairs)
+    assert any(len(r.paths(s, d, limit=2)) == 2 for s, d in pairs) or "spines=1" in topo
+
+
 def test_never_transits_host():
     # a dual-homed host is the only short way between two switches; the route must take the long way
     g = nx.Graph()

@@ -35,9 +35,6 @@ bandwidth on reverse paths, retransmission timeouts.
 """
 from __future__ import annotations
 
-import heapq
-import math
-import time
 from typing import Any
 
 import simpy
@@ -48,20 +45,17 @@ from ...units import PS_PER_S, ps_to_ns
 from ..base import Backend, TraceSinks, register_backend
 from .ccmodel import CCModel
 from .completions import CompletionsMixin
-from .components import FluidFlow, HeldRates
+from .components import FluidFlow
 from .dcqcnhooks import DcqcnHooksMixin
 from .linkchange import LinkChangeMixin
 from .paths import PathsMixin
+from .rates import RatesMixin
 from .settings import PathInfo, ideal_function, resolve_network_params
 from .solver import ComponentSolver
 
-#: a flow whose remaining wire bytes fall below this is complete (float drift guard)
-EPS_BYTES = 1e-6
-#: SimPy priority of the recomputation event: after SimPy's NORMAL (1) events of the same instant
-SETTLE_PRIORITY = 2
 
 
-class FlowBackend(CompletionsMixin, PathsMixin, LinkChangeMixin, DcqcnHooksMixin, Backend):
+class FlowBackend(RatesMixin, CompletionsMixin, PathsMixin, LinkChangeMixin, DcqcnHooksMixin, Backend):
     """Max-min fair fluid network over a topology graph (``--backend flow``)."""
 
     name = "flow"
@@ -118,10 +112,12 @@ class FlowBackend(CompletionsMixin, PathsMixin, LinkChangeMixin, DcqcnHooksMixin
         self._dq_due: set[int] = set()   # instants at which a pending CNP is due (ps)
         # counters
         self.n_flows = 0
+        self.switched_flows = 0      # flows whose path crosses a network switch
         self.n_completed = 0
         self.bytes_delivered = 0
         self.events = 0
-        self.recomputations = 0
+        self.recomputations = 0      # solves of changed components (a flow starting alone needs none)
+        self.completion_instants = 0 # instants at which at least one flow completed
         self.rate_updates = 0       # flow rates set (a start counts one): the fluid model's work
         self.recompute_wall_s = 0.0
         self.max_active = 0
@@ -144,6 +140,8 @@ class FlowBackend(CompletionsMixin, PathsMixin, LinkChangeMixin, DcqcnHooksMixin
                 raise InputError("flow source equals destination", where="flow", value=src)
             info = self._lookup(src, dst, fid)
         wire, ideal_ns, lat, cap = self._flow_consts(info, size_bytes, model)
+        if info.switched:
+            self.switched_flows += 1
         f = FluidFlow()
         f.fid = fid
         f.src = src
@@ -170,6 +168,11 @@ class FlowBackend(CompletionsMixin, PathsMixin, LinkChangeMixin, DcqcnHooksMixin
         f.rp = None
         f.held = False
         f.pf = False
+        if model.init_cwnd_pkts and model.ramp_scale > 0.0:
+            charged = min(info.bott, model.rate_cap(info.first_rate))   # as in the latency term
+            f.ramp = [model, info.rtt, charged, charged]
+        else:
+            f.ramp = None
         if model.dynamic and ccname == "dcqcn" and self._rp_line_rate(info) is not None:
             dq = self._dq or self._make_dq()
             self._dq_step()
@@ -179,87 +182,30 @@ class FlowBackend(CompletionsMixin, PathsMixin, LinkChangeMixin, DcqcnHooksMixin
             f.solo = info.bott if info.bott < f.cap else f.cap
             self._dq_schedule()
         users = self._users
+        alone = f.rp is None
         for l in links:
-            users[l][fid] = f
-        self._fresh.append(f)
+            u = users[l]
+            u[fid] = f
+            if len(u) != 1:
+                alone = False
         self.n_flows += 1
         self._active += 1
         if self._active > self.max_active:
             self.max_active = self._active
-        if not self._settle_pending:
-            self._request_settle()
+        if alone:
+            self._start_alone(f, now)
+        else:
+            self._fresh.append(f)
+            if not self._settle_pending:
+                self._request_settle()
         return ev
-
-    # -- recomputation ----------------------------------------------------------
-    def _request_settle(self) -> None:
-        if not self._settle_pending:
-            self._settle_pending = True
-            ev = simpy.Event(self.env)
-            ev._ok = True
-            ev._value = None
-            ev.callbacks.append(self._settle)
-            # behind every normal-priority event of this instant (processes resuming, more
-            # sends, completions): all same-instant changes share one recomputation
-            self.env.schedule(ev, SETTLE_PRIORITY)
-
-    def _settle(self, _ev) -> None:
-        self._settle_pending = False
-        self.events += 1
-        dirty, self._dirty = self._dirty, set()
-        if dirty or self._fresh:
-            t0 = time.perf_counter()
-            self._recompute(dirty)
-            self.recompute_wall_s += time.perf_counter() - t0
-        self._ensure_timer()
-
-    def _recompute(self, dirty: set[int]) -> None:
-        """Re-solve the components of the ``dirty`` links and of the flows started since the last call."""
-        fresh, self._fresh = self._fresh, []
-        comps = self.solver.components(dirty, fresh)
-        if comps:
-            self.recomputations += 1
-            self._apply(comps, self.solver.solve_all(comps))
-
-    def _apply(self, comps, rates_of) -> None:
-        """Give every component of ``comps`` its new rates (``rates_of``, same order): advance
-        remaining bytes to now at the old rate, reschedule the completions (ps) of changed flows."""
-        now = self.env.now
-        heap = self._heap
-        push = heapq.heappush
-        changed = 0
-        for comp, rates in zip(comps, rates_of):
-            if rates is None:            # a lone flow: its solo rate, nothing holds it back
-                f = comp[0]
-                f.held = False
-                pairs = ((f, f.solo),)
-            else:
-                held = rates.__class__ is HeldRates
-                pf = rates.port_fair
-                for f in comp:
-                    f.held = held
-                    f.pf = pf
-                pairs = zip(comp, rates)
-            for f, r in pairs:
-                old = f.rate
-                if old == r:
-                    continue
-                if old > 0.0:
-                    f.rem -= old * (now - f.t_upd)
-                f.t_upd = now
-                f.rate = r
-                f.ver += 1
-                rem = f.rem
-                f.finish = now if rem <= EPS_BYTES else now + math.ceil(rem / r)
-                # same-instant completions in flow-id order, whatever the order of the solves
-                push(heap, (f.finish, f.fid, f.ver, f))
-                changed += 1
-        self.rate_updates += changed
 
     # -- reporting --------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
         return {
             "backend": "flow",
             "flows": self.n_flows,
+            "switched_flows": self.switched_flows,
             "completed": self.n_completed,
             "bytes_delivered": self.bytes_delivered,
             "drops": 0,
@@ -269,6 +215,7 @@ class FlowBackend(CompletionsMixin, PathsMixin, LinkChangeMixin, DcqcnHooksMixin
             "sim_time_ns": ps_to_ns(self.env.now),
             "events": self.events,
             "recomputations": self.recomputations,
+            "completion_instants": self.completion_instants,
             "rate_updates": self.rate_updates,
             "component_solves": self.solver.solves,
             "recompute_wall_s": round(self.recompute_wall_s, 6),

@@ -14,7 +14,8 @@ docs/flow-backend.md):
   (NIC) line rate; DCQCN starts at, and never exceeds, line rate.
 * the start-up ramp — window-based algorithms that slow-start from an initial
   window of ``init_cwnd_pkts`` segments, doubling per RTT, lose
-  ``ramp_scale`` × (the time the ramp costs a lone flow against line rate),
+  ``ramp_scale`` × (the time the ramp costs a lone flow against line rate:
+  ``RTT - window / rate`` for every window-limited round but the last),
   added to the flow's latency term. Rate-based DCQCN has no ramp.
 
 With ``dynamic`` (DCQCN's default) the algorithm's own rate law runs instead
@@ -64,7 +65,8 @@ MODEL_TABLES: dict[str, ParamTable] = {
     # calibrate.py, 2026-11-29 11:16 UTC, packet backend defaults, dumbbell 100 Gbps, N = 2, 4, 8 x 4 MB:
     # dcqcn 0.940 / 0.329 / 0.348 (mean 0.539); cubic 0.992 / 0.999 / 1.000 (mean 0.997);
     # dctcp 0.992 / 0.999 / 1.000 (mean 0.997). Lone-flow slow-start penalty of cubic and dctcp:
-    # 9.2 / 10.7 / 10.7 us measured at 0.1 / 1 / 10 MB vs 10.2 us modelled at scale 1 -> 1.00.
+    # 9.2 / 10.7 / 10.7 us measured at 0.1 / 1 / 10 MB vs 9.2 / 10.7 / 10.7 us modelled at scale 1 -> 1.00
+    # (0 at 10 kB, inside IW10; 5.0-5.2 us at 15 / 30 kB, one window-limited round; QA re-run, ramp per round).
     # with dynamic=True (default) the efficiency is not used: the DCQCN law runs on fluid queues
     "dcqcn": _table("dcqcn", 1.0, 0.0, 0, False, dynamic=True,
                     eff_src="the fluid DCQCN law loses capacity by itself; 0.54 was the static calibration"),
@@ -94,24 +96,29 @@ class CCModel:
         """Extra time (ps) slow start costs a flow that would otherwise run at ``rate``.
 
         Fluid slow start: the window starts at ``init_cwnd_pkts`` segments and
-        doubles every RTT until it covers the bandwidth-delay product ``rate·RTT``;
-        after that the flow runs at ``rate``. Returned: completion time of that
-        schedule minus ``wire_bytes / rate`` (never negative).
+        doubles every RTT. A round whose window is below the bandwidth-delay
+        product ``rate·RTT`` and that is not the flow's last sends its window
+        and then waits for the ACKs: it costs ``RTT - window / rate`` more than
+        sending at ``rate``. The last round (the rest of the flow fits in the
+        window) and every round after the window covers the BDP cost nothing
+        extra, so a flow that fits in the initial window pays nothing.
+
+        >>> m = resolve_model("cubic")
+        >>> m.ramp_ps(10 * 1500, 1.0, 100_000.0, 1500)          # fits in IW10: no penalty
+        0.0
+        >>> m.ramp_ps(10 * 1500 + 1, 1.0, 100_000.0, 1500)      # one full round of 15,000 ps, then the rest
+        85000.0
         """
         if self.init_cwnd_pkts <= 0 or self.ramp_scale <= 0.0 or rtt_ps <= 0.0:
             return 0.0
-        w0 = self.init_cwnd_pkts * mss_wire
+        window = self.init_cwnd_pkts * mss_wire
         bdp = rate_bytes_per_ps * rtt_ps
-        ideal = wire_bytes / rate_bytes_per_ps
-        if w0 >= bdp:
-            return 0.0
-        k_full = math.log2(bdp / w0)             # RTTs until the window covers the BDP
-        sent_ramp = w0 * (2.0 ** k_full - 1.0)    # bytes sent during those RTTs
-        if wire_bytes <= sent_ramp:
-            t = rtt_ps * math.log2(wire_bytes / w0 + 1.0)
-        else:
-            t = rtt_ps * k_full + (wire_bytes - sent_ramp) / rate_bytes_per_ps
-        return max(0.0, t - ideal) * self.ramp_scale
+        left, extra = wire_bytes, 0.0
+        while window < bdp and left > window:   # a window-limited round that is not the last
+            extra += rtt_ps - window / rate_bytes_per_ps
+            left -= window
+            window *= 2.0
+        return extra * self.ramp_scale
 
 
 def resolve_model(name: str, cc_params: dict | None = None) -> CCModel:

@@ -112,6 +112,7 @@ class CompletionsMixin:
             env.schedule(ev, delay=end_ps - now)
             f.event = None
         if done_any:
+            self.completion_instants += 1
             # also when nothing is dirty: the next timer is set at the settle
             if not self._settle_pending and env.peek() > now:
                 self._settle(None)   # nothing else happens at this instant: settle now

@@ -5,7 +5,8 @@ links; after a change only the components holding a changed (*dirty*) link,
 or a flow started since the last solve, are re-solved. Two kinds of change
 need no solve at all, exactly:
 
-* a flow that starts alone on all its links, or that fits beside the flows
+* a flow that starts alone on all its links (started at once by the
+  backend's ``send``, with no settle event), or that fits beside the flows
   already on them (:meth:`ComponentFinder._fits_beside`), runs at its solo
   rate — the least of its path's bottleneck and its cap;
 * a flow that ends leaves nobody faster when no other flow on its links is
@@ -43,11 +44,13 @@ class HeldRates(Rates):
 class FluidFlow:
     """One active flow: remaining wire bytes (float) at ``t_upd`` (ps), rate in bytes/ps;
     ``held``: its component had a head-of-line pause at its last solve; ``pf``: it was solved
-    by port fairness (see :class:`Rates`)."""
+    by port fairness (see :class:`Rates`); ``ramp``: ``[model, rtt_ps, rate charged, rate of
+    path and model]`` of a window-based algorithm, whose slow-start cost depends on the rate
+    the flow gets at its start instant, else ``None``."""
 
     __slots__ = ("held", "pf", "fid", "src", "dst", "size", "start_ps", "links", "rem", "t_upd", "rate", "finish",
                  "ver", "cap", "lat_ps", "ideal_ns", "event", "tag", "cc", "prio", "eta", "lossless",
-                 "solo", "bott", "mtu", "rp", "marks", "last_cnp", "ceil")
+                 "solo", "bott", "mtu", "rp", "marks", "last_cnp", "ceil", "ramp")
 
 
 class ComponentFinder:

@@ -3,7 +3,8 @@
 A flow held at a shared link keeps the ingress link just before it paused part
 of the time, and while paused that ingress carries nothing for any flow (one
 FIFO per priority). :func:`hol_capacities` turns this into reduced capacities
-for a port-fair solution (:mod:`.portfair`), :func:`hol_capacities_flat` for a
+for a port-fair solution (:mod:`.portfair`; :func:`hol_capacities_plan` from the
+solver's own offers), :func:`hol_capacities_flat` for a
 flat component solved by max-min; :func:`may_block` is the cheap precondition.
 Capacities and rates are in any one rate unit (the flow backend uses bytes/ps).
 """
@@ -66,9 +67,51 @@ def hol_capacities(paths: Sequence[Sequence[int]], capacity: Mapping[int, float]
                         held[k] = [f]
                     else:
                         h.append(f)
+    return _paused(held, problem, capacity, rates)
+
+
+def hol_capacities_plan(paths: Sequence[Sequence[int]], capacity: Mapping[int, float], rates: Sequence[float],
+                        state: list, problem: PortProblem) -> dict[int, float]:
+    """:func:`hol_capacities` from the round loop's own offers: ``state`` is what
+    :func:`.portfair.port_fair` left in its ``state`` list (the grouping, the offers and
+    their order; empty: no shared link). The same pauses, without the offers dicts:
+    the flows of a group of links are tested once for all its links.
+    """
+    if not state:
+        return {}
+    grouping, off, _ = state
+    members, start, gflows = grouping[0], grouping[2], grouping[7]
+    shared = port_plan(problem).shared
+    held: dict[int, list[int]] = {}
+    lim = [r * (1 + 1e-6) for r in rates]
+    for g, m in enumerate(members):
+        k = start[g]
+        flows = gflows[g]
+        hf = [f for f, o in zip(flows, off[k:k + len(flows)]) if o <= lim[f]]
+        if not hf:
+            continue
+        for j in m:
+            l = shared[j]
+            for f in hf:
+                p = paths[f]
+                i = p.index(l)          # the position of l in f's path
+                if i >= 1:
+                    h = held.get(p[i - 1])
+                    if h is None:
+                        held[p[i - 1]] = [f]
+                    else:
+                        h.append(f)
+    return _paused(held, problem, capacity, rates)
+
+
+def _paused(held: dict[int, list[int]], problem: PortProblem, capacity: Mapping[int, float],
+            rates: Sequence[float]) -> dict[int, float]:
+    """The paused links of :func:`hol_capacities` from ``held``: ``{ingress link: flows held
+    just after it}`` (in any order, repeats allowed)."""
     out: dict[int, float] = {}
     if not held:
         return out
+    index, on, _, _ = problem.incidence()
     plan = port_plan(problem)
     for k, flows in held.items():
         u = on[index[k]]
@@ -89,9 +132,9 @@ def hol_capacities(paths: Sequence[Sequence[int]], capacity: Mapping[int, float]
         else:
             dem = dict.fromkeys(u, INF)
             share = _allocate(tree, c, dem, _node_demands(tree, dem))
-        d = min(rates[f] / share[f] for f in flows if share[f] > 0)
+        d = min([rates[f] / share[f] for f in flows if share[f] > 0])
         # a victim: a flow on k that gets more than the paused link would let through
-        if d < 1.0 - 1e-9 and any(rates[f] > d * share[f] * (1 + 1e-9) for f in u):
+        if d < 1.0 - 1e-9 and any([rates[f] > d * share[f] * (1 + 1e-9) for f in u]):
             out[k] = c * d
     return out
 

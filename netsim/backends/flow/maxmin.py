@@ -203,30 +203,61 @@ def maxmin_local(lpaths: list[list[int]], on: list[list[int]], rem: list[float],
     list of float
         The max-min rates, in the unit of ``rem``.
     """
-    F = len(lpaths)
-    rate = [0.0] * F
-    cnt = list(map(len, on))
     cap = list(cap)
     live = []                     # shared links with unfrozen flows
-    for j, n in enumerate(cnt):
-        if n > 1:
+    for j, u in enumerate(on):
+        if len(u) > 1:
             live.append(j)
-        elif n == 1:              # a link of one flow only caps it (its share is its capacity)
-            f = on[j][0]
+        elif u:                   # a link of one flow only caps it (its share is its capacity)
+            f = u[0]
             c = rem[j]
             if c < cap[f]:
                 cap[f] = c
+    return maxmin_fill(lpaths, on, rem, cap, live)
+
+
+def maxmin_fill(lpaths: list[list[int]], on: list[list[int]], rem: list[float], cap: list[float],
+                live: list[int]) -> list[float]:
+    """The rounds of :func:`maxmin_local` once its single-flow links are folded into the caps.
+
+    Parameters
+    ----------
+    lpaths, on, rem
+        As in :func:`maxmin_local`; ``lpaths`` may leave out the links of one flow
+        (they are not read again), and only ``rem`` of the others is used (modified).
+    cap : list of float
+        Per flow: the least of its cap and the capacities of its single-flow links.
+    live : list of int
+        The local links of two flows or more, ascending (not modified).
+
+    Returns
+    -------
+    list of float
+        The max-min rates, in the unit of ``rem``.
+    """
+    F = len(lpaths)
+    rate = [0.0] * F
+    cnt = list(map(len, on))
+    by_cap = sorted(range(F), key=cap.__getitem__)    # the caps never change: freeze in this order
     flag = [False] * F
-    active = list(range(F))
-    while active:
+    first = 0                     # by_cap[first]: the unfrozen flow of the lowest cap
+    left = F
+    while left:
         shares = [rem[j] / cnt[j] for j in live]
         best = min(shares) if shares else INF       # (no NaN: rem is clamped at 0)
-        ccap = min(map(cap.__getitem__, active))
+        while flag[by_cap[first]]:
+            first += 1
+        ccap = cap[by_cap[first]]
         level = best if best <= ccap else ccap
         lim = level * (1.0 + 1e-12)
-        frozen = [f for f in active if cap[f] <= lim]
-        for f in frozen:
-            flag[f] = True
+        frozen = []
+        for i in range(first, F):
+            f = by_cap[i]
+            if not cap[f] <= lim:
+                break
+            if not flag[f]:
+                flag[f] = True
+                frozen.append(f)
         if not best > lim:        # some link may be a bottleneck at this level (or NaN)
             for j, s in zip(live, shares):
                 if s <= lim:
@@ -240,6 +271,6 @@ def maxmin_local(lpaths: list[list[int]], on: list[list[int]], rem: list[float],
                 cnt[j] -= 1
                 r = rem[j] - level
                 rem[j] = r if r > 0.0 else 0.0
+        left -= len(frozen)
         live = [j for j in live if cnt[j]]
-        active = [f for f in active if not flag[f]]
     return rate

@@ -30,8 +30,8 @@ class PathsMixin:
         """Path of a flow and its cached constants (one cache entry per single-path pair)."""
         key = (src, dst)
         if key not in self._pair:
-            paths = self.router.paths(src, dst, limit=2) if hasattr(self.router, "paths") else ()
-            self._pair[key] = self._info(tuple(paths[0])) if len(paths) == 1 else None
+            path = self.router.unique_path(src, dst) if hasattr(self.router, "unique_path") else None
+            self._pair[key] = None if path is None else self._info(path)
         info = self._pair[key]
         if info is None:
             info = self._info(tuple(self.router.path(src, dst, fid)))
@@ -63,6 +63,7 @@ class PathsMixin:
                                                  rtt, self._cap[links[0]])
         g = self.graph
         nodes = g.nodes
+        info.switched = any(nodes[n].get("kind") == "switch" for n in path[1:-1])
         sig = (mtu, tuple(hops(g, path)), tuple(g.edges[a, b].get("kind") for a, b in zip(path, path[1:])),
                tuple((nodes[n].get("kind"), nodes[n].get("nic_kind")) for n in path))
         info.shared = self._by_hops.get(sig)
@@ -83,6 +84,7 @@ class PathsMixin:
             cap = model.rate_cap(info.first_rate)
             lat = max(0.0, ideal_ns * PS_PER_NS - wire / info.bott)
             if model.init_cwnd_pkts:
+                # at the lone-flow rate; a flow whose first solve gives it less is corrected then
                 lat += model.ramp_ps(wire, min(info.bott, cap), info.rtt, info.mtu)
             if self.host_stack is not None:     # host CPU: per-message delay, per-connection cap (issue 5)
                 from ...hoststack import path_host_cost

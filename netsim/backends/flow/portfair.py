@@ -41,8 +41,9 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from .flatoffer import flat_offer_list, flat_offers  # noqa: F401 (re-exported)
-from .hol import hol_capacities, hol_capacities_flat, may_block  # noqa: F401 (re-exported)
-from .maxmin import maxmin_local
+from .hol import (hol_capacities, hol_capacities_flat, hol_capacities_plan,  # noqa: F401 (re-exported)
+                  may_block)
+from .maxmin import maxmin_fill
 from .portplan import port_plan
 from .portproblem import PortProblem
 from .portround import iterate
@@ -64,12 +65,15 @@ def is_flat(paths: Sequence[Sequence[int]]) -> bool:
 def port_fair(paths: Sequence[Sequence[int]], capacity: Mapping[int, float] | Sequence[float],
               cap: Sequence[float], *, max_rounds: int = 300, rel_tol: float = 1e-7,
               damping: float = 0.7, offers: dict | None = None, warm: bool = True,
-              problem: PortProblem | None = None) -> tuple[list[float], int]:
+              problem: PortProblem | None = None, state: list | None = None) -> tuple[list[float], int]:
     """Ingress-port-fair rates of flows on ``paths`` (link ids into ``capacity``).
 
     Returns ``(rates, rounds)``; ``rounds = -1`` when the iteration did not
     settle within ``max_rounds`` (the caller should fall back to max-min).
-    ``problem``: the :class:`PortProblem` of ``paths``, if already built.
+    ``problem``: the :class:`PortProblem` of ``paths``, if already built. ``offers``, if
+    given, receives ``{link: {flow: offer}}`` for the shared links; ``state``, if given, is
+    set to ``[grouping, offers, order]`` of the last round (left empty when no link is
+    shared), for :func:`.hol.hol_capacities_plan`.
 
     >>> r, _ = port_fair([[0, 2], [1, 2], [1, 2]], [10.0, 10.0, 10.0], [INF] * 3)  # 2 ports into link 2
     >>> [round(x, 6) for x in r]
@@ -90,20 +94,30 @@ def port_fair(paths: Sequence[Sequence[int]], capacity: Mapping[int, float] | Se
     grouping = plan.grouping(capacity)
     members, start, gflows, owner = grouping[0], grouping[2], grouping[7], grouping[8]
     if warm:  # start from the max-min rates: port fairness is usually a small correction of them
-        r0 = maxmin_local(plan.lpaths, plan.lusers, list(map(capacity.__getitem__, plan.links)), cap)
+        r0 = maxmin_fill(plan.lpaths, plan.lusers, list(map(capacity.__getitem__, plan.links)), base[:],
+                         plan.live)    # (base: the caps and single-flow links, as maxmin_local)
         off = [r0[f] for fl in gflows for f in fl]
     else:
         off = [INF] * (len(owner) - 1)
     rates, rounds, last_order = iterate(grouping, plan.strees, base, off, damping=damping,
                                         max_rounds=max_rounds, rel_tol=rel_tol)
     get = rates.__getitem__
-    for l, fl in plan.multi:      # _feasible (a flow alone on a link is within its capacity)
-        load = sum(map(get, fl))
+    loads: dict | None = {}       # per set of flows, while no rate has been scaled
+    for (l, fl), s in zip(plan.multi, plan.msets):   # _feasible (a lone flow is within its link)
+        if loads is None:
+            load = sum(map(get, fl))
+        else:
+            load = loads.get(s)
+            if load is None:
+                load = loads[s] = sum(map(get, fl))
         c = capacity[l]
         if load > c:
+            loads = None
             k = c / load
             for f in fl:
                 rates[f] *= k
+    if state is not None:
+        state[:] = grouping, off, last_order
     if offers is not None:
         group_of = [0] * len(plan.shared)
         made = [None] * len(members)              # each group's offers, made once and copied
@@ -121,20 +135,20 @@ def port_fair(paths: Sequence[Sequence[int]], capacity: Mapping[int, float] | Se
 
 
 def port_fair_auto(paths, capacity, cap, *, offers: dict | None = None, fast_rounds: int = 50,
-                   problem: PortProblem | None = None):
+                   problem: PortProblem | None = None, state: list | None = None):
     """:func:`port_fair`, first undamped (converges in a few rounds on the path trees of real
     topologies: ~3x fewer rounds on components from a 256-GPU training step), then, if that
     does not settle within ``fast_rounds``, with the default damping. Same fixed point and
-    tolerance either way.
+    tolerance either way. ``offers``, ``state``: as in :func:`port_fair`, from the solve returned.
     """
     trial: dict | None = {} if offers is not None else None
     problem = problem or PortProblem(paths)
     rates, rounds = port_fair(paths, capacity, cap, damping=1.0, max_rounds=fast_rounds, offers=trial,
-                              problem=problem)
+                              problem=problem, state=state)
     if rounds >= 0:
         if offers is not None:
             offers.update(trial)
         return rates, rounds
-    return port_fair(paths, capacity, cap, offers=offers, problem=problem)
+    return port_fair(paths, capacity, cap, offers=offers, problem=problem, state=state)
 
 

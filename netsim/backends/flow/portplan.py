@@ -28,8 +28,12 @@ class PortPlan:
         Paths as indices into ``links``.
     lusers : list of list of int
         Flows of every link of ``links``, in flow order.
+    live : list of int
+        Positions in ``links`` of the links of two flows or more, ascending.
     multi : list of (int, list of int)
         ``(link, flows)`` for the links of two flows or more, in ``links`` order.
+    msets : list of int
+        Per entry of ``multi``: a number of its flows (equal for the same flows).
     single : list of (int, int)
         ``(link, flow)`` for the links of one flow.
     shared : list of int
@@ -39,7 +43,7 @@ class PortPlan:
     Groups of shared links offering alike for given capacities: :meth:`grouping`.
     """
 
-    __slots__ = ("links", "lpaths", "lusers", "multi", "single", "shared", "index", "sflows",
+    __slots__ = ("links", "lpaths", "lusers", "live", "multi", "msets", "single", "shared", "index", "sflows",
                  "strees", "_keys", "_caps", "_grouping", "_base", "_base_caps")
 
     def __init__(self, problem):
@@ -49,7 +53,10 @@ class PortPlan:
         self.links = links = list(index)
         self.lusers = on
         self.multi = multi = [(l, fl) for l, fl in zip(links, on) if len(fl) > 1]
+        sets: dict = {}
+        self.msets = [sets.setdefault(tuple(fl), len(sets)) for _, fl in multi]
         self.single = [(l, fl[0]) for l, fl in zip(links, on) if len(fl) == 1]
+        self.live = [j for j, fl in enumerate(on) if len(fl) > 1]
         self.shared = shared = sorted([l for l, _ in multi])
         self.index = dict(zip(shared, range(len(shared))))
         self.sflows = sflows = []

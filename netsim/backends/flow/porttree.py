@@ -17,9 +17,16 @@ path (:func:`.flatoffer.flat_offers`). :func:`tree_offer_list` is
 """
 from __future__ import annotations
 
+import itertools
 import math
+from typing import Sequence
 
 INF = math.inf
+#: :func:`tree_offer_list` results kept (cleared when full)
+OFFER_CACHE = 16_384
+_OFFERS: dict = {}      # (tree shape, budget, *demands) -> offers
+_SHAPES: dict = {}      # compiled tree (tuple of tuples) -> shape number
+_SHAPE_NUMBERS = itertools.count()
 #: an allocation within this relative distance of the demand counts as demand-held
 HELD_TOL = 1e-12
 _KEEP = 1 - HELD_TOL
@@ -62,15 +69,22 @@ class _Tree:
         self.flat_flows = [x for _, x in root] if all(kind == "f" for kind, _ in root) else None
         self._compiled = None
 
-    def compiled(self) -> tuple[list[list[int]], list[list[tuple[int, int]]]]:
-        """``(kids, routes)`` by flow position (built once): ``kids[node]`` lists a node's
-        children as ``i >= 0`` for the flow ``flows[i]`` or ``~child`` for a node;
-        ``routes[i]`` is the route of ``flows[i]``."""
+    def compiled(self) -> tuple[list[list[int]], list[list[tuple[int, int]]], int]:
+        """``(kids, routes, shape)`` by flow position (built once): ``kids[node]`` lists a
+        node's children as ``i >= 0`` for the flow ``flows[i]`` or ``~child`` for a node;
+        ``routes[i]`` is the route of ``flows[i]``; ``shape`` numbers the distinct ``kids``
+        (which fix the routes), so trees of one shape share :func:`tree_offer_list` results."""
         c = self._compiled
         if c is None:
             at = {f: i for i, f in enumerate(self.flows)}
             kids = [[at[x] if kind == "f" else ~x for kind, x in ks] for ks in self.kids]
-            c = self._compiled = kids, [self.route[f] for f in self.flows]
+            key = tuple(map(tuple, kids))
+            shape = _SHAPES.get(key)
+            if shape is None:
+                if len(_SHAPES) >= OFFER_CACHE:
+                    _SHAPES.clear()          # (numbers are never reused: no stale match)
+                shape = _SHAPES[key] = next(_SHAPE_NUMBERS)
+            c = self._compiled = kids, [self.route[f] for f in self.flows], shape
         return c
 
     def _common_depth(self, members, depth: int) -> int:
@@ -195,36 +209,65 @@ def tree_offers(tree: _Tree, budget: float, dem: dict) -> dict[int, float]:
     return o
 
 
-def tree_offer_list(tree: _Tree, budget: float, ds: list[float]) -> list[float]:
+def tree_offer_list(tree: _Tree, budget: float, ds: list[float]) -> Sequence[float]:
     """:func:`tree_offers` by flow position: ``ds[i]`` is the demand of ``tree.flows[i]``,
-    and so is the offer returned. The same operations in the same order."""
-    kids, routes = tree.compiled()
+    and so is the offer returned (a list or tuple, not to be modified). The same operations
+    in the same order, but each water level computed once: the budget reaching a node is the
+    same on every route through it, so a level depends only on the node and the demand of
+    the child asking.
+
+    Results are kept by tree shape, budget and demands (:data:`OFFER_CACHE` of them): the
+    components of a collective repeat the same trees and rates. Not when the budget or a
+    demand is zero, the only values that compare equal with different bits (±0).
+    """
+    kids, routes, shape = tree.compiled()
+    key = (shape, budget, *ds)
+    o = _OFFERS.get(key)
+    if o is not None:
+        return o
+    if budget == 0.0 or 0.0 in ds:
+        return _tree_offer_list(kids, routes, budget, ds)
+    if len(_OFFERS) >= OFFER_CACHE:
+        _OFFERS.clear()
+    o = _OFFERS[key] = tuple(_tree_offer_list(kids, routes, budget, ds))   # (floats only: untracked by gc)
+    return o
+
+
+def _tree_offer_list(kids: list[list[int]], routes: list, budget: float, ds: list[float]) -> list[float]:
+    """:func:`tree_offer_list` on the compiled tree ``kids``, ``routes`` (no cache)."""
     n = len(kids)
-    nd = [0.0] * n                   # _node_demands
-    for node in range(n - 1, -1, -1):
+    nd = [0.0] * n                   # _node_demands (the root's total is not needed)
+    for node in range(n - 1, 0, -1):
         tot = 0.0
         for x in kids[node]:
             tot += ds[x] if x >= 0 else nd[~x]
         nd[node] = tot
     alloc = [0.0] * len(ds)          # _allocate
+    dems: list = [None] * n          # per node: the demands of its children
     stack = [(0, budget)]
     while stack:
         node, b = stack.pop()
         ks = kids[node]
-        for x, a in zip(ks, _waterfill(b, [ds[x] if x >= 0 else nd[~x] for x in ks])):
+        d = dems[node] = [ds[x] if x >= 0 else nd[~x] for x in ks]
+        for x, a in zip(ks, _waterfill(b, d)):
             if x >= 0:
                 alloc[x] = a
             else:
                 stack.append((~x, a))
     srt: dict = {}
+    levels: dict = {}
     for i, a in enumerate(alloc):
         if a >= ds[i] * _KEEP:       # held by its demand: _offered
             a = budget
             for node, pos in routes[i]:
-                s = srt.get(node)
-                if s is None:
-                    s = srt[node] = sorted([ds[x] if x >= 0 else nd[~x] for x in kids[node]])
-                x = kids[node][pos]
-                a = _level(a, s, ds[x] if x >= 0 else nd[~x])
+                mine = dems[node][pos]
+                key = (node, mine)
+                v = levels.get(key)
+                if v is None:
+                    s = srt.get(node)
+                    if s is None:
+                        s = srt[node] = sorted(dems[node])
+                    v = levels[key] = _level(a, s, mine)
+                a = v
             alloc[i] = a
     return alloc

@@ -14,15 +14,17 @@ from ...params import Param, ParamTable
 
 
 class PathInfo:
-    """Constants of one path: directed link ids, bottleneck (bytes/ps), MTU, RTT (ps)."""
+    """Constants of one path: directed link ids, bottleneck (bytes/ps), MTU, RTT (ps);
+    ``switched``: it crosses a network switch (leaves its server)."""
 
-    __slots__ = ("path", "links", "bott", "mtu", "hdr", "rtt", "first_rate", "consts", "shared")
+    __slots__ = ("path", "links", "bott", "mtu", "hdr", "rtt", "first_rate", "consts", "shared", "switched")
 
     def __init__(self, path, links, bott, mtu, hdr, rtt, first_rate):
         self.path, self.links, self.bott, self.mtu, self.hdr = path, links, bott, mtu, hdr
         self.rtt, self.first_rate = rtt, first_rate
         self.consts: dict = {}      # this path's own cached values
         self.shared: dict = {}      # values shared by every path alike hop by hop (set by the backend)
+        self.switched = False       # set by the backend
 
 
 #: parameters of the flow backend itself (``--set`` accepts them next to the network's)

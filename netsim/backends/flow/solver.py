@@ -17,8 +17,8 @@ from itertools import chain
 import numpy as np
 
 from .components import ComponentFinder, FluidFlow, HeldRates, Rates
-from .maxmin import maxmin_csr, maxmin_small
-from .portfair import PortProblem, hol_capacities, hol_capacities_flat, may_block, port_fair_auto
+from .maxmin import link_index, maxmin_csr, maxmin_small
+from .portfair import PortProblem, hol_capacities_flat, hol_capacities_plan, may_block, port_fair_auto
 
 #: components with at most this many flows are solved in pure Python
 SMALL_COMPONENT = 32
@@ -112,19 +112,29 @@ class ComponentSolver(ComponentFinder):
         caps, models and the capacities of the links. Components with the
         same structure on different servers or racks (a training step
         repeats its rings on every server) therefore share one solution.
+
+        It is one flat tuple: the number of flows, then per flow its path
+        length, renumbered links, cap, efficiency and losslessness, then the
+        link capacities (unambiguous, as every part is counted). One tuple of
+        numbers per memo entry, not one per flow: fewer objects for the
+        garbage collector, whose collections the growing memo would trigger.
         """
         lab: dict[int, int] = {}
-        cap = self._cap
-        parts = []
+        key = [len(comp)]
+        add = key.append
         for f in comp:
-            t = []
-            for l in f.links:
+            links = f.links
+            add(len(links))
+            for l in links:
                 j = lab.get(l)
                 if j is None:
                     j = lab[l] = len(lab)
-                t.append(j)
-            parts.append((tuple(t), f.cap, f.eta, f.lossless))
-        return tuple(parts), tuple([cap[l] for l in lab])
+                add(j)
+            add(f.cap)
+            add(f.eta)
+            add(f.lossless)
+        key.extend(map(self._cap.__getitem__, lab))
+        return tuple(key)
 
     def _remember(self, key, rates) -> Rates:
         """Memoize a new solution (a plain list is max-min rates without pauses)."""
@@ -139,6 +149,12 @@ class ComponentSolver(ComponentFinder):
     def _link_caps(self, comp: list[FluidFlow]) -> dict[int, float]:
         """Capacity of every link of ``comp`` (bytes/ps), times the CC efficiency when shared."""
         cap = self._cap
+        for f in comp:
+            if f.eta != 1.0:
+                break
+        else:   # all at efficiency 1 (users[l] are flows of comp): cap * 1.0 == cap, in first-use order
+            links = link_index([f.links for f in comp])[0]
+            return dict(zip(links, map(cap.__getitem__, links)))
         users = self._users
         lcap = {}
         for f in comp:
@@ -189,10 +205,10 @@ class ComponentSolver(ComponentFinder):
             self.port_fair_solves += 1
             lcap = self._link_caps(comp)
             fcap = [f.cap for f in comp]
-            offers: dict | None = {} if self._hol else None
-            rates, rounds = port_fair_auto(paths, lcap, fcap, offers=offers, problem=prob)
+            state: list | None = [] if self._hol else None
+            rates, rounds = port_fair_auto(paths, lcap, fcap, state=state, problem=prob)
             if rounds >= 0 and self._hol:
-                paused = hol_capacities(paths, lcap, rates, offers, problem=prob)
+                paused = hol_capacities_plan(paths, lcap, rates, state, prob)
                 if paused:
                     self.hol_paused_links += len(paused)
                     lcap.update(paused)

@@ -164,8 +164,11 @@ def resolve_params(overrides: Mapping[str, Any] | None = None, *, source: str | 
     return out
 
 
-def node_overrides(attrs: Mapping[str, Any]) -> dict:
-    """Node attributes that override simulation parameters (unknown attributes are ignored)."""
+def node_overrides(attrs: Mapping[str, Any], node: str | None = None) -> dict:
+    """Node attributes that override simulation parameters (unknown attributes are ignored).
+
+    ``node`` names the node in error messages.
+    """
     out = {}
     for key, value in attrs.items():
         if not isinstance(key, str):
@@ -175,7 +178,8 @@ def node_overrides(attrs: Mapping[str, Any]) -> dict:
         except InputError:
             continue
         if base in SIM_PARAMS:
-            out[key] = parse_override(key, value, where=f"node attribute {key}")
+            where = f"node {node}, attribute {key}" if node is not None else f"node attribute {key}"
+            out[key] = parse_override(key, value, where=where)
     return out
 
 

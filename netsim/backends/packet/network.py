@@ -103,7 +103,7 @@ class Network:
             attrs = graph.nodes[name]
             kind = attrs.get("kind")
             p = dict(params)
-            over = node_overrides(attrs)
+            over = node_overrides(attrs, node=name)
             self._node_keys[name] = frozenset(over)
             p.update(over)
             self.node_params[name] = p

@@ -77,3 +77,44 @@ def test_flow_on_each_ecmp_path_finishes_at_its_ideal():
     for r in sink.rows:
         assert abs(r.fct_ns - r.ideal_fct_ns) <= 1
         assert r.ideal_fct_ns == ideal_fct_ns(g, b.router.path("h0", "h2", 0), r.size_bytes, mtu, hdr)
+
+
+def test_counters_switched_flows_and_completion_instants():
+    """``switched_flows`` counts flows that leave their server; ``completion_instants`` the
+    instants at which flows complete (equal flows on disjoint paths finish together)."""
+    g = load_topology("gpu_cluster:servers=2,gpus_per_server=4")
+    env = simpy.Environment()
+    b = create_backend("flow", g, env=env, sinks=TraceSinks(fct=ListSink()))
+    for i in range(4):
+        b.send(f"s0.gpu{i}", f"s1.gpu{i}", 1_000_000)          # across the fabric, one NIC each
+    b.send("s0.gpu0", "s0.gpu1", 1_000_000)                    # NVLink inside server 0
+    env.run()
+    st = b.stats()
+    assert st["flows"] == 5 and st["switched_flows"] == 4
+    assert st["completion_instants"] == 2                      # the four NIC flows end together
+
+
+def test_slow_start_charged_at_the_first_share():
+    """Two Cubic flows that share their bottleneck from the start each pay slow start at half
+    the rate (a window that doubles per RTT covers half the bandwidth-delay product sooner)."""
+    size = 2_000_000
+    g = load_topology("dumbbell:n_left=2,n_right=2")
+    fct = {}
+    for n in (1, 2):
+        env = simpy.Environment()
+        sink = ListSink()
+        b = create_backend("flow", g, env=env, cc="cubic", sinks=TraceSinks(fct=sink), params={"host_stack": "off"})
+        for i in range(n):
+            b.send(f"left{i}", f"right{i}", size)
+        env.run()
+        fct[n] = sink.rows[0].fct_ns
+        info = b._lookup("left0", "right0", 0)
+        model = b._model("cubic")
+        wire, _, lat, cap = b._flow_consts(info, size, model)
+        solo = min(info.bott, cap)
+    ramp = {n: model.ramp_ps(wire, solo / n, info.rtt, info.mtu) for n in (1, 2)}
+    assert ramp[2] < ramp[1]
+    # lone: fluid time at the bottleneck plus the latency term; shared: twice the fluid time,
+    # with the ramp at half the rate in the latency term (1 ns rounding)
+    assert abs(fct[1] - (wire / solo + lat) / 1000) <= 1
+    assert abs(fct[2] - (2 * wire / solo + lat - ramp[1] + ramp[2]) / 1000) <= 1

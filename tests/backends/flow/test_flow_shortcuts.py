@@ -6,7 +6,8 @@
   water-filling on the uncollapsed tree;
 * a flow started alone on all its links is its own component without a
   search, and the components come in the same order as with the search;
-* a whole run with the shortcut gives the same records as without it;
+* a whole run with these shortcuts (and lone flows started at their solo
+  rate in ``send``, with no settle) gives the same records as without them;
 * a departure from links that hold none of their other flows back, and
   an arrival that fits beside the flows on its links, skip the solve and
   give the same records as solving every change.
@@ -17,6 +18,7 @@ import pytest
 import simpy
 
 from netsim.backends.base import TraceSinks, create_backend
+from netsim.backends.flow import backend as backend_mod
 from netsim.backends.flow import completions as completions_mod
 from netsim.backends.flow import solver as solver_mod
 from netsim.backends.flow.portfair import INF, PortProblem, is_flat, port_fair
@@ -140,30 +142,40 @@ def test_fresh_flows_found_without_search_in_search_order():
         assert [[f.fid for f in c] for c in quick] == [[f.fid for f in c] for c in plain]
 
 
-def _run(no_shortcut: bool, monkeypatch):
+def _no_eager_start(monkeypatch):
+    """A flow alone on its links waits for the settle and its solve, like any other."""
+    def start_alone(self, f, now):
+        self._fresh.append(f)
+        if not self._settle_pending:
+            self._request_settle()
+    monkeypatch.setattr(backend_mod.FlowBackend, "_start_alone", start_alone)
+
+
+def _run(no_shortcut: bool, monkeypatch, cc: str = "none"):
     if no_shortcut:
         orig = solver_mod.ComponentSolver.components
 
         def components(self, dirty, fresh=()):
             return orig(self, dirty | {l for f in fresh for l in f.links})
         monkeypatch.setattr(solver_mod.ComponentSolver, "components", components)
+        _no_eager_start(monkeypatch)
     def flows(rng, hosts):
         for _ in range(300):
             s, d = rng.sample(hosts, 2)
             yield s, d, rng.choice([4096, 65536, 1_000_000]), rng.choice([0, 0, 10**6, 10**7]) * 1000
 
-    out = _play("leaf_spine:leaves=4,spines=2,hosts_per_leaf=4", "host", 3, 9, flows)
+    out = _play("leaf_spine:leaves=4,spines=2,hosts_per_leaf=4", "host", 3, 9, flows, cc=cc)
     monkeypatch.undo()
     return out
 
 
-def _play(topology: str, kind: str, seed: int, rng_seed: int, flows):
+def _play(topology: str, kind: str, seed: int, rng_seed: int, flows, cc: str = "none"):
     """Run the flows ``flows(rng, nodes of kind)`` yields as ``(src, dst, size_bytes, start_ps)``
     on the flow backend; return (records, recomputations)."""
     g = load_topology(topology)
     env = simpy.Environment()
     sink = ListSink()
-    b = create_backend("flow", g, env=env, sinks=TraceSinks(fct=sink), seed=seed)
+    b = create_backend("flow", g, env=env, sinks=TraceSinks(fct=sink), seed=seed, cc=cc)
     nodes = sorted(n for n, d in g.nodes(data=True) if d["kind"] == kind)
 
     def starter(s, d, size, t):
@@ -176,10 +188,11 @@ def _play(topology: str, kind: str, seed: int, rng_seed: int, flows):
     return sink.rows, b.recomputations
 
 
-def test_run_identical_with_and_without_shortcut(monkeypatch):
-    rows_a, rec_a = _run(False, monkeypatch)
-    rows_b, rec_b = _run(True, monkeypatch)
-    assert rec_a == rec_b
+@pytest.mark.parametrize("cc", ["none", "cubic"])   # cubic: slow start charged at the start instant's rate
+def test_run_identical_with_and_without_shortcut(monkeypatch, cc):
+    rows_a, rec_a = _run(False, monkeypatch, cc)
+    rows_b, rec_b = _run(True, monkeypatch, cc)
+    assert rec_a <= rec_b
     assert rows_a == rows_b
 
 
@@ -190,6 +203,7 @@ def _run_cluster(rules: bool, monkeypatch, fired: dict | None = None):
     if not rules:
         monkeypatch.setattr(completions_mod, "_may_gain", lambda users, cap, gone: bool(users))
         monkeypatch.setattr(solver_mod.ComponentSolver, "_fits_beside", lambda self, f: False)
+        _no_eager_start(monkeypatch)
     elif fired is not None:
         may, fits = completions_mod._may_gain, solver_mod.ComponentSolver._fits_beside
 
@@ -219,10 +233,11 @@ def _run_cluster(rules: bool, monkeypatch, fired: dict | None = None):
 
 def test_no_resolve_rules_are_exact(monkeypatch):
     """A departure from links that hold none of their other flows back, and an arrival that
-    fits beside the flows already on its links, skip the solve: the FCTs are the same as with
-    every change solved, and both rules do fire here."""
+    fits beside the flows already on its links, skip the solve, and a flow alone on its links
+    starts at once: the FCTs are the same as with every change solved, and the rules do fire."""
     fired = {"departures": 0, "arrivals": 0}
     rows_a, rec_a = _run_cluster(True, monkeypatch, fired)
     rows_b, rec_b = _run_cluster(False, monkeypatch)
     assert fired["departures"] > 20 and fired["arrivals"] > 20
+    assert rec_a < rec_b
     assert rows_a == rows_b

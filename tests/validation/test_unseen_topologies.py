@@ -1,0 +1,136 @@
+"""Backend agreement on topologies that are not in ``topologies/`` (nor in the flow backend's calibration).
+
+The flow backend must give a small, uncontended training step within 10 % of
+the packet backend's iteration time, and the analytic backend's lone-flow
+time must equal the store-and-forward closed form. Topologies: a rail fabric
+with two GPUs per NIC behind 2:1 oversubscribed spines, a PCIe-only server
+(GPUs meet at the root complex), a k = 4 fat tree of hosts, servers with
+different NIC rates. Cases marked ``xfail(strict=True)`` are gaps reported to
+the lead (flow backend code QA may not edit); the reason gives the numbers.
+
+Measured (2 cores, this commit), iteration time packet / flow:
+RAIL4x2 gpt-1.5b-small (h100) 2.526 / 2.613 ms (+3.5 %);
+PCIe-only server 0.952 / 0.938 ms (-1.5 %);
+mixed 400/200/100 Gbps RoCE NICs, cc none 4.077 / 3.352 ms (-17.8 %);
+the same with DCQCN 4.267 / 4.529 ms (+6.1 %);
+RAIL2x4 ZeRO-3 dp 4 (h100), Cubic 9.416 / 10.908 ms (+15.8 %) with slow start charged at the lone-flow
+rate, 9.416 / 9.755 ms (+3.6 %, DCTCP the same) charged at the first share; cc none 2.979 / 3.026 ms (+1.6 %);
+fat tree k = 4 permutation of 500 kB flows, last completion 136.4 / 132.8 us (-2.7 %, cc none) and
+136.4 / 133.5 us (-2.1 %, DCQCN); a lone Cubic flow of 1 kB-1 MB, FCT equal (it was 2.19x at 10 kB
+before the slow-start ramp stopped charging the last round a full RTT).
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from netsim.backends.ideal import ideal_fct_exact_ns
+from netsim.flowfile import FlowSpec
+from netsim.runtime import run_training
+from netsim.simulate import run_flows
+from netsim.topology import load_topology
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SMALL_GPT = os.path.join(ROOT, "workloads", "gpt-1.5b-t2p2d2-small.yaml")
+H100 = {"compute.gpu": "h100"}
+
+RAIL4x2 = "gpu_cluster:servers=4,gpus_per_server=2,gpus_per_nic=2,fabric=rail,oversubscription=2,servers_per_leaf=1"
+PCIE_ONLY = "gpu_server:gpus=4,nvswitch=false"
+MIXED_NICS = ("gpu_cluster:servers=8,gpus_per_server=1,servers_per_leaf=2,nic_kinds=roce,"
+              "nic_rates_bps=400Gbps|200Gbps|100Gbps|100Gbps|400Gbps|400Gbps|200Gbps|200Gbps")
+RAIL2x4 = "gpu_cluster:servers=2,gpus_per_server=4,gpus_per_nic=2,fabric=rail,spines=1"
+ZERO3 = {"parallelism.zero_stage": 3, "parallelism.pp": 1, "parallelism.dp": 4}
+
+
+def _iteration_s(topology: str, backend: str, cc: str = "none", overrides: dict | None = None) -> float:
+    s = run_training(topology, SMALL_GPT, backend=backend, cc=cc, progress=False,
+                     workload_overrides={**H100, **(overrides or {})})
+    return s["iteration_time_s"]
+
+
+def _gap(topology: str, cc: str = "none", overrides: dict | None = None) -> float:
+    """Relative gap of the flow backend's iteration time to the packet backend's."""
+    packet = _iteration_s(topology, "packet", cc, overrides)
+    flow = _iteration_s(topology, "flow", cc, overrides)
+    return flow / packet - 1
+
+
+@pytest.mark.parametrize("topology, overrides", [
+    (RAIL4x2, None),
+    (PCIE_ONLY, {"parallelism.dp": 1}),
+])
+def test_flow_matches_packet_iteration_on_new_topology(topology, overrides):
+    assert abs(_gap(topology, overrides=overrides)) <= 0.10
+
+
+@pytest.mark.xfail(strict=True, reason="reported to lead: flow backend 17.8 % below packet with mixed "
+                   "400/200/100 Gbps RoCE NICs and cc=none (packet 4.077 ms, 1,479 PFC pauses; flow 3.352 ms)")
+def test_flow_matches_packet_with_mixed_nic_rates_lossless():
+    assert abs(_gap(MIXED_NICS)) <= 0.10
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cc", ["cubic", "dctcp"])
+def test_flow_matches_packet_zero3_tcp_on_rail(cc):
+    """Two GPUs per NIC: the flows share their NIC from the start, so slow start is charged at
+    their first share (+15.8 % when it was charged at the path's lone-flow rate)."""
+    assert abs(_gap(RAIL2x4, cc=cc, overrides=ZERO3)) <= 0.10
+
+
+def _permutation(n_hosts: int, size_bytes: int) -> list[FlowSpec]:
+    """Host i sends to host (i + n/2 + 1) mod n: every flow leaves its pod of a k=4 fat tree."""
+    return [FlowSpec(f"h{i}", f"h{(i + n_hosts // 2 + 1) % n_hosts}", size_bytes, 1_000 * (i % 3))
+            for i in range(n_hosts)]
+
+
+@pytest.mark.parametrize("cc", ["none", "dcqcn"])
+def test_fat_tree_permutation_flow_vs_packet(cc):
+    g = load_topology("fat_tree:k=4")
+    flows = _permutation(16, 500_000)
+    ends = {}
+    for backend in ("packet", "flow"):
+        recs = run_flows(g, flows, backend=backend, cc=cc)["records"]
+        assert len(recs) == len(flows)
+        assert all(r.fct_ns >= r.ideal_fct_ns - 1 for r in recs)
+        ends[backend] = max(r.end_ns for r in recs)
+    assert ends["flow"] == pytest.approx(ends["packet"], rel=0.10)
+
+
+@pytest.mark.parametrize("cc", ["cubic", "dctcp"])
+def test_lone_window_flow_slow_start_matches_packet(cc):
+    """A lone TCP flow pays slow start only for window-limited rounds before its last one.
+
+    10 kB fits in the initial window (IW10): no extra time at all; larger flows pay
+    RTT - window / rate per earlier round. The flow backend used to charge every
+    round a full RTT (10 kB: 16.3 us against 7.4 us on the packet backend).
+    """
+    g = load_topology("fat_tree:k=4")
+    sizes = (1_000, 10_000, 15_000, 30_000, 100_000, 1_000_000)
+    fct = {}
+    for backend in ("packet", "flow"):
+        for size in sizes:
+            rec = run_flows(g, [FlowSpec("h0", "h5", size, 0)], backend=backend, cc=cc)["records"][0]
+            fct[backend, size] = (rec.fct_ns, rec.ideal_fct_ns)
+    for size in sizes:
+        (p_fct, ideal), (f_fct, _) = fct["packet", size], fct["flow", size]
+        if size <= 10_000:
+            assert p_fct == ideal and f_fct == ideal
+        assert f_fct == pytest.approx(p_fct, rel=0.02), size
+
+
+@pytest.mark.parametrize("backend", ["packet", "flow", "analytic"])
+def test_lone_flow_on_mixed_rate_path_equals_closed_form(backend):
+    """GPU -> PCIe -> 100 Gbps NIC -> leaf -> spine -> leaf -> 400 Gbps NIC -> PCIe -> GPU, alone."""
+    g = load_topology(MIXED_NICS)
+    src, dst = "s2.gpu0", "s4.gpu0"     # 100 Gbps NIC on leaf1 to 400 Gbps NIC on leaf2
+    size = 1_000_003                    # not a whole number of packets
+    s = run_flows(g, [FlowSpec(src, dst, size, 0)], backend=backend)
+    rec = s["records"][0]
+    from netsim.topology.routing import Router
+    path = Router(g).path(src, dst, 0)
+    hops = [(g.edges[u, v]["rate_bps"], g.edges[u, v]["delay_ns"]) for u, v in zip(path[:-1], path[1:])]
+    assert min(r for r, _ in hops) == 100e9
+    ideal_ns = ideal_fct_exact_ns(hops, size, 1500, 62)
+    assert rec.ideal_fct_ns == pytest.approx(ideal_ns, abs=1)
+    assert rec.fct_ns == pytest.approx(ideal_ns, rel=0.002 if backend == "packet" else 1e-6, abs=1)
