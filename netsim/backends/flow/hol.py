@@ -93,15 +93,20 @@ def hol_capacities_plan(paths: Sequence[Sequence[int]], capacity: Mapping[int, f
         for j in m:
             l = shared[j]
             for f in hf:
-                p = paths[f]
-                i = p.index(l)          # the position of l in f's path
-                if i >= 1:
-                    h = held.get(p[i - 1])
-                    if h is None:
-                        held[p[i - 1]] = [f]
-                    else:
-                        h.append(f)
+                _hold(held, paths[f], l, f)
     return _paused(held, problem, capacity, rates)
+
+
+def _hold(held: dict[int, list[int]], path: Sequence[int], l: int, f: int) -> None:
+    """Record flow ``f``, held at link ``l`` of its ``path``, under the link just before ``l``
+    (the ingress a pause would stop; nothing when ``l`` is its first hop)."""
+    i = path.index(l)
+    if i >= 1:
+        h = held.get(path[i - 1])
+        if h is None:
+            held[path[i - 1]] = [f]
+        else:
+            h.append(f)
 
 
 def _paused(held: dict[int, list[int]], problem: PortProblem, capacity: Mapping[int, float],
@@ -157,14 +162,7 @@ def hol_capacities_flat(paths: Sequence[Sequence[int]], capacity: Mapping[int, f
         lim = max(r) * (1 - 1e-9)
         for f, x in zip(u, r):
             if x >= lim:
-                p = paths[f]
-                i = p.index(l)
-                if i >= 1:
-                    h = held.get(p[i - 1])
-                    if h is None:
-                        held[p[i - 1]] = [f]
-                    else:
-                        h.append(f)
+                _hold(held, paths[f], l, f)
     out: dict[int, float] = {}
     for k, flows in held.items():
         u = on[index[k]]
