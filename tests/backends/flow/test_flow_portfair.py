@@ -166,3 +166,23 @@ def test_undamped_first_same_fixed_point():
             continue
         assert np.allclose(a, b, rtol=1e-5, atol=1e-12)
     assert fallbacks > 0     # the fallback path is exercised
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 10**6))
+def test_pauses_from_round_state_equal_pauses_from_offers(seed):
+    """``hol_capacities_plan`` (the solver's path, from the round loop's own state) pauses the
+    same links by the same amounts as ``hol_capacities`` on the offers dicts."""
+    import random
+    from netsim.backends.flow.portfair import PortProblem, hol_capacities_plan
+    rng = random.Random(seed)
+    n_links = rng.randint(3, 12)
+    paths = [rng.sample(range(n_links), rng.randint(1, min(4, n_links))) for _ in range(rng.randint(2, 9))]
+    caps = {l: rng.choice([10.0, 25.0, 40.0]) for l in range(n_links)}
+    fcap = [rng.choice([INF, 7.0]) for _ in paths]
+    offers, state = {}, []
+    rates, rounds = port_fair(paths, caps, fcap, offers=offers, state=state)
+    if rounds < 0:
+        return
+    assert hol_capacities_plan(paths, caps, rates, state, PortProblem(paths)) == hol_capacities(paths, caps, rates,
+                                                                                                offers)
