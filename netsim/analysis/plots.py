@@ -113,16 +113,29 @@ def slowdown_by_size(runs, edges: Sequence[int] = DEFAULT_SIZE_EDGES, stats=("p5
 
 
 def cc_timeseries(cc, metric: str = "cwnd_bytes", flows=None, max_flows: int = 16, path=None,
-                  title: str | None = None) -> Figure:
-    """``cwnd_bytes`` / ``rate_bps`` / ``alpha`` / ``srtt_ns`` over time, one line per flow."""
+                  title: str | None = None, min_samples: int = 3) -> Figure:
+    """``cwnd_bytes`` / ``rate_bps`` / ``alpha`` / ``srtt_ns`` over time.
+
+    One step line per flow when flows carry a history (median samples per flow
+    ≥ ``min_samples``); otherwise — a training run, where most flows are short
+    and sampled once or twice — every sample as a dot and the median of the
+    samples per time bin as a line, so the plot is never blank.
+    """
     cc = cc.cc if isinstance(cc, Run) else cc
     fig, ax = _new()
     d = cc.dropna(subset=[metric])
-    ids = sorted(d["flow_id"].unique()) if flows is None else list(flows)
-    ids = ids[:max_flows]
     div, unit = time_unit(float(d["time_ns"].max()) if len(d) else 1)
     scale, ylab = {"rate_bps": (1e9, "rate (Gbit/s)"), "cwnd_bytes": (1e3, "cwnd (KB)"),
                    "srtt_ns": (1e3, "SRTT (µs)")}.get(metric, (1.0, metric))
+    per_flow = d.groupby("flow_id").size() if len(d) else pd.Series(dtype=int)
+    if flows is None and len(per_flow) and float(per_flow.median()) < min_samples:
+        _cc_samples(ax, d, metric, div, scale)
+        ax.set_xlabel(f"time ({unit})")
+        ax.set_ylabel(ylab)
+        _titled(ax, title or f"{metric}, all {len(per_flow)} flows", legend=True)
+        return _finish(fig, path)
+    ids = sorted(d["flow_id"].unique()) if flows is None else list(flows)
+    ids = ids[:max_flows]
     for fid in ids:
         g = d[d["flow_id"] == fid]
         ax.plot(g["time_ns"] / div, g[metric] / scale, drawstyle="steps-post", label=f"flow {fid}")
@@ -130,6 +143,33 @@ def cc_timeseries(cc, metric: str = "cwnd_bytes", flows=None, max_flows: int = 1
     ax.set_ylabel(ylab)
     _titled(ax, title or f"{metric} per flow", legend=0 < len(ids) <= 10)
     return _finish(fig, path)
+
+
+def _cc_samples(ax, d: pd.DataFrame, metric: str, div: float, scale: float, bins: int = 50,
+                classes: int = 3) -> None:
+    """Every sample as a faint dot, plus per-bin medians (sparse per-flow histories).
+
+    Flows are put in classes by their first sample (for a rate, the line rate
+    they start at: NVLink and NIC flows differ tenfold), and the median of each
+    of the ``classes`` largest classes is drawn per time bin, so one line never
+    mixes populations.
+    """
+    d = d.sort_values(["flow_id", "time_ns"], kind="stable")
+    first = d.groupby("flow_id")[metric].transform("first") / scale
+    t = d["time_ns"].to_numpy(dtype=float)
+    v = d[metric].to_numpy(dtype=float) / scale
+    ax.plot(t / div, v, ".", ms=2, alpha=0.3, color="#888888", label=f"samples ({len(v)})")
+    if not len(t) or t.max() <= t.min():
+        return
+    edges = np.linspace(t.min(), t.max(), bins + 1)
+    idx = np.clip(np.searchsorted(edges, t, side="right") - 1, 0, bins - 1)
+    mid = (edges[:-1] + edges[1:]) / 2
+    n_flows = d.assign(_first=first.to_numpy()).groupby("_first")["flow_id"].nunique()
+    for start in n_flows.sort_values(ascending=False, kind="stable").index[:classes]:
+        sel = first.to_numpy() == start
+        med = pd.Series(v[sel]).groupby(idx[sel]).median()
+        ax.plot(mid[med.index.to_numpy()] / div, med.to_numpy(), "-", lw=1.5,
+                label=f"median, flows starting at {start:.4g} ({int(n_flows[start])})")
 
 
 def queue_timeseries(queues, ports=None, top: int = 8, path=None, title: str = "Queue occupancy") -> Figure:
@@ -155,21 +195,28 @@ def queue_timeseries(queues, ports=None, top: int = 8, path=None, title: str = "
 def _heatmap(fig, ax, m: np.ndarray, rows, cols, cbar_label: str, vmax=None):
     im = ax.imshow(m, aspect="auto", interpolation="nearest", cmap="viridis", vmin=0, vmax=vmax)
     fig.colorbar(im, ax=ax, label=cbar_label)
-    if len(rows) <= 40:
-        ax.set_yticks(range(len(rows)), [str(r) for r in rows], fontsize=6)
+    if len(rows) <= 64:
+        ax.set_yticks(range(len(rows)), [str(r) for r in rows], fontsize=6 if len(rows) <= 32 else 4.5)
     if len(cols) <= 40:
         ax.set_xticks(range(len(cols)), [str(c) for c in cols], fontsize=6, rotation=90)
     return im
 
 
-def utilization_heatmap(util: pd.DataFrame, path=None, title: str = "Link utilization", max_links: int = 64,
+def utilization_heatmap(util: pd.DataFrame, path=None, title: str = "Link utilization", max_links: int = 32,
                         value_label: str = "utilization", ylabel: str = "link") -> Figure:
     """Heat map of a links × time table (from ``links.link_utilization`` or ``throughput``;
-    for the latter pass e.g. ``value_label="Gbit/s", ylabel="node"``)."""
-    fig, ax = _new(figsize=(7.0, 4.5))
+    for the latter pass e.g. ``value_label="Gbit/s", ylabel="node"``).
+
+    Rows are labelled with the link (or node) names; beyond ``max_links`` rows
+    only the busiest (highest mean) are drawn, in name order, and the title says
+    how many of how many.
+    """
+    fig, ax = _new(figsize=(7.0, 4.5 if util.shape[1] <= 16 else 6.0))
     u = util
     if u.shape[1] > max_links:
-        u = u[u.mean().sort_values(ascending=False, kind="stable").index[:max_links]]
+        keep = set(u.mean().sort_values(ascending=False, kind="stable").index[:max_links])
+        u = u[[c for c in u.columns if c in keep]]
+        title = f"{title} (busiest {max_links} of {util.shape[1]})"
     div, unit = time_unit(float(u.index.max()) if len(u) else 1)
     m = u.to_numpy(dtype=float).T if u.size else np.zeros((1, 1))
     vmax = max(1.0, float(np.nanmax(m)) if m.size else 1.0) if value_label == "utilization" else None
@@ -237,7 +284,7 @@ def breakdown_bar(runs, path=None, title: str = "Iteration time breakdown") -> F
     if isinstance(runs, Run):
         runs = [runs]
     runs = list(runs.values()) if isinstance(runs, dict) else list(runs)
-    fig, ax = _new(figsize=(7.0, max(2.0, 0.6 * len(runs) + 1.2)))
+    fig, ax = _new(figsize=(7.0, max(2.0, 0.6 * len(runs) + 1.2) + 0.8))  # + room for the legend below
     tables = [iteration_breakdown(r.summary) for r in runs]
     comps = list(tables[0].index) if tables else []
     left = np.zeros(len(runs))
@@ -252,8 +299,9 @@ def breakdown_bar(runs, path=None, title: str = "Iteration time breakdown") -> F
     ax.invert_yaxis()
     ax.set_xlabel(f"time per iteration ({unit})")
     ax.set_title(title)
-    if ax.patches:
-        ax.legend(fontsize="small", ncols=4)
+    if ax.patches:  # below the axes, so it never covers a bar
+        ax.legend(fontsize="small", ncols=4, loc="upper center", bbox_to_anchor=(0.5, -0.35 if len(runs) < 3 else -0.15),
+                  frameon=False)
     return _finish(fig, path)
 
 

@@ -1,15 +1,18 @@
 """A self-contained HTML report (``report.html``) of one run or a comparison.
 
-Sections, always present in this order (a section without data says so):
-summary, fct, fct-groups, slowdown, queues, pfc, cc, utilization, traffic,
-breakdown, timeline, messages, comparison. Images are PNGs embedded as base64
+Sections in this order (a section without data says so): summary, fct,
+fct-groups, slowdown, queues, pfc, cc, utilization, traffic, breakdown,
+timeline, messages, comparison. The training-only sections (breakdown,
+timeline, messages) are left out of a report whose runs are all flow-list runs
+(``netsim flows``), and the page says so. Times in tables are shown with a
+unit (ns, µs, ms, s), byte counts as integers. The page carries no timestamp
+and no absolute path, so the same runs give the same bytes. Images are PNGs embedded as base64
 ``data:`` URIs, so the file can be mailed or attached to an issue as is.
 Left out: interactivity (open ``trace.json`` in Perfetto for that).
 """
 from __future__ import annotations
 
 import base64
-import datetime as _dt
 import html
 import io
 import os
@@ -35,9 +38,9 @@ SUMMARY_KEYS = ("flows", "completed", "bytes_delivered", "drops", "ecn_marks", "
                 "cnps", "retransmitted_bytes", "simulated_time_ns", "sim_time_ns", "events", "iteration_time_s",
                 "apnet_iteration_time_s", "samples_per_s", "jain_fairness", "sim_events", "wall_time_s")
 
-_CSS = """body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}
+_CSS = """body{font-family:system-ui,sans-serif;margin:1.5em auto;padding:0 1em;max-width:1360px;color:#222;box-sizing:border-box}
 h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;margin-top:2em}
-table{border-collapse:collapse;font-size:.85em;margin:.5em 0}td,th{border:1px solid #ddd;padding:2px 6px;text-align:right}
+.tw{overflow-x:auto;max-width:100%}table{border-collapse:collapse;font-size:.85em;margin:.5em 0}td,th{border:1px solid #ddd;padding:2px 6px;text-align:right}
 th{background:#f4f4f4}img{max-width:100%;margin:.5em 0}.none{color:#888;font-style:italic}nav a{margin-right:.8em}"""
 
 
@@ -48,11 +51,48 @@ def _png(fig) -> str:
            f'src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode("ascii")}">'
 
 
+TRAINING_SECTIONS = ("breakdown", "timeline", "messages")
+
+
+def fmt_ns(v) -> str:
+    """A time in ns as text with a unit.
+
+    >>> fmt_ns(1_234_567), fmt_ns(850), fmt_ns(float("nan"))
+    ('1.235 ms', '850 ns', '')
+    """
+    if v is None or v != v:
+        return ""
+    v = float(v)
+    for div, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
+        if abs(v) >= div:
+            return f"{v / div:.4g} {unit}"
+    return f"{v:.4g} ns"
+
+
+def _formatters(df: pd.DataFrame) -> dict:
+    """Column formatters: ``*_ns`` as times with a unit, ``*bytes*`` and counts as integers."""
+    out = {}
+    for c in df.columns:
+        name = str(c)
+        if name.endswith("_ns") and pd.api.types.is_numeric_dtype(df[c]):
+            out[c] = fmt_ns
+        elif ("bytes" in name or name in ("flows", "count", "pauses")) and pd.api.types.is_numeric_dtype(df[c]):
+            out[c] = lambda v: "" if v != v else f"{int(round(float(v))):,}"
+    return out
+
+
 def _table(df: pd.DataFrame, max_rows: int = 40) -> str:
     if df is None or not len(df):
         return '<p class="none">no data</p>'
     more = f"<p class='none'>{len(df) - max_rows} more rows not shown</p>" if len(df) > max_rows else ""
-    return df.head(max_rows).to_html(float_format=lambda v: f"{v:.4g}", border=0) + more
+    head = df.head(max_rows)
+    body = head.to_html(formatters=_formatters(head), float_format=lambda v: f"{v:.4g}", border=0, na_rep="")
+    return f'<div class="tw">{body}</div>' + more
+
+
+def _is_flow_list_run(run: Run) -> bool:
+    """A ``netsim flows`` run: no operations and no iteration time in its summary."""
+    return not len(run.ops) and "iteration_time_s" not in run.summary
 
 
 def _h3(run: Run, multi: bool) -> str:
@@ -109,7 +149,7 @@ def _section_bodies(runs: list[Run], graph=None, seed: int | None = None) -> dic
                 title, kw = "Egress throughput per node", {"value_label": "Gbit/s", "ylabel": "node"}
             out["utilization"] += _h3(r, multi) + _png(plots.utilization_heatmap(util, title=f"{title} — {r.label}", **kw))
         tm = traffic_matrix(r)
-        if tm.size and (len(r.traffic_matrix) or len(r.ops)):
+        if tm.size:
             ch = traffic_matrix_change(r)
             out["traffic"] += _h3(r, multi) + _png(plots.traffic_matrix_heatmap(
                 tm, title=f"Traffic matrix, all iterations — {r.label}")) + \
@@ -139,15 +179,21 @@ def _section_bodies(runs: list[Run], graph=None, seed: int | None = None) -> dic
 
 
 def render_report(runs: list[Run], title: str | None = None, graph=None, seed: int | None = None) -> str:
-    """The report's HTML text."""
+    """The report's HTML text (deterministic: no timestamp, no absolute path)."""
     title = title or ("netsim report: " + ", ".join(r.label for r in runs))
     bodies = _section_bodies(runs, graph=graph, seed=seed)
-    nav = " ".join(f'<a href="#{k}">{html.escape(t)}</a>' for k, t in SECTIONS)
+    flow_lists = all(_is_flow_list_run(r) for r in runs)
+    shown = [(k, t) for k, t in SECTIONS if not (flow_lists and k in TRAINING_SECTIONS)]
+    nav = " ".join(f'<a href="#{k}">{html.escape(t)}</a>' for k, t in shown)
+    note = (f"<p class='none'>Flow-list run{'s' if len(runs) > 1 else ''}: the training sections "
+            f"({', '.join(TRAINING_SECTIONS)}) do not apply and are left out.</p>" if flow_lists else "")
+    mapped = ("Flows are mapped onto links with the run's topology." if graph is not None else
+              "No topology given: utilization is shown as egress throughput per node "
+              "(pass <code>--topology</code> to map flows onto links).")
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
              f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>",
-             f"<p>Runs: {', '.join(html.escape(r.path or r.label) for r in runs)}. "
-             f"Generated {_dt.datetime.now(_dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}.</p><nav>{nav}</nav>"]
-    for key, t in SECTIONS:
+             f"<p>Runs: {', '.join(html.escape(r.label) for r in runs)}. {mapped}</p>{note}<nav>{nav}</nav>"]
+    for key, t in shown:
         parts.append(f'<section id="{key}"><h2>{html.escape(t)}</h2>{bodies[key]}</section>')
     parts.append("</body></html>\n")
     return "\n".join(parts)

@@ -34,6 +34,30 @@ def _check_nodes(fct, graph, run_dir: str, topology: str) -> None:
                                  accepted=f"the topology the run was made on (not {topology})")
 
 
+def _recorded_topology(runs):
+    """The topology every run recorded in its summary.json, when it still loads and holds every flow endpoint.
+
+    A training run records ``topology`` (the path or builder expression it was
+    given); the report then maps flows onto named links instead of showing
+    egress throughput per node. Anything else (runs on different topologies, a
+    path that no longer resolves from here, a graph that lacks a flow's node)
+    gives ``None``, and the page says that flows were not mapped.
+    """
+    from ..errors import NetsimError
+    from ..topology import load_topology
+    names = {r.summary.get("topology") for r in runs}
+    if len(names) != 1 or not isinstance(next(iter(names)), str):
+        return None
+    try:
+        graph = load_topology(next(iter(names)))
+    except (NetsimError, OSError):
+        return None
+    for r in runs:
+        if len(r.fct) and not (set(r.fct["src"]) | set(r.fct["dst"])) <= set(graph.nodes):
+            return None
+    return graph
+
+
 def run(args) -> int:
     from ..analysis.io import check_run_dir, load_run, write_parquet
     from ..analysis.report import run_seed, write_report
@@ -44,7 +68,9 @@ def run(args) -> int:
         from ..topology import load_topology
         graph = load_topology(args.topology)
     runs = [load_run(check_run_dir(d)) for d in args.dirs]  # validates every directory first
-    if graph is not None:
+    if graph is None:
+        graph = _recorded_topology(runs)
+    elif graph is not None:
         for d, r in zip(args.dirs, runs):
             _check_nodes(r.fct, graph, d, args.topology)
     for d, r in zip(args.dirs, runs):
