@@ -49,7 +49,7 @@ def _run(args) -> int:
     summary = run_training(args.topology, args.workload, backend=args.backend, cc=args.cc, params=params,
                            cc_params=cc_params, seed=args.seed, iterations=args.iterations, out_dir=args.out,
                            workload_overrides=overrides, progress=None if not args.quiet else False,
-                           whatif=whatif)
+                           whatif=whatif, allow_oom=args.allow_oom)
     finalize_outputs(args.out, args.topology, args.seed, trace=not args.no_trace)  # trace.json, Parquet
     if not args.quiet:
         import os
@@ -86,5 +86,7 @@ def register(subparsers) -> None:
                    help="what-if: link A-B runs at FACTOR x its rate from TIME on")
     p.add_argument("--fail-link", action="append", default=[], metavar="A:B@TIME",
                    help="what-if: link A-B fails at TIME (traffic reroutes)")
+    p.add_argument("--allow-oom", action="store_true",
+                   help="run a configuration that does not fit in GPU memory (summary.json memory.stages says where)")
     p.add_argument("--quiet", action="store_true", help="print nothing on success; no progress line")
     p.set_defaults(func=_run)

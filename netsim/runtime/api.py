@@ -72,7 +72,7 @@ def _resolve_graph(graph):
 def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", params: dict | None = None,
                  cc_params: dict | None = None, seed: int = 0, iterations: int = 1, out_dir=None,
                  workload_overrides=None, progress: bool | None = None, keep_records: bool = False,
-                 topology_name: str | None = None, whatif=None, host_stack=None) -> dict:
+                 topology_name: str | None = None, whatif=None, host_stack=None, allow_oom: bool = False) -> dict:
     """Simulate ``iterations`` training iterations of ``workload`` on ``graph``.
 
     Parameters
@@ -99,6 +99,10 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
         default ``HostStack()`` with ``params``' ``host.KEY`` entries; ``False``
         (or ``params["host_stack"]`` off) turns it off. Applied by the analytic
         and packet backends.
+    allow_oom : bool
+        Run a configuration whose per-GPU memory need exceeds the GPU's
+        capacity (:mod:`netsim.workloads.memory`) instead of rejecting it;
+        ``summary["memory"]`` says which stages do not fit.
     keep_records : bool
         Keep flows/ops in memory: ``summary["records"]`` = {"fct": [...], "ops": [...]},
         and the executor under ``summary["_executor"]`` (for tests/notebooks).
@@ -119,6 +123,8 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
     placement = place(wl, graph)
     wl = resolve_partition(wl, placement, graph)
     builder = _make_builder(wl, placement, seed)
+    from ..workloads.memory import check_memory
+    memory = check_memory(wl, builder, placement, graph, allow_oom=allow_oom)  # before any simulation
     what = _whatif(wl, whatif)
     if what is not None and what.links:
         graph = graph.copy()        # link events change the graph: never the caller's
@@ -181,6 +187,7 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
 
     summary = _summary(wl, placement, builder, ex, be, graph, traffic, backend=backend, cc=cc, seed=seed,
                        iterations=iterations, wall=wall, topology=topo_label)
+    summary["memory"] = memory
     if out_dir is not None:
         write_rows(paths["traffic_matrix"], ("iteration", "src", "dst", "bytes"),
                    [(i, s, d, b) for (i, s, d), b in sorted(traffic.matrix.items())])

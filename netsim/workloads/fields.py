@@ -14,7 +14,7 @@ from ..errors import WorkloadError
 from ..units import UnitError, parse_size, parse_time_ns
 
 SECTIONS = ("name", "description", "model", "training", "parallelism", "placement", "collectives", "compute",
-            "whatif")
+            "memory", "whatif")
 SECTION_KEYS = {
     "training": ("global_batch", "micro_batch", "precision", "recompute", "grad_bytes"),
     "parallelism": ("dp", "tp", "pp", "ep", "schedule", "partition", "scatter_gather", "overlap_p2p",

@@ -1,0 +1,87 @@
+"""GPU memory model: Korthikanti et al.'s activation formulas, ZeRO's 16Ψ accounting, fit checks."""
+import subprocess
+import sys
+
+import pytest
+
+from netsim.errors import InputError
+from netsim.runtime import run_training
+from netsim.workloads.memory import (activation_bytes_per_layer, micro_batches_in_flight, model_state_bytes)
+
+S, B, H, A = 2048, 1, 2560, 32      # GPT-3B: l=32, h=2560, s=2048
+
+
+@pytest.mark.parametrize("t", [1, 2, 4, 8])
+def test_activation_bytes_match_korthikanti_table_2(t):
+    sbh = S * B * H
+    act = lambda **kw: activation_bytes_per_layer(seq=S, micro_batch=B, hidden=H, heads=A, tp=t, **kw)  # noqa: E731
+    if t == 1:
+        assert act(recompute="none") == pytest.approx(sbh * (34 + 5 * A * S / H))
+    else:
+        assert act(recompute="none") == pytest.approx(sbh * (10 + 24 / t + 5 * A * S / (H * t)))
+    assert act(recompute="none", sp=True) == pytest.approx(sbh * (34 + 5 * A * S / H) / t)
+    assert act(recompute="selective", sp=True) == pytest.approx(34 * sbh / t)
+    assert act(recompute="selective") == pytest.approx(sbh * (34 if t == 1 else 10 + 24 / t))
+    assert act(recompute="full") == pytest.approx(2 * sbh)
+    # flash attention keeps no s×s scores: "none" then equals "selective"
+    assert act(recompute="none", flash_attention=True) == act(recompute="selective")
+
+
+def test_zero_stages_partition_16_psi():
+    psi, nd = 2_700_000_000, 8
+    assert model_state_bytes(psi).total == 16 * psi
+    assert model_state_bytes(psi, zero_stage=1, dp=nd).total == pytest.approx(4 * psi + 12 * psi / nd)
+    assert model_state_bytes(psi, zero_stage=2, dp=nd).total == pytest.approx(2 * psi + 14 * psi / nd)
+    assert model_state_bytes(psi, zero_stage=3, dp=nd).total == pytest.approx(16 * psi / nd)
+    assert model_state_bytes(psi, accounting="megatron_fp32_grad").total == 18 * psi
+
+
+def test_1f1b_first_stage_holds_p_micro_batches():
+    assert [micro_batches_in_flight("1f1b", s, 4, 8) for s in range(4)] == [4, 3, 2, 1]
+    assert micro_batches_in_flight("1f1b", 0, 4, 2) == 2
+    assert micro_batches_in_flight("gpipe", 3, 4, 8) == 8
+
+
+def gpt3b_dp8(zero_stage: int) -> dict:
+    return {"name": "gpt-3b-t1p1d8", "model": {"preset": "gpt-3b"},
+            "training": {"global_batch": 8, "micro_batch": 1, "precision": "fp16", "recompute": True},
+            "parallelism": {"dp": 8, "zero_stage": zero_stage}, "compute": {"gpu": "v100-sxm2"},
+            "memory": {"capacity_bytes": "16GB"}}
+
+
+def test_gpt3b_on_16gb_gpus_needs_zero():
+    # 16Ψ ≈ 43 GB of model states do not fit a 16 GB GPU ...
+    with pytest.raises(InputError, match=r"stage 0 does not fit in GPU memory: needs 4\d\.\d GiB"):
+        run_training("gpu_cluster:servers=1,gpus_per_server=8", gpt3b_dp8(0), backend="analytic")
+    # ... partitioned over 8 data-parallel ranks by ZeRO-3 they do
+    s = run_training("gpu_cluster:servers=1,gpus_per_server=8", gpt3b_dp8(3), backend="analytic")
+    st = s["memory"]["stages"][0]
+    assert st["fits"] and st["capacity_bytes"] == 16 * 10**9
+    psi = st["params"]
+    assert st["weights_bytes"] + st["gradients_bytes"] + st["optimizer_bytes"] == pytest.approx(16 * psi / 8)
+    sbh = 2048 * 2560
+    assert st["activation_bytes"] == pytest.approx(32 * 2 * sbh + sbh * (34 + 5 * 32 * 2048 / 2560))
+
+
+def test_cli_names_gpu_need_and_capacity_and_allow_oom_runs(tmp_path):
+    cmd = [sys.executable, "-m", "netsim", "run", "topologies/leaf_spine_64gpu.yaml", "workloads/bert-large-small.yaml",
+           "--backend", "analytic", "--workload-set", "memory.capacity_bytes=16MB", "--out", str(tmp_path / "o"),
+           "--quiet"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "GPU s0.gpu0" in r.stderr and "GiB" in r.stderr and "of 0.0 GiB" in r.stderr and "--allow-oom" in r.stderr
+    from netsim.cli import main
+    assert main(cmd[3:] + ["--allow-oom"]) == 0
+    import json
+    mem = json.loads((tmp_path / "o" / "summary.json").read_text())["memory"]
+    assert mem["stages"][0]["fits"] is False and mem["peak_bytes"] > 16e6
+
+
+@pytest.mark.parametrize("section,needle", [({"recompute": "some"}, "memory.recompute"),
+                                            ({"capacity_bytes": -1}, "memory.capacity_bytes"),
+                                            ({"flash_attention": "yes"}, "memory.flash_attention"),
+                                            ({"accounting": "x"}, "memory.accounting"), ({"bogus": 1}, "memory.bogus")])
+def test_bad_memory_section_is_one_line_error(section, needle):
+    wl = gpt3b_dp8(3) | {"memory": section}
+    with pytest.raises(InputError, match=needle.replace(".", r"\.")):
+        run_training("gpu_cluster:servers=1,gpus_per_server=8", wl, backend="analytic")
