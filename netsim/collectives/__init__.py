@@ -39,7 +39,8 @@ collective(backend, "allreduce", ranks, S, tag=tag)`` inside a SimPy process.
   copy with ``collective=kind`` and ``step`` = the algorithm step.
 * ``root``: index into ``nodes`` (broadcast, reduce).
 * ``node_groups``: for ``hierarchical``, the ranks of each server in
-  local-index order (default: grouped by the graph's ``server`` attribute).
+  local-index order (default: grouped by the graph's ``server`` attribute, else by
+  scale-up domain, :mod:`netsim.topology.domains`).
 * ``window``: chunks in flight per connection (default
   ``COLLECTIVE_PARAMS['connection_window_chunks']`` = 2).
 

@@ -88,14 +88,8 @@ def _groups(graph, nodes, node_groups):
     if node_groups is None:
         if graph is None:
             _fail("hierarchical needs node_groups", "collective node_groups", None, "a list of lists of nodes")
-        by: dict[str, list[str]] = {}
-        for x in nodes:
-            s = graph.nodes[x].get("server")
-            if s is None:
-                _fail("hierarchical needs node_groups or a 'server' attribute on every node",
-                      "collective node_groups", x, "nodes with a server attribute")
-            by.setdefault(s, []).append(x)
-        node_groups = list(by.values())
+        from ..topology.domains import domain_keys, hierarchical_groups
+        node_groups = hierarchical_groups(nodes, domain_keys(graph))   # server attribute, else scale-up domain
     groups = [list(g) for g in node_groups]
     flat = [x for g in groups for x in g]
     if sorted(flat) != sorted(nodes):

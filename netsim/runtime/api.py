@@ -62,6 +62,30 @@ def _whatif(wl, extra):
     return None if w.empty else w
 
 
+def _hierarchical_grouper(wl, placement, graph):
+    """``node_groups`` for the executor: ranks grouped by server, else by scale-up domain.
+
+    Every group kind whose collectives run ``hierarchical`` is checked here,
+    before the simulation starts, so a topology that has no domains to offer
+    (one GPU per domain, unequal domains) fails with the workload field named.
+    """
+    from ..topology.domains import domain_keys, hierarchical_groups
+    keys = domain_keys(graph)
+    uses = {"tp": "tp", "dp": "dp", "edp": "dp"}       # group kind -> collectives spec that runs its all-reduces
+    for kind, spec_kind in uses.items():
+        spec = wl.collectives.get(spec_kind)
+        if spec is None or spec.algorithm != "hierarchical":
+            continue
+        for ranks in placement.groups.get(kind, ()):
+            if len(ranks) > 1:
+                hierarchical_groups([placement.gpu_of[r] for r in ranks], keys,
+                                    where=f"collectives.{spec_kind}.algorithm (group {kind}, ranks {list(ranks)})")
+
+    def node_groups(nodes):
+        return hierarchical_groups(nodes, keys)
+    return node_groups
+
+
 def _resolve_graph(graph):
     from ..topology import load_topology, validate
     if isinstance(graph, (str, os.PathLike)):
@@ -158,13 +182,7 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
     be = create_backend(backend, graph, params=params, seed=seed, cc=cc, cc_params=cc_params,
                         sinks=TraceSinks(fct=fct_sink, **extra))
 
-    from ..topology import server_of
-
-    def node_groups(nodes):
-        by: dict = {}
-        for n in nodes:
-            by.setdefault(server_of(graph, n), []).append(n)
-        return list(by.values())
+    node_groups = _hierarchical_grouper(wl, placement, graph)
 
     if host_stack is not None:
         be.host_stack = host_stack

@@ -14,6 +14,7 @@ from collections import Counter
 import networkx as nx
 
 from ..units import format_rate, format_time_ns
+from .domains import domain_summary
 from .query import endpoints, natural_key
 
 BISECTION_MAX_EDGES = 20_000
@@ -50,7 +51,8 @@ def summary(graph: nx.Graph, bisection: bool = True) -> dict:
         ``nodes`` (total), ``links`` (total), ``node_kinds`` {kind: count},
         ``link_kinds`` {kind: {"count", "rates_bps" {rate: count}, "delays_ns" {delay: count}}},
         ``nic_kinds`` {nic_kind: count}, ``servers`` (count), ``clusters``,
-        ``bisection_bps`` (float, or None with ``bisection_note``).
+        ``scaleup_domains`` {"count", "sizes" {GPUs: domains}, "names"} (see
+        :mod:`.domains`), ``bisection_bps`` (float, or None with ``bisection_note``).
     """
     nk = Counter(k for _, k in graph.nodes(data="kind"))
     lk: dict = {}
@@ -71,6 +73,7 @@ def summary(graph: nx.Graph, bisection: bool = True) -> dict:
         "servers": len({a["server"] for _, a in graph.nodes(data=True) if "server" in a}),
         "clusters": sorted({str(a["cluster"]) for _, a in graph.nodes(data=True) if "cluster" in a},
                            key=natural_key),
+        "scaleup_domains": domain_summary(graph),
         "connected": nx.is_connected(graph) if graph.number_of_nodes() else False,
         "bisection_bps": None,
     }
@@ -91,6 +94,12 @@ def format_summary(s: dict) -> str:
     lines.append("nodes: " + ", ".join(f"{k}={v}" for k, v in s["node_kinds"].items()))
     if s["servers"]:
         lines.append(f"servers: {s['servers']}" + (f" in clusters {', '.join(s['clusters'])}" if s["clusters"] else ""))
+    dom = s.get("scaleup_domains") or {}
+    if dom.get("count"):
+        sizes = ", ".join(f"{c} x {n} GPU{'s' if n > 1 else ''}" for n, c in dom["sizes"].items())
+        names = f": {', '.join(dom['names'])}" if dom.get("names") else ""
+        lines.append(f"scale-up domains (GPUs joined by NVLink/NVSwitch/PCIe, no NIC): {dom['count']} "
+                     f"({sizes}){names}")
     if s["nic_kinds"]:
         lines.append("nic kinds: " + ", ".join(f"{k}={v}" for k, v in s["nic_kinds"].items()))
     for kind, d in s["link_kinds"].items():
