@@ -17,7 +17,7 @@ from ..backends.base import TraceSinks, create_backend
 from ..records import FCT_COLUMNS, CsvSink, ListSink, TeeSink, write_json, write_rows
 from ..workloads import OpGraphBuilder, load_workload, place
 from ..workloads.placement import resolve_partition
-from .apnet import apnet_iteration_time, effective_bandwidths
+from .apnet import apnet_iteration_time, apnet_stage_aware_iteration_time, effective_bandwidths
 from .breakdown import KEYS, breakdowns
 from .executor import OPS_COLUMNS, Executor
 
@@ -247,6 +247,7 @@ def _summary(wl, placement, builder, ex, be, graph, traffic, *, backend, cc, see
     breakdown = {k: sum(b[k] for b in bds) * PS / len(bds) for k in KEYS}
     bw = effective_bandwidths(graph, placement, router=getattr(be, "router", None))
     apnet = apnet_iteration_time(wl, builder, bw)
+    staged = apnet_stage_aware_iteration_time(wl, builder, bw)
     counts: dict[str, int] = defaultdict(int)
     op_bytes: dict[str, int] = defaultdict(int)
     for op in ex.iteration_ops.get(0, []):
@@ -277,6 +278,8 @@ def _summary(wl, placement, builder, ex, be, graph, traffic, *, backend, cc, see
         "model_tflops_per_gpu": flops_iter / mean / placement.world_size / 1e12 if mean > 0 else None,
         "apnet_iteration_time_s": apnet["T_iter"],
         "apnet_terms_s": {k: v for k, v in apnet.items() if k != "T_iter"},
+        "apnet_stage_aware_iteration_time_s": staged["T_iter"],
+        "apnet_stage_aware_terms_s": {k: v for k, v in staged.items() if k != "T_iter"},
         "effective_bandwidth_bps": bw,
         "collectives_per_iteration": dict(sorted(counts.items())),
         "collective_bytes_per_iteration": dict(sorted(op_bytes.items())),

@@ -39,7 +39,8 @@ def test_outputs_and_summary(tmp_path):
     assert groups == {"tp", "pp", "dp"}
     summ = json.loads((tmp_path / "summary.json").read_text())
     for key in ("iteration_times_s", "iteration_time_s", "breakdown_s", "apnet_iteration_time_s",
-                "effective_bandwidth_bps", "network", "apnet_terms_s"):
+                "effective_bandwidth_bps", "network", "apnet_terms_s", "apnet_stage_aware_iteration_time_s",
+                "apnet_stage_aware_terms_s"):
         assert key in summ
     assert set(summ["breakdown_s"]) == {"compute", "tp", "pp", "dp", "ep", "bubble", "other"}
     assert len(summ["iteration_times_s"]) == 3
