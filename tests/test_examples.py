@@ -104,7 +104,7 @@ def test_small_workload_runs_on_analytic(path, gpu_topologies, tmp_path, capsys)
     t = s["iteration_time_s"]
     assert t > 0 and math.isclose(s["iteration_times_s"][0], t, rel_tol=1e-12)
     # critical-path attribution: the parts sum to the iteration time (issue 4 contract)
-    assert set(s["breakdown_s"]) <= {"compute", "tp", "pp", "dp", "ep", "bubble", "other"}
+    assert set(s["breakdown_s"]) <= {"compute", "optimizer", "tp", "pp", "dp", "ep", "bubble", "other"}
     assert math.isclose(sum(s["breakdown_s"].values()), t, rel_tol=1e-6, abs_tol=1e-12)
     with open(out / "fct.csv", newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))

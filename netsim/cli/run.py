@@ -25,9 +25,11 @@ def format_result(summary: dict) -> str:
     lines = [f"{summary['workload']} on {summary['topology']} ({summary['backend']}, cc={summary['cc']}): "
              f"iteration time {t * 1e3:.3f} ms (mean of {summary['iterations']}), "
              f"{summary['samples_per_s']:.2f} samples/s"]
+    from ..runtime.breakdown import LABELS
     parts = []
     for k, v in summary["breakdown_s"].items():
         if v > 0:
+            k = LABELS.get(k, k)
             parts.append(f"{k} {v * 1e3:.3f} ms ({100 * v / t:.1f}%)" if t else f"{k} {v * 1e3:.3f} ms")
     lines.append("breakdown: " + ", ".join(parts))
     lines.append(f"APNet'24 formula (as published, FLOPs split evenly over GPUs): "

@@ -1,4 +1,4 @@
-"""Where an iteration's time went: compute, tp, pp, dp, ep, bubble, other.
+"""Where an iteration's time went: compute, optimizer, tp, pp, dp, ep, bubble, other.
 
 Method (the values sum exactly to the iteration time):
 
@@ -6,7 +6,7 @@ Method (the values sum exactly to the iteration time):
    (the end = when its last op finishes).  The *critical rank* R is the rank of
    the op that finishes last (normally an optimizer step).
 2. While R's compute stream is busy, time goes to ``compute`` (forward,
-   backward, recomputation) or ``other`` (the optimizer step).
+   backward, recomputation) or ``optimizer`` (the optimizer step).
 3. Every gap in R's compute stream is explained by walking the critical path
    back from the compute op that ends the gap: at each step the dependency
    that finished last.  Time on an op R takes part in (its TP all-reduce, the
@@ -14,7 +14,8 @@ Method (the values sum exactly to the iteration time):
    op's group kind: the *exposed* communication.  Time on ops of other
    pipeline stages — R waiting for work upstream/downstream, pipeline warm-up
    and cool-down — goes to ``bubble``; time on ops of R's own stage that R
-   does not take part in (waiting for a slower peer) goes to ``other``.
+   does not take part in (waiting for a slower peer) goes to ``other``, and
+   so does any time no op explains.
 
 With free communication this gives exactly APNet'24's split for a pipeline:
 compute = m·(t_f + t_b) and bubble = (p − 1)·(t_f + t_b) on the first stage.
@@ -23,7 +24,10 @@ nothing here, as it should.
 """
 from __future__ import annotations
 
-KEYS = ("compute", "tp", "pp", "dp", "ep", "bubble", "other")
+KEYS = ("compute", "optimizer", "tp", "pp", "dp", "ep", "bubble", "other")
+#: what each key means, for the CLI's summary lines
+LABELS = {"compute": "compute", "optimizer": "optimizer step", "tp": "tp", "pp": "pp", "dp": "dp", "ep": "ep",
+          "bubble": "bubble", "other": "other (waiting for a slower peer of the same stage)"}
 
 
 def _latest_dep(op, rank: int):
@@ -57,7 +61,7 @@ def iteration_breakdown(ops_of_rank, start_ps: int, end_ps: int, rank: int, stag
         if s > t:
             _explain_gap(op, t, s, rank, my_stage, stage_of, out)
         if e > s:
-            out["other" if op.kind == "optimizer" else "compute"] += e - s
+            out["optimizer" if op.kind == "optimizer" else "compute"] += e - s
         t = max(t, e, s)
     if t < end_ps:
         out["other"] += end_ps - t
@@ -75,7 +79,7 @@ def _explain_gap(op, g0: int, g1: int, rank: int, my_stage: int, stage_of, out: 
                 break
         seg0 = max(cur.start_ps, g0)
         if rank in cur.ranks:
-            key = cur.kind if cur.kind in out else ("other" if cur.kind == "optimizer" else "compute")
+            key = cur.kind if cur.kind in out else "compute"
         elif any(stage_of(r) != my_stage for r in cur.ranks):
             key = "bubble"
         else:

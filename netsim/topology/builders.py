@@ -90,7 +90,8 @@ def dumbbell(n_left: int = 2, n_right: int = 2, host_rate_bps=_D["host_rate_bps"
 
 
 def leaf_spine(leaves: int = 4, spines: int = 2, hosts_per_leaf: int = 4, host_rate_bps=_D["host_rate_bps"],
-               fabric_rate_bps=None, delay_ns=_D["link_delay_ns"], link_kind: str = "ethernet") -> nx.Graph:
+               fabric_rate_bps=None, delay_ns=_D["link_delay_ns"], link_kind: str = "ethernet",
+               oversubscription: float = 1.0) -> nx.Graph:
     """Two-tier Clos: hosts ``h0..`` on ``leaf0..``, every leaf linked to every ``spine0..``.
 
     Parameters
@@ -100,25 +101,36 @@ def leaf_spine(leaves: int = 4, spines: int = 2, hosts_per_leaf: int = 4, host_r
     host_rate_bps : float or str
         Host-to-leaf rate, bit/s (default 100 Gbps).
     fabric_rate_bps : float or str, optional
-        Leaf-to-spine rate per link, bit/s (default: ``host_rate_bps``).
+        Leaf-to-spine rate per link, bit/s. Default: non-blocking — the
+        rate at which a leaf's uplinks carry what its hosts can send,
+        ``hosts_per_leaf * host_rate_bps / (spines * oversubscription)``,
+        and never below ``host_rate_bps`` when ``oversubscription`` is 1 (a
+        fabric link slower than a host link would cap a single flow).
     delay_ns : int or str
         Propagation delay per link, ns (default 1 us).
     link_kind : str
         ``ethernet`` or ``infiniband``.
+    oversubscription : float
+        Downlink : uplink capacity of a leaf (>= 1; default 1, non-blocking).
+        Give this or ``fabric_rate_bps``, not both.
 
     Examples
     --------
     >>> g = leaf_spine(4, 2, 4)
     >>> sum(1 for _, k in g.nodes(data="kind") if k == "host"), g.number_of_edges()
     (16, 24)
+    >>> g.edges["leaf0", "spine0"]["rate_bps"] / 1e9    # 4 x 100 Gbps down, 2 x 200 Gbps up
+    200.0
+    >>> leaf_spine(4, 2, 4, oversubscription=2).edges["leaf0", "spine0"]["rate_bps"] / 1e9
+    100.0
     """
     g = nx.Graph(name=f"leaf_spine_{leaves}x{spines}x{hosts_per_leaf}")
-    fabric = host_rate_bps if fabric_rate_bps is None else fabric_rate_bps
+    fabric = _leaf_spine_fabric_rate(spines, hosts_per_leaf, host_rate_bps, fabric_rate_bps, oversubscription)
     for s in range(spines):
-        g.add_node(f"spine{s}", kind="switch")
+        g.add_node(f"spine{s}", kind="switch", tier="spine")
     for l in range(leaves):
         leaf = f"leaf{l}"
-        g.add_node(leaf, kind="switch")
+        g.add_node(leaf, kind="switch", tier="leaf")
         for s in range(spines):
             _link(g, leaf, f"spine{s}", fabric, delay_ns, link_kind)
         for j in range(hosts_per_leaf):
@@ -126,6 +138,27 @@ def leaf_spine(leaves: int = 4, spines: int = 2, hosts_per_leaf: int = 4, host_r
             g.add_node(h, kind="host")
             _link(g, h, leaf, host_rate_bps, delay_ns, link_kind)
     return g
+
+
+def _leaf_spine_fabric_rate(spines: int, hosts_per_leaf: int, host_rate_bps, fabric_rate_bps,
+                            oversubscription: float) -> float:
+    """The leaf-spine link rate (bit/s) :func:`leaf_spine` documents, or ValueError."""
+    if not oversubscription >= 1:
+        raise ValueError("oversubscription must be >= 1 (downlink : uplink capacity of a leaf)")
+    if fabric_rate_bps is not None:
+        if oversubscription != 1:
+            raise ValueError("give oversubscription or fabric_rate_bps, not both")
+        return float(parse_rate(fabric_rate_bps))
+    host = float(parse_rate(host_rate_bps))
+    if spines < 1:
+        return host                                # no leaf-spine links: the rate is never used
+    needed = hosts_per_leaf * host / (spines * oversubscription)
+    if oversubscription == 1:
+        return max(host, needed)
+    if needed < host:
+        raise ValueError(f"oversubscription {oversubscription:g} needs leaf-spine links of {needed / 1e9:g} Gbps, "
+                         f"slower than the host rate {host / 1e9:g} Gbps; give fabric_rate_bps instead")
+    return needed
 
 
 def fat_tree(k: int = 4, rate_bps=_D["host_rate_bps"], delay_ns=_D["link_delay_ns"],
@@ -157,13 +190,13 @@ def fat_tree(k: int = 4, rate_bps=_D["host_rate_bps"], delay_ns=_D["link_delay_n
     half = k // 2
     g = nx.Graph(name=f"fat_tree_k{k}")
     for c in range(half * half):
-        g.add_node(f"core{c}", kind="switch")
+        g.add_node(f"core{c}", kind="switch", tier="core")
     h = 0
     for p in range(k):
         for i in range(half):
             agg, edge = f"p{p}.agg{i}", f"p{p}.edge{i}"
-            g.add_node(agg, kind="switch")
-            g.add_node(edge, kind="switch")
+            g.add_node(agg, kind="switch", tier="aggregation")
+            g.add_node(edge, kind="switch", tier="edge")
             for c in range(half):
                 _link(g, agg, f"core{i * half + c}", rate_bps, delay_ns, link_kind)
         for i in range(half):

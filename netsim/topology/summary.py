@@ -42,6 +42,68 @@ def bisection_bandwidth_bps(graph: nx.Graph) -> float | None:
     return float(nx.minimum_cut_value(h, src, dst))
 
 
+def switch_levels(graph: nx.Graph) -> dict:
+    """Tier of every network switch: 1 = next to a NIC or host (leaf/ToR/rail), 2 = next to a
+    level-1 switch (spine, aggregation), …, by breadth-first search over switch-to-switch links."""
+    level: dict = {}
+    frontier = []
+    for n, k in graph.nodes(data="kind"):
+        if k == "switch" and any(graph.nodes[v].get("kind") != "switch" for v in graph[n]):
+            level[n] = 1
+            frontier.append(n)
+    while frontier:
+        nxt = []
+        for u in frontier:
+            for v in graph[u]:
+                if graph.nodes[v].get("kind") == "switch" and v not in level:
+                    level[v] = level[u] + 1
+                    nxt.append(v)
+        frontier = nxt
+    return level
+
+
+def oversubscription_by_tier(graph: nx.Graph) -> list[dict]:
+    """Downlink : uplink capacity of the switches of each tier that has uplinks.
+
+    A switch's downlinks go to nodes of a lower tier (NICs, hosts, GPUs are
+    tier 0), its uplinks to a higher tier or across its own (a dumbbell's
+    bottleneck, a gateway pair). 1.0 is non-blocking, 4.0 is 4:1 oversubscribed.
+
+    Returns
+    -------
+    list of dict
+        Per tier, lowest first: ``tier`` (the switches' ``tier`` attribute when
+        they share one, else ``level N``), ``level``, ``switches`` (with uplinks),
+        ``min_ratio``, ``max_ratio``.
+
+    >>> from netsim.topology.builders import leaf_spine
+    >>> [(t["tier"], t["max_ratio"]) for t in oversubscription_by_tier(leaf_spine(4, 2, 8, fabric_rate_bps=100e9))]
+    [('leaf', 4.0)]
+    """
+    level = switch_levels(graph)
+    ratios: dict[int, list] = {}
+    tiers: dict[int, set] = {}
+    for n, lv in level.items():
+        down = up = 0.0
+        for v in graph[n]:
+            other = level.get(v, 0)
+            rate = float(graph.edges[n, v]["rate_bps"])
+            if other < lv:
+                down += rate
+            else:
+                up += rate
+        if up > 0 and down > 0:
+            ratios.setdefault(lv, []).append(down / up)
+            tiers.setdefault(lv, set()).add(graph.nodes[n].get("tier"))
+    out = []
+    for lv in sorted(ratios):
+        names = tiers[lv]
+        name = next(iter(names)) if len(names) == 1 and None not in names else f"level {lv}"
+        out.append({"tier": str(name), "level": lv, "switches": len(ratios[lv]),
+                    "min_ratio": min(ratios[lv]), "max_ratio": max(ratios[lv])})
+    return out
+
+
 def summary(graph: nx.Graph, bisection: bool = True) -> dict:
     """Counts by node kind, link counts/rates by link kind, NIC kinds, servers, bisection bandwidth.
 
@@ -52,7 +114,7 @@ def summary(graph: nx.Graph, bisection: bool = True) -> dict:
         ``link_kinds`` {kind: {"count", "rates_bps" {rate: count}, "delays_ns" {delay: count}}},
         ``nic_kinds`` {nic_kind: count}, ``servers`` (count), ``clusters``,
         ``scaleup_domains`` {"count", "sizes" {GPUs: domains}, "names"} (see
-        :mod:`.domains`), ``bisection_bps`` (float, or None with ``bisection_note``).
+        :mod:`.domains`), ``oversubscription`` (:func:`oversubscription_by_tier`), ``bisection_bps`` (float, or None with ``bisection_note``).
     """
     nk = Counter(k for _, k in graph.nodes(data="kind"))
     lk: dict = {}
@@ -74,6 +136,7 @@ def summary(graph: nx.Graph, bisection: bool = True) -> dict:
         "clusters": sorted({str(a["cluster"]) for _, a in graph.nodes(data=True) if "cluster" in a},
                            key=natural_key),
         "scaleup_domains": domain_summary(graph),
+        "oversubscription": oversubscription_by_tier(graph),
         "connected": nx.is_connected(graph) if graph.number_of_nodes() else False,
         "bisection_bps": None,
     }
@@ -106,6 +169,11 @@ def format_summary(s: dict) -> str:
         rates = ", ".join(f"{format_rate(r)} x{c}" for r, c in d["rates_bps"].items())
         delays = ", ".join(f"{format_time_ns(t)} x{c}" for t, c in d["delays_ns"].items())
         lines.append(f"links {kind}: {d['count']} (rate {rates}; delay {delays})")
+    for t in s.get("oversubscription") or []:
+        lo, hi = t["min_ratio"], t["max_ratio"]
+        ratio = f"{lo:.3g}:1" if abs(hi - lo) <= 1e-9 * hi else f"{lo:.3g}:1 to {hi:.3g}:1"
+        lines.append(f"oversubscription {t['tier']} (downlink:uplink, {t['switches']} switches): {ratio}"
+                     + (" (non-blocking)" if hi <= 1 + 1e-9 else ""))
     if s.get("bisection_bps") is not None:
         lines.append(f"bisection bandwidth: {format_rate(s['bisection_bps'])} ({s['bisection_note']})")
     elif s.get("bisection_note"):

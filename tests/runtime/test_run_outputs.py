@@ -42,7 +42,7 @@ def test_outputs_and_summary(tmp_path):
                 "effective_bandwidth_bps", "network", "apnet_terms_s", "apnet_stage_aware_iteration_time_s",
                 "apnet_stage_aware_terms_s"):
         assert key in summ
-    assert set(summ["breakdown_s"]) == {"compute", "tp", "pp", "dp", "ep", "bubble", "other"}
+    assert set(summ["breakdown_s"]) == {"compute", "optimizer", "tp", "pp", "dp", "ep", "bubble", "other"}
     assert len(summ["iteration_times_s"]) == 3
     assert sum(summ["breakdown_s"].values()) == pytest.approx(summ["iteration_time_s"], rel=1e-9)
     for b, t in zip(summ["breakdown_iterations_s"], summ["iteration_times_s"]):

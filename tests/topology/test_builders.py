@@ -102,3 +102,24 @@ def test_expression_and_lists():
 def test_expression_errors(expr, match):
     with pytest.raises(InputError, match=match):
         load_topology(expr)
+
+
+@pytest.mark.parametrize("leaves,spines,hosts,want_gbps", [(4, 2, 4, 200), (4, 2, 8, 400), (2, 4, 2, 100),
+                                                           (3, 3, 3, 100)])
+def test_leaf_spine_is_non_blocking_by_default(leaves, spines, hosts, want_gbps):
+    """Uplink capacity >= downlink capacity at every leaf, links never slower than the host links."""
+    g = leaf_spine(leaves, spines, hosts)
+    up = sum(g.edges["leaf0", f"spine{s}"]["rate_bps"] for s in range(spines))
+    assert g.edges["leaf0", "spine0"]["rate_bps"] == want_gbps * 1e9
+    assert up >= hosts * 100e9
+
+
+def test_leaf_spine_oversubscription_argument():
+    g = leaf_spine(4, 2, 8, oversubscription=4)
+    assert g.edges["leaf0", "spine0"]["rate_bps"] == 100e9       # 8 x 100 down : 2 x 100 up
+    with pytest.raises(ValueError, match="not both"):
+        leaf_spine(4, 2, 4, oversubscription=2, fabric_rate_bps="100Gbps")
+    with pytest.raises(ValueError, match="slower than the host rate"):
+        leaf_spine(2, 4, 2, oversubscription=2)
+    with pytest.raises(ValueError, match=">= 1"):
+        leaf_spine(oversubscription=0.5)

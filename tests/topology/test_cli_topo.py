@@ -19,7 +19,18 @@ def test_validate_ok(capsys):
 def test_show_builder_expression(capsys):
     assert main(["topo", "show", "leaf_spine:leaves=4,spines=2,hosts_per_leaf=4"]) == 0
     out = capsys.readouterr().out
-    assert "host=16" in out and "bisection bandwidth: 400Gbps" in out  # 2 leaves x 2 uplinks x 100 Gbps
+    # non-blocking by default: 2 leaves x 2 uplinks x 200 Gbps = the 8 hosts' 800 Gbps (was 400 at the host rate)
+    assert "host=16" in out and "bisection bandwidth: 800Gbps" in out
+    assert "oversubscription leaf (downlink:uplink, 4 switches): 1:1 (non-blocking)" in out
+
+
+def test_show_prints_oversubscription_per_tier(capsys):
+    assert main(["topo", "show", "--no-bisection", "leaf_spine:hosts_per_leaf=8,oversubscription=4"]) == 0
+    assert "oversubscription leaf (downlink:uplink, 4 switches): 4:1\n" in capsys.readouterr().out
+    assert main(["topo", "show", "--no-bisection", "fat_tree:k=4"]) == 0
+    out = capsys.readouterr().out
+    assert "oversubscription edge (downlink:uplink, 8 switches): 1:1" in out
+    assert "oversubscription aggregation (downlink:uplink, 8 switches): 1:1" in out
 
 
 def test_show_json(capsys):

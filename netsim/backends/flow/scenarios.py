@@ -45,7 +45,7 @@ def incast(n: int = 16, size_bytes: int = 1_000_000) -> Scenario:
     """``n``-to-1 incast on a leaf-spine (senders spread over the other leaves)."""
     per_leaf = 4
     leaves = 1 + -(-n // per_leaf)
-    topo = f"leaf_spine:leaves={leaves},spines=2,hosts_per_leaf={per_leaf}"
+    topo = f"leaf_spine:leaves={leaves},spines=2,hosts_per_leaf={per_leaf},fabric_rate_bps=100Gbps"   # 2:1, as measured
     dst = "h0"
     flows = [(f"h{per_leaf + i}", dst, size_bytes, 0) for i in range(n)]
     return Scenario(f"incast_{n}to1_{size_bytes // 1000}KB", topo, flows)
@@ -63,7 +63,8 @@ def permutation(leaves: int = 4, spines: int = 2, hosts_per_leaf: int = 4, size_
             break
     flows = [(f"h{i}", f"h{p}", size_bytes, 0) for i, p in enumerate(perm)]
     return Scenario(f"permutation_{n}_{size_bytes // 1000}KB",
-                    f"leaf_spine:leaves={leaves},spines={spines},hosts_per_leaf={hosts_per_leaf}", flows)
+                    f"leaf_spine:leaves={leaves},spines={spines},hosts_per_leaf={hosts_per_leaf},"
+                    "fabric_rate_bps=100Gbps", flows)      # links at the host rate, as when the figures were measured
 
 
 def load_graph(topology: str):

@@ -109,7 +109,7 @@ def test_fail_spine_link_mid_flow_reroutes():
 
 def test_fail_shares_surviving_spine():
     """Two flows on different spines; one spine link fails: both share the survivor."""
-    topo = "leaf_spine:leaves=2,spines=2,hosts_per_leaf=4"
+    topo = "leaf_spine:leaves=2,spines=2,hosts_per_leaf=4,fabric_rate_bps=100Gbps"   # spine links at the host rate
     g, env, b, _ = make(topo)
     hosts = sorted(n for n, d in g.nodes(data=True) if d.get("kind") == "host")
     # pick two flows leaf0 -> leaf1 whose ECMP picks differ
