@@ -22,9 +22,12 @@ from typing import Iterable, Sequence
 class FlowTag:
     """Why a flow exists. Empty strings / ``-1`` mean "not applicable".
 
-    ``group`` is the parallelism kind (``tp``, ``pp``, ``dp``, ``ep``, or ``""``
-    for flows from a flow file); ``op`` the operation's unique name within the
-    iteration; ``collective`` e.g. ``allreduce``; ``step`` the algorithm step.
+    ``group`` is the parallel group instance (``tp3`` = the 4th TP group,
+    ``pp5``, ``dp0``; the same value as ``ops.csv``'s ``group``) and
+    ``group_kind`` its parallelism kind (``tp``, ``pp``, ``dp``, ``ep``); both
+    ``""`` for flows from a flow file. ``op`` is the operation's unique name
+    within the iteration; ``collective`` e.g. ``allreduce``; ``step`` the
+    algorithm step.
     """
 
     tag: str = ""
@@ -33,6 +36,7 @@ class FlowTag:
     group: str = ""
     collective: str = ""
     step: int = -1
+    group_kind: str = ""
 
 
 EMPTY_TAG = FlowTag()
@@ -64,6 +68,7 @@ class FlowRecord:
     group: str = ""
     collective: str = ""
     step: int = -1
+    group_kind: str = ""
 
     def row(self) -> tuple:
         return tuple(getattr(self, c) for c in FCT_COLUMNS)
@@ -79,7 +84,7 @@ def make_record(flow_id: int, src: str, dst: str, size_bytes: int, start_ns: int
     slowdown = round(fct / ideal_fct_ns, 6) if ideal_fct_ns > 0 else float("nan")
     return FlowRecord(flow_id, src, dst, size_bytes, start_ns, end_ns, fct, ideal_fct_ns, slowdown,
                       tag=tag.tag, iteration=tag.iteration, op=tag.op, group=tag.group,
-                      collective=tag.collective, step=tag.step, **extra)
+                      collective=tag.collective, step=tag.step, group_kind=tag.group_kind, **extra)
 
 
 def _fmt(v) -> str:

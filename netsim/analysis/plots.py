@@ -323,9 +323,9 @@ def pfc_pause_bar(pfc, end_ns: int | None = None, top: int = 16, path=None, titl
 
 
 def message_size_cdf(dist: pd.DataFrame, path=None, title: str = "Message sizes per parallelism") -> Figure:
-    """Count-weighted CDF of message sizes, one line per group (``traffic.message_sizes``)."""
+    """Count-weighted CDF of message sizes, one line per group kind (``traffic.message_sizes``)."""
     fig, ax = _new()
-    for grp, g in dist.groupby("group", sort=True):
+    for grp, g in dist.groupby("group_kind", sort=True):
         g = g.sort_values("size_bytes")
         c = g["count"].cumsum().to_numpy(dtype=float)
         ax.step(g["size_bytes"].to_numpy(), c / c[-1], where="post", label=str(grp) or "(none)")

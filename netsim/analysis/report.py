@@ -24,7 +24,7 @@ from ..errors import InputError
 from .io import Run, load_run
 from .links import link_utilization, throughput
 from .metrics import fct_table, iteration_breakdown, pfc_pause_table, queue_table, rank_busy_time
-from .traffic import message_size_stats, message_sizes, traffic_matrix, traffic_matrix_change
+from .traffic import group_kinds, message_size_stats, message_sizes, traffic_matrix, traffic_matrix_change
 
 SECTIONS: tuple[tuple[str, str], ...] = (
     ("summary", "Summary"), ("fct", "Flow completion times"), ("fct-groups", "FCT by parallelism / tag"),
@@ -124,9 +124,11 @@ def _section_bodies(runs: list[Run], graph=None, seed: int | None = None) -> dic
             _h3(r, multi) + _table(fct_table(r.fct, "size")) for r in with_fct)
         out["slowdown"] = _png(plots.slowdown_by_size(with_fct))
         for r in with_fct:
-            col = "group" if (r.fct["group"] != "").any() else ("tag" if (r.fct["tag"] != "").any() else None)
+            kinds = group_kinds(r.fct)
+            col = "group_kind" if (kinds != "").any() else ("tag" if (r.fct["tag"] != "").any() else None)
             if col:
-                out["fct-groups"] += _h3(r, multi) + _table(fct_table(r.fct, col))
+                f = r.fct.assign(group_kind=kinds) if col == "group_kind" else r.fct
+                out["fct-groups"] += _h3(r, multi) + _table(fct_table(f, col))
     for r in runs:
         if len(r.queues):
             qt = queue_table(r.queues).sort_values("queue_max_bytes", ascending=False, kind="stable")

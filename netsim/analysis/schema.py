@@ -9,9 +9,13 @@ value does not apply) or ``str`` (object, ``""`` where a value does not apply).
 :class:`netsim.records.FlowRecord`). The loaders coerce to these kinds; extra
 columns a producer adds are kept as read.
 
-``message_sizes.csv`` has no contract in the brief; we expect
-``group,size_bytes,count`` (optionally ``iteration`` and ``collective``) and
-keep whatever else is there.
+``group`` is the parallel group instance (``tp3``) in ``ops.csv`` and
+``fct.csv`` alike; ``group_kind`` (``tp``, ``pp``, ``dp``, ``ep``) is its kind
+(``fct.csv``, ``message_sizes.csv``; ``ops.csv`` calls it ``kind``). Runs
+written before ``group_kind`` existed held the kind in ``fct.csv``'s ``group``
+and ``message_sizes.csv``'s ``group``: :func:`netsim.analysis.traffic.group_kinds`
+reads both. ``message_sizes.csv``: ``group_kind,size_bytes,count``
+(optionally ``iteration`` and ``collective``), whatever else is there kept.
 """
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ _FCT_KINDS = {
     "end_ns": "int", "fct_ns": "int", "ideal_fct_ns": "int", "slowdown": "float", "tag": "str",
     "cc": "str", "priority": "int", "retransmitted_bytes": "int", "ecn_marked_packets": "int",
     "retransmits": "int", "timeouts": "int", "cnps_received": "int", "iteration": "int",
-    "op": "str", "group": "str", "collective": "str", "step": "int",
+    "op": "str", "group": "str", "collective": "str", "step": "int", "group_kind": "str",
 }
 
 TABLES: dict[str, dict[str, str]] = {
@@ -35,7 +39,7 @@ TABLES: dict[str, dict[str, str]] = {
     "cc": {"time_ns": "int", "flow_id": "int", "cc": "str", "cwnd_bytes": "float",
            "rate_bps": "float", "alpha": "float", "srtt_ns": "float"},
     "traffic_matrix": {"iteration": "int", "src": "str", "dst": "str", "bytes": "int"},
-    "message_sizes": {"group": "str", "size_bytes": "int", "count": "int"},
+    "message_sizes": {"group_kind": "str", "size_bytes": "int", "count": "int"},
 }
 
 #: Value an integer column takes when the producer left it empty.

@@ -9,7 +9,7 @@ Definitions:
   ``max_rel_diff`` = max over cells of |a−b| / max(a, b) (cells where both are
   zero are skipped) and ``l1_rel_diff`` = Σ|a−b| / Σa. Both are 0 for dense
   models, whose matrix repeats exactly (APNet'24);
-* MoE non-uniformity of one all-to-all (one ``op`` of group ``ep`` in one
+* MoE non-uniformity of one all-to-all (one ``op`` of group kind ``ep`` in one
   iteration) is the coefficient of variation (population std / mean) of the
   bytes each participating rank receives; participants are every src or dst
   of that op's flows (a rank that receives nothing counts as 0). This is the
@@ -83,9 +83,27 @@ def traffic_matrix_change(run) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["iteration", "max_rel_diff", "l1_rel_diff", "bytes"])
 
 
+_INSTANCE_SUFFIX = re.compile(r"\d+$")
+
+
+def group_kinds(df: pd.DataFrame) -> pd.Series:
+    """The parallelism kind of every row: ``group_kind``, else ``group`` without its instance number.
+
+    ``fct.csv`` has ``group`` = instance (``tp3``) and ``group_kind`` = kind
+    (``tp``); runs written before ``group_kind`` existed (and hand-written
+    tables) have only ``group``, which then held the kind.
+    """
+    base = df["group"].astype(str).str.replace(_INSTANCE_SUFFIX, "", regex=True) if "group" in df.columns \
+        else pd.Series([""] * len(df), index=df.index, dtype=object)
+    if "group_kind" not in df.columns:
+        return base
+    kind = df["group_kind"].astype(str)
+    return kind.where(kind != "", base)
+
+
 def moe_nonuniformity(fct: pd.DataFrame, group: str = "ep") -> pd.DataFrame:
-    """CV of bytes received per rank, per (iteration, op) of the given group."""
-    f = fct[fct["group"] == group]
+    """CV of bytes received per rank, per (iteration, op) of the given group kind."""
+    f = fct[group_kinds(fct) == group]
     rows = []
     for (it, op), g in f.groupby(["iteration", "op"], sort=True):
         ranks = sorted(set(g["src"]) | set(g["dst"]), key=natural_key)
@@ -103,33 +121,33 @@ def moe_nonuniformity_by_iteration(fct: pd.DataFrame, group: str = "ep") -> pd.S
 
 
 def message_sizes(run, source: str = "auto") -> pd.DataFrame:
-    """Message-size counts ``group, size_bytes, count`` per parallelism kind.
+    """Message-size counts ``group_kind, size_bytes, count`` per parallelism kind.
 
     ``source``: ``"message_sizes"`` (the run's table), ``"ops"`` (one message
-    per rank per communication op; group = op kind), ``"fct"`` (one per flow),
-    or ``"auto"`` (the first of those that is not empty).
+    per rank per communication op; group_kind = op kind), ``"fct"`` (one per
+    flow), or ``"auto"`` (the first of those that is not empty).
     """
     order = ("message_sizes", "ops", "fct") if source == "auto" else (source,)
     for src in order:
         if src == "message_sizes" and len(run.message_sizes):
-            t = run.message_sizes
-            return (t.groupby(["group", "size_bytes"], sort=True)["count"].sum().reset_index())
+            t = run.message_sizes.assign(group_kind=group_kinds(run.message_sizes))
+            return (t.groupby(["group_kind", "size_bytes"], sort=True)["count"].sum().reset_index())
         if src == "ops" and len(run.ops):
-            o = run.ops[run.ops["kind"] != "compute"]
+            o = run.ops[~run.ops["kind"].isin(("compute", "optimizer"))]
             if len(o):
                 return (o.groupby(["kind", "size_bytes"], sort=True).size().rename("count")
-                        .reset_index().rename(columns={"kind": "group"}))
+                        .reset_index().rename(columns={"kind": "group_kind"}))
         if src == "fct" and len(run.fct):
-            return (run.fct.groupby(["group", "size_bytes"], sort=True).size().rename("count")
-                    .reset_index())
-    return pd.DataFrame({"group": pd.Series(dtype=object), "size_bytes": pd.Series(dtype="int64"),
+            return (run.fct.assign(group_kind=group_kinds(run.fct))
+                    .groupby(["group_kind", "size_bytes"], sort=True).size().rename("count").reset_index())
+    return pd.DataFrame({"group_kind": pd.Series(dtype=object), "size_bytes": pd.Series(dtype="int64"),
                          "count": pd.Series(dtype="int64")})
 
 
 def message_size_stats(dist: pd.DataFrame) -> pd.DataFrame:
-    """Per group: messages, bytes, min/median/max message size (count-weighted)."""
+    """Per group kind: messages, bytes, min/median/max message size (count-weighted)."""
     rows, idx = [], []
-    for grp, g in dist.groupby("group", sort=True):
+    for grp, g in dist.groupby("group_kind", sort=True):
         g = g.sort_values("size_bytes")
         cum = g["count"].cumsum().to_numpy()
         total = int(cum[-1])
@@ -138,5 +156,5 @@ def message_size_stats(dist: pd.DataFrame) -> pd.DataFrame:
         rows.append({"messages": total, "bytes": int((g["size_bytes"] * g["count"]).sum()),
                      "min_bytes": int(g["size_bytes"].min()), "median_bytes": med,
                      "max_bytes": int(g["size_bytes"].max())})
-    return pd.DataFrame(rows, index=pd.Index(idx, name="group"),
+    return pd.DataFrame(rows, index=pd.Index(idx, name="group_kind"),
                         columns=["messages", "bytes", "min_bytes", "median_bytes", "max_bytes"])

@@ -1,8 +1,8 @@
 """``run_training``: topology + workload → iteration time, breakdown and traces.
 
 The Python twin of ``netsim run``.  Writes (when ``out_dir`` is given)
-``summary.json``, ``ops.csv``, ``fct.csv`` (with iteration, op, group,
-collective, step), ``traffic_matrix.csv``, ``message_sizes.csv`` and the
+``summary.json``, ``ops.csv``, ``fct.csv`` (with iteration, op, group (the
+instance, ``tp3``), group_kind (``tp``), collective, step), ``traffic_matrix.csv``, ``message_sizes.csv`` and the
 backend's ``queues.csv``/``pfc.csv``/``cc.csv``.  See docs/run.md for every
 summary key.
 """
@@ -35,7 +35,7 @@ class _TrafficSink:
     def add(self, rec) -> None:
         self.count += 1
         self.matrix[(rec.iteration, rec.src, rec.dst)] += rec.size_bytes
-        self.group_bytes[(rec.iteration, rec.group)] += rec.size_bytes
+        self.group_bytes[(rec.iteration, rec.group_kind)] += rec.size_bytes
 
     def flush(self) -> None:
         pass
@@ -209,7 +209,7 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
     if out_dir is not None:
         write_rows(paths["traffic_matrix"], ("iteration", "src", "dst", "bytes"),
                    [(i, s, d, b) for (i, s, d), b in sorted(traffic.matrix.items())])
-        write_rows(paths["message_sizes"], ("group", "collective", "size_bytes", "count"),
+        write_rows(paths["message_sizes"], ("group_kind", "collective", "size_bytes", "count"),
                    [(g, c, s, n) for (g, c, s), n in sorted(_message_sizes(ex).items())])
         write_json(paths["summary"], summary)
     summary["paths"] = paths

@@ -126,7 +126,8 @@ class Executor:
     def _launch(self, op) -> None:
         nodes = [self.gpu_of[r] for r in op.ranks]
         spec = op.spec
-        tag = FlowTag(self.tag, op.iteration, op.name, op.kind, op.collective if op.collective != "send" else "sendrecv")
+        tag = FlowTag(self.tag, op.iteration, op.name, op.group, op.collective if op.collective != "send" else "sendrecv",
+                      group_kind=op.kind)
         kind = "sendrecv" if op.collective == "send" else op.collective
         algorithm = spec.algorithm if kind == "allreduce" else "ring"
         groups = None

@@ -190,13 +190,13 @@ def fat_tree(k: int = 4, rate_bps=_D["host_rate_bps"], delay_ns=_D["link_delay_n
     half = k // 2
     g = nx.Graph(name=f"fat_tree_k{k}")
     for c in range(half * half):
-        g.add_node(f"core{c}", kind="switch", tier="core")
+        g.add_node(f"core{c}", kind="switch")
     h = 0
     for p in range(k):
         for i in range(half):
             agg, edge = f"p{p}.agg{i}", f"p{p}.edge{i}"
-            g.add_node(agg, kind="switch", tier="aggregation")
-            g.add_node(edge, kind="switch", tier="edge")
+            g.add_node(agg, kind="switch")
+            g.add_node(edge, kind="switch")
             for c in range(half):
                 _link(g, agg, f"core{i * half + c}", rate_bps, delay_ns, link_kind)
         for i in range(half):

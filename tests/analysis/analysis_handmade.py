@@ -15,12 +15,12 @@ def _write(path, header, rows):
 
 
 def fct_row(flow_id, src, dst, size, start, end, ideal, *, tag="", cc="", priority=0,
-            iteration=-1, op="", group="", collective="", step=-1):
+            iteration=-1, op="", group="", collective="", step=-1, group_kind=""):
     d = dict(flow_id=flow_id, src=src, dst=dst, size_bytes=size, start_ns=start, end_ns=end,
              fct_ns=end - start, ideal_fct_ns=ideal, slowdown=round((end - start) / ideal, 6),
              tag=tag, cc=cc, priority=priority, retransmitted_bytes=0, ecn_marked_packets=0,
              retransmits=0, timeouts=0, cnps_received=0, iteration=iteration, op=op, group=group,
-             collective=collective, step=step)
+             collective=collective, step=step, group_kind=group_kind)
     return [d[c] for c in FCT_COLUMNS]
 
 
@@ -80,11 +80,13 @@ for _it, _recv in ((0, (100, 100, 300, 300)), (1, (200, 200, 200, 200))):
     for _dst, _b in enumerate(_recv):
         _src = (_dst + 1) % 4
         TRAIN_FCT.append(fct_row(_fid, f"g{_src}", f"g{_dst}", _b, 1000 * _it, 1000 * _it + 10, 10,
-                                 iteration=_it, op="a2a", group="ep", collective="alltoall", step=0))
+                                 iteration=_it, op="a2a", group="ep0", collective="alltoall", step=0,
+                                 group_kind="ep"))
         _fid += 1
     for _r in range(2):  # dp ring flows, identical each iteration
         TRAIN_FCT.append(fct_row(_fid, f"g{_r}", f"g{1 - _r}", 5000, 1000 * _it + 250, 1000 * _it + 350, 50,
-                                 iteration=_it, op="dp_b0", group="dp", collective="allreduce", step=0))
+                                 iteration=_it, op="dp_b0", group="dp0", collective="allreduce", step=0,
+                                 group_kind="dp"))
         _fid += 1
 TM = [(it, "g0", "g1", 5000) for it in range(2)] + [(it, "g1", "g0", 5000) for it in range(2)]
 SUMMARY = {"iteration_times_s": [1e-6, 1e-6], "iteration_time_s": 1e-6,
@@ -97,7 +99,7 @@ def make_training_run(d, tm_rows=TM) -> str:
     _write(os.path.join(d, "ops.csv"), ["rank", "iteration", "op", "kind", "group", "size_bytes", "start_ns", "end_ns"], OPS)
     _write(os.path.join(d, "fct.csv"), FCT_COLUMNS, TRAIN_FCT)
     _write(os.path.join(d, "traffic_matrix.csv"), ["iteration", "src", "dst", "bytes"], tm_rows)
-    _write(os.path.join(d, "message_sizes.csv"), ["group", "size_bytes", "count"],
+    _write(os.path.join(d, "message_sizes.csv"), ["group_kind", "size_bytes", "count"],
            [("tp", 4000, 4), ("dp", 8000, 4), ("dp", 2000, 4)])
     with open(os.path.join(d, "summary.json"), "w") as fh:
         json.dump(SUMMARY, fh)

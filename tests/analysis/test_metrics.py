@@ -45,8 +45,9 @@ def test_fct_by_tag_and_empty_bucket(flows_dir):
 
 
 def test_fct_by_parallelism_group(train_dir):
-    t = fct_table(load_run(train_dir).fct, by="group")
+    t = fct_table(load_run(train_dir).fct, by="group_kind")
     assert t["flows"].to_dict() == {"dp": 4, "ep": 8}
+    assert fct_table(load_run(train_dir).fct, by="group")["flows"].to_dict() == {"dp0": 4, "ep0": 8}
     assert t.loc["dp", "fct_p50_ns"] == 100 and t.loc["dp", "slowdown_p50"] == 2.0
 
 
@@ -187,13 +188,13 @@ def test_moe_nonuniformity(train_dir):
 def test_message_sizes(train_dir):
     run = load_run(train_dir)
     d = message_sizes(run)
-    assert d.set_index(["group", "size_bytes"])["count"].to_dict() == {("dp", 2000): 4, ("dp", 8000): 4, ("tp", 4000): 4}
+    assert d.set_index(["group_kind", "size_bytes"])["count"].to_dict() == {("dp", 2000): 4, ("dp", 8000): 4, ("tp", 4000): 4}
     assert message_sizes(run, source="ops").equals(d)
     s = message_size_stats(d)
     assert s.loc["dp"].to_dict() == {"messages": 8, "bytes": 40000, "min_bytes": 2000, "median_bytes": 2000,
                                      "max_bytes": 8000}
     fd = message_sizes(run, source="fct")
-    assert fd[fd["group"] == "dp"]["count"].sum() == 4
+    assert fd[fd["group_kind"] == "dp"]["count"].sum() == 4
 
 
 def test_link_utilization_with_real_router():

@@ -93,11 +93,32 @@ def test_readme_validation_row_matches_fresh_formula_values():
     assert staged_s == pytest.approx(apnet_stage_aware_iteration_time(wl, builder, bw)["T_iter"], abs=5e-4)
 
 
+def _run_md_example() -> list[str]:
+    """The three output lines of docs/run.md's `netsim run` example."""
+    with open(os.path.join(ROOT, "docs", "run.md"), encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    i = next(k for k, line in enumerate(lines) if line.startswith("$ netsim run topologies/leaf_spine_64gpu.yaml"))
+    return lines[i + 1:i + 4]
+
+
+def test_run_md_example_formula_values_match_fresh_computation():
+    """docs/run.md's example prints both formula values (3 decimals of ms)."""
+    apnet_line = _run_md_example()[2]
+    paper_ms, staged_ms = (float(x) for x in re.findall(r"(\d+\.\d+) ms", apnet_line))
+    g, wl, pl, builder = _setup("gpt-3b-t2p2d8")
+    bw = effective_bandwidths(g, pl)
+    assert paper_ms == pytest.approx(apnet_iteration_time(wl, builder, bw)["T_iter"] * 1e3, abs=5e-4)
+    assert staged_ms == pytest.approx(apnet_stage_aware_iteration_time(wl, builder, bw)["T_iter"] * 1e3, abs=5e-4)
+
+
 @pytest.mark.slow
-def test_readme_validation_row_simulated_value():
-    """README's simulated (analytic backend) GPT-3B t2p2d8 iteration, ±0.5 ms (about 15 s of CPU)."""
+def test_readme_and_run_md_simulated_values():
+    """README's simulated (analytic backend) GPT-3B t2p2d8 iteration, ±0.5 ms, and docs/run.md's example
+    output lines exactly (about 15 s of CPU)."""
+    from netsim.cli.run import format_result
     from netsim.runtime import run_training
     *_, simulated_s = _readme_row()
     s = run_training(os.path.join(TOPOLOGIES, "leaf_spine_64gpu.yaml"), os.path.join(WORKLOADS, "gpt-3b-t2p2d8.yaml"),
-                     backend="analytic")
+                     backend="analytic", topology_name="topologies/leaf_spine_64gpu.yaml")
     assert simulated_s == pytest.approx(s["iteration_time_s"], abs=5e-4)
+    assert format_result(s).splitlines() == _run_md_example()

@@ -19,7 +19,7 @@ def test_moe_run_alltoall_flows_and_changing_matrix():
     s = run_training(TOPO, MOE, backend="analytic", iterations=2, keep_records=True)
     assert s["breakdown_s"]["ep"] > 0
     assert sum(s["breakdown_s"].values()) == pytest.approx(s["iteration_time_s"], rel=1e-9)
-    flows = [f for f in s["records"]["fct"] if f.group == "ep"]
+    flows = [f for f in s["records"]["fct"] if f.group_kind == "ep"]
     assert flows and {f.collective for f in flows} == {"alltoall"}
     tm = defaultdict(lambda: defaultdict(int))
     for f in flows:

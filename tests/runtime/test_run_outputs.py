@@ -35,8 +35,12 @@ def test_outputs_and_summary(tmp_path):
     for row in fct[1:]:
         assert row[col["iteration"]] in ("0", "1", "2") and row[col["op"]] and row[col["collective"]]
         assert int(row[col["step"]]) >= 0
-        groups.add(row[col["group"]])
-    assert groups == {"tp", "pp", "dp"}
+        groups.add((row[col["group_kind"]], row[col["group"]]))
+    # one meaning per column name: group is the instance (as in ops.csv), group_kind its kind
+    assert {k for k, _ in groups} == {"tp", "pp", "dp"}
+    assert all(g.startswith(k) and g[len(k):].isdigit() for k, g in groups)
+    ops = _read(tmp_path / "ops.csv")
+    assert {g for _, g in groups} <= {r[4] for r in ops[1:]}
     summ = json.loads((tmp_path / "summary.json").read_text())
     for key in ("iteration_times_s", "iteration_time_s", "breakdown_s", "apnet_iteration_time_s",
                 "effective_bandwidth_bps", "network", "apnet_terms_s", "apnet_stage_aware_iteration_time_s",
@@ -49,7 +53,7 @@ def test_outputs_and_summary(tmp_path):
         assert sum(b.values()) == pytest.approx(t, rel=1e-9)
     assert set(summ["effective_bandwidth_bps"]) == {"C_TP", "C_PP", "C_DP"}
     ms = _read(tmp_path / "message_sizes.csv")
-    assert ms[0] == ["group", "collective", "size_bytes", "count"]
+    assert ms[0] == ["group_kind", "collective", "size_bytes", "count"]
     # TP messages: 2bsh; PP: 2bsh; counts per iteration x 3 iterations
     bsh2 = 2 * 2 * 64 * 128
     rows = {(r[0], r[1], int(r[2])): int(r[3]) for r in ms[1:]}

@@ -29,8 +29,8 @@ def test_show_prints_oversubscription_per_tier(capsys):
     assert "oversubscription leaf (downlink:uplink, 4 switches): 4:1\n" in capsys.readouterr().out
     assert main(["topo", "show", "--no-bisection", "fat_tree:k=4"]) == 0
     out = capsys.readouterr().out
-    assert "oversubscription edge (downlink:uplink, 8 switches): 1:1" in out
-    assert "oversubscription aggregation (downlink:uplink, 8 switches): 1:1" in out
+    assert "oversubscription level 1 (downlink:uplink, 8 switches): 1:1" in out     # edge switches
+    assert "oversubscription level 2 (downlink:uplink, 8 switches): 1:1" in out     # aggregation switches
 
 
 def test_show_json(capsys):

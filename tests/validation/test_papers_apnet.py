@@ -68,7 +68,7 @@ def test_moe_nonuniformity_decays_measured_from_traffic():
     r = simulate(g, workload_path("gpt-moe-350m-small.yaml"), iterations=101)
     recv = defaultdict(lambda: defaultdict(int))
     for f in r.flows:
-        if f.group == "ep":
+        if f.group_kind == "ep":
             recv[(f.iteration, f.op)][f.dst] += f.size_bytes
 
     def factor(it, suffix):
