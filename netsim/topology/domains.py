@@ -24,7 +24,7 @@ from typing import Hashable
 
 import networkx as nx
 
-from .query import endpoints, gpus, natural_key
+from .query import gpus, natural_key
 
 #: link kinds that join a scale-up domain (``ethernet``/``infiniband`` are scale-out)
 SCALEUP_LINK_KINDS = frozenset({"nvlink", "pcie"})
@@ -67,8 +67,8 @@ def _scaleup_view(graph: nx.Graph) -> nx.Graph:
 def scaleup_components(graph: nx.Graph) -> dict:
     """Map every endpoint (GPU or host) to the index of its scale-up component.
 
-    Components are numbered in canonical endpoint order (GPUs by rank, then
-    hosts), so the numbering is the same on every run.
+    Components are numbered in natural name order of their endpoints, so the
+    numbering is the same on every run.
 
     >>> from netsim.topology.builders import gpu_cluster
     >>> c = scaleup_components(gpu_cluster(servers=2, gpus_per_server=2, spines=0))
@@ -78,13 +78,28 @@ def scaleup_components(graph: nx.Graph) -> dict:
     h = _scaleup_view(graph)
     out: dict = {}
     nxt = 0
-    for n in endpoints(graph):
+    for n in sorted((n for n, k in graph.nodes(data="kind") if k in ("gpu", "host")), key=natural_key):
         if n in out:
             continue
         for m in nx.node_connected_component(h, n):
             if graph.nodes[m].get("kind") in ("gpu", "host"):
                 out[m] = nxt
         nxt += 1
+    return out
+
+
+def domain_labels(graph: nx.Graph) -> dict:
+    """Map every GPU to the label that orders ranks: its ``server`` attribute, else the
+    (natural-order) first GPU name of its scale-up domain. Used by :func:`netsim.topology.gpus`."""
+    comp = scaleup_components(graph)
+    first: dict[int, str] = {}
+    gpu_nodes = sorted((n for n, k in graph.nodes(data="kind") if k == "gpu"), key=natural_key)
+    for g in gpu_nodes:
+        first.setdefault(comp[g], str(g))
+    out = {}
+    for g in gpu_nodes:
+        s = graph.nodes[g].get("server")
+        out[g] = str(s) if s is not None else first[comp[g]]
     return out
 
 

@@ -25,15 +25,23 @@ def natural_key(name) -> tuple:
 def gpus(graph: nx.Graph) -> list:
     """GPU nodes in canonical rank order: server-major (natural order), then local ``index``.
 
+    A GPU without a ``server`` attribute is ordered by its scale-up domain
+    (:mod:`.domains`: the GPUs it reaches over NVLink/PCIe without a NIC),
+    so that consecutive ranks share a domain whatever the node names.
+
     >>> from netsim.topology.builders import gpu_cluster
     >>> gpus(gpu_cluster(servers=2, gpus_per_server=2, spines=0))
     ['s0.gpu0', 's0.gpu1', 's1.gpu0', 's1.gpu1']
     """
     out = [n for n, k in graph.nodes(data="kind") if k == "gpu"]
+    if all("server" in graph.nodes[n] for n in out):
+        label = {n: graph.nodes[n]["server"] for n in out}
+    else:
+        from .domains import domain_labels
+        label = domain_labels(graph)
 
     def key(n):
-        a = graph.nodes[n]
-        return (natural_key(a.get("server", "")), a.get("index", 0), natural_key(n))
+        return (natural_key(label[n]), graph.nodes[n].get("index", 0), natural_key(n))
     return sorted(out, key=key)
 
 

@@ -67,3 +67,15 @@ def test_topo_show_lists_domains(tmp_path, capsys):
     assert main(["topo", "show", path, "--no-bisection", "--json"]) == 0
     assert '"scaleup_domains": {\n    "count": 1,\n    "names": [\n      "domain0"\n    ],\n    "sizes": {\n      "72": 1' \
         in capsys.readouterr().out
+
+
+def test_rank_order_is_domain_major_whatever_the_names(tmp_path):
+    """GPUs named so that natural order interleaves servers still get consecutive ranks per domain."""
+    from netsim.topology import gpus
+    text = two_servers_yaml()
+    names = {f"n{s}.g{i}": f"gpu{2 * i + s}" for s in range(2) for i in range(4)}   # server 0: gpu0, 2, 4, 6
+    for old, new in sorted(names.items(), key=lambda kv: -len(kv[0])):
+        text = text.replace(f"{old},", f"{new},").replace(f"{old}}}", f"{new}}}")
+    g, _ = _load(tmp_path, text)
+    assert gpus(g) == ["gpu0", "gpu2", "gpu4", "gpu6", "gpu1", "gpu3", "gpu5", "gpu7"]
+    assert [d.gpus for d in scaleup_domains(g)] == [("gpu0", "gpu2", "gpu4", "gpu6"), ("gpu1", "gpu3", "gpu5", "gpu7")]
