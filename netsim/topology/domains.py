@@ -190,11 +190,22 @@ def hierarchical_groups(nodes, keys: dict, where: str = "collective node_groups"
 
 
 def domain_summary(graph: nx.Graph) -> dict:
-    """``count``, ``sizes`` {GPUs per domain: domains} and ``names`` (when at most
-    :data:`NAMES_LISTED_MAX` domains, else None) of the derived scale-up domains."""
+    """``count``, ``sizes`` {GPUs per domain: domains}, ``names`` (when at most
+    :data:`NAMES_LISTED_MAX` domains, else None) of the derived scale-up domains, and
+    ``server_attr_differs``: True when ``server`` attributes group GPUs otherwise
+    (a domain spanning several servers, or a server split over domains) — the
+    attribute then wins for hierarchical collectives."""
     doms = scaleup_domains(graph)
     sizes: dict[int, int] = {}
     for d in doms:
         sizes[len(d.gpus)] = sizes.get(len(d.gpus), 0) + 1
+    seen: dict[str, int] = {}
+    differs = False
+    for i, d in enumerate(doms):
+        differs |= len(d.servers) > 1 or (bool(d.servers) and len(d.servers) == 1 and
+                                          any("server" not in graph.nodes[g] for g in d.gpus))
+        for s in d.servers:
+            differs |= seen.setdefault(s, i) != i
     return {"count": len(doms), "sizes": dict(sorted(sizes.items())),
-            "names": [d.name for d in doms] if len(doms) <= NAMES_LISTED_MAX else None}
+            "names": [d.name for d in doms] if len(doms) <= NAMES_LISTED_MAX else None,
+            "server_attr_differs": differs}

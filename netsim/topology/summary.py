@@ -162,7 +162,8 @@ def format_summary(s: dict) -> str:
         sizes = ", ".join(f"{c} x {n} GPU{'s' if n > 1 else ''}" for n, c in dom["sizes"].items())
         names = f": {', '.join(dom['names'])}" if dom.get("names") else ""
         lines.append(f"scale-up domains (GPUs joined by NVLink/NVSwitch/PCIe, no NIC): {dom['count']} "
-                     f"({sizes}){names}")
+                     f"({sizes}){names}" + ("; the server attributes group GPUs otherwise, and hierarchical "
+                                             "collectives follow them" if dom.get("server_attr_differs") else ""))
     if s["nic_kinds"]:
         lines.append("nic kinds: " + ", ".join(f"{k}={v}" for k, v in s["nic_kinds"].items()))
     for kind, d in s["link_kinds"].items():

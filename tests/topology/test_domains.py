@@ -1,4 +1,6 @@
 """Scale-up domains derived from links (no ``server`` attribute needed), and ``topo show`` listing them."""
+import json
+
 import pytest
 
 from netsim.cli import main
@@ -65,8 +67,8 @@ def test_topo_show_lists_domains(tmp_path, capsys):
     assert "scale-up domains (GPUs joined by NVLink/NVSwitch/PCIe, no NIC): 2 (2 x 4 GPUs): domain0, domain1" in out
     _, path = _load(tmp_path, nvl_rack_yaml(trays=18, gpus_per_tray=4, nvswitches=9), "rack.yaml")
     assert main(["topo", "show", path, "--no-bisection", "--json"]) == 0
-    assert '"scaleup_domains": {\n    "count": 1,\n    "names": [\n      "domain0"\n    ],\n    "sizes": {\n      "72": 1' \
-        in capsys.readouterr().out
+    dom = json.loads(capsys.readouterr().out)["scaleup_domains"]
+    assert dom == {"count": 1, "names": ["domain0"], "sizes": {"72": 1}, "server_attr_differs": False}
 
 
 def test_rank_order_is_domain_major_whatever_the_names(tmp_path):
@@ -79,3 +81,17 @@ def test_rank_order_is_domain_major_whatever_the_names(tmp_path):
     g, _ = _load(tmp_path, text)
     assert gpus(g) == ["gpu0", "gpu2", "gpu4", "gpu6", "gpu1", "gpu3", "gpu5", "gpu7"]
     assert [d.gpus for d in scaleup_domains(g)] == [("gpu0", "gpu2", "gpu4", "gpu6"), ("gpu1", "gpu3", "gpu5", "gpu7")]
+
+
+def test_topo_show_says_when_server_attributes_disagree_with_domains(tmp_path, capsys):
+    text = nvl_rack_yaml(trays=2, gpus_per_tray=4, nvswitches=2)
+    for t in range(2):
+        for i in range(4):
+            text = text.replace(f"{{name: t{t}.g{i}, kind: gpu}}", f"{{name: t{t}.g{i}, kind: gpu, server: tray{t}}}")
+    g, path = _load(tmp_path, text)
+    assert [(d.name, d.servers) for d in scaleup_domains(g)] == [("domain0", ("tray0", "tray1"))]
+    assert main(["topo", "show", path, "--no-bisection"]) == 0
+    assert "server attributes group GPUs otherwise" in capsys.readouterr().out
+    _, path = _load(tmp_path, two_servers_yaml(with_server_attr=True), "ok.yaml")
+    assert main(["topo", "show", path, "--no-bisection"]) == 0
+    assert "otherwise" not in capsys.readouterr().out
