@@ -1,9 +1,10 @@
 """Scale-up domains: the GPUs that reach each other without crossing a NIC.
 
 A scale-up domain is a connected component of the graph restricted to
-NVLink and PCIe links (:data:`SCALEUP_LINK_KINDS`) between nodes that are not
-NICs or network switches (:data:`SCALE_OUT_NODE_KINDS`): GPUs joined through
-an NVSwitch, directly by NVLink, or through PCIe switches and a CPU root
+NVLink and PCIe links (:data:`SCALEUP_LINK_KINDS`) that do not touch a NIC
+(NVLink may pass a node of kind ``switch``: an NVSwitch written as a plain
+switch; PCIe may not, :data:`SCALE_OUT_NODE_KINDS`): GPUs joined through an
+NVSwitch, directly by NVLink, or through PCIe switches and a CPU root
 complex. One DGX-like server is one domain; an NVL72 rack (several NVSwitch
 nodes joined by NVLink) is one domain of 72 GPUs; a GPU whose only way out is
 its NIC is a domain of its own.
@@ -28,7 +29,8 @@ from .query import gpus, natural_key
 
 #: link kinds that join a scale-up domain (``ethernet``/``infiniband`` are scale-out)
 SCALEUP_LINK_KINDS = frozenset({"nvlink", "pcie"})
-#: node kinds a scale-up domain never passes through (leaving through them is scale-out)
+#: node kinds a scale-up domain never passes through over PCIe (leaving through them is scale-out);
+#: NVLink links only ever exclude NICs
 SCALE_OUT_NODE_KINDS = frozenset({"nic", "switch"})
 #: domains listed by name in ``topo show`` when there are at most this many
 NAMES_LISTED_MAX = 8
@@ -55,11 +57,14 @@ class ScaleUpDomain:
 
 
 def _scaleup_view(graph: nx.Graph) -> nx.Graph:
-    """The subgraph of scale-up links between non-NIC, non-switch nodes (all nodes kept)."""
+    """The subgraph of scale-up links: NVLink not touching a NIC, PCIe not touching a NIC or switch."""
     h = nx.Graph()
-    h.add_nodes_from(n for n, k in graph.nodes(data="kind") if k not in SCALE_OUT_NODE_KINDS)
+    kind = dict(graph.nodes(data="kind"))
+    h.add_nodes_from(n for n, k in kind.items() if k != "nic")
     for u, v, k in graph.edges(data="kind"):
-        if k in SCALEUP_LINK_KINDS and u in h and v in h:
+        if k not in SCALEUP_LINK_KINDS or "nic" in (kind[u], kind[v]):
+            continue
+        if k == "nvlink" or (kind[u] not in SCALE_OUT_NODE_KINDS and kind[v] not in SCALE_OUT_NODE_KINDS):
             h.add_edge(u, v)
     return h
 

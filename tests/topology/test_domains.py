@@ -95,3 +95,13 @@ def test_topo_show_says_when_server_attributes_disagree_with_domains(tmp_path, c
     _, path = _load(tmp_path, two_servers_yaml(with_server_attr=True), "ok.yaml")
     assert main(["topo", "show", path, "--no-bisection"]) == 0
     assert "otherwise" not in capsys.readouterr().out
+
+
+def test_nvswitch_written_as_a_plain_switch_still_joins_over_nvlink(tmp_path):
+    text = two_servers_yaml().replace("kind: nvswitch", "kind: switch")
+    g, _ = _load(tmp_path, text)
+    assert [len(d.gpus) for d in scaleup_domains(g)] == [4, 4]
+    # PCIe through a network switch or a NIC never joins a domain
+    text = two_servers_yaml(nic_per_gpu=False).replace("kind: nvlink", "kind: ethernet")
+    g, _ = _load(tmp_path, text.replace("kind: pcie_switch", "kind: switch"), "p.yaml")
+    assert [len(d.gpus) for d in scaleup_domains(g)] == [1] * 8
