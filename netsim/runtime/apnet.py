@@ -20,7 +20,7 @@ simulation runs it: T_comp^mb is the slowest stage's (the last one also
 computes the logits), and the compute part of the bubble is the sum of the
 *other* stages' per-micro-batch times, so T_comp + T_bubble is the classic
 (m−1)·max_s T_s + Σ_s T_s of a pipeline; T_PP is ÷ t with scatter/gather.
-It is 2–7 % above the paper's formula on the shipped GPT configurations.
+It is 2.6–7.7 % above the paper's formula on the shipped full-size GPT files.
 
 Effective bandwidth C_x: every group of kind x is a ring over its GPUs (a
 pipeline: its stage-to-stage transfers in one direction — the formula already
