@@ -96,7 +96,8 @@ def _resolve_graph(graph):
 def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", params: dict | None = None,
                  cc_params: dict | None = None, seed: int = 0, iterations: int = 1, out_dir=None,
                  workload_overrides=None, progress: bool | None = None, keep_records: bool = False,
-                 topology_name: str | None = None, whatif=None, host_stack=None, allow_oom: bool = False) -> dict:
+                 topology_name: str | None = None, whatif=None, host_stack=None, allow_oom: bool = False,
+                 workload_format: str | None = None) -> dict:
     """Simulate ``iterations`` training iterations of ``workload`` on ``graph``.
 
     Parameters
@@ -127,6 +128,9 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
         Run a configuration whose per-GPU memory need exceeds the GPU's
         capacity (:mod:`netsim.workloads.memory`) instead of rejecting it;
         ``summary["memory"]`` says which stages do not fit.
+    workload_format : str, optional
+        Force the workload format (:data:`netsim.importers.FORMATS`); default: detected from the
+        content (a netsim YAML unless a Chakra trace, SimAI/AICB file is recognised).
     keep_records : bool
         Keep flows/ops in memory: ``summary["records"]`` = {"fct": [...], "ops": [...]},
         and the executor under ``summary["_executor"]`` (for tests/notebooks).
@@ -143,12 +147,17 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
     topo_label = topology_name or (os.fspath(graph) if isinstance(graph, (str, os.PathLike)) else
                                    getattr(graph, "name", "") or "<graph>")
     graph = _resolve_graph(graph)
-    wl = load_workload(workload, overrides=workload_overrides)
-    placement = place(wl, graph)
-    wl = resolve_partition(wl, placement, graph)
-    builder = _make_builder(wl, placement, seed)
-    from ..workloads.memory import check_memory
-    memory = check_memory(wl, builder, placement, graph, allow_oom=allow_oom)  # before any simulation
+    from ..importers import detect_job
+    job = detect_job(workload, workload_format, overrides=workload_overrides)
+    if job is not None:             # an imported job (Chakra, SimAI, AICB): its own ops and placement
+        wl, placement, builder, memory = job, job.place(graph), job.builder(), None
+    else:
+        wl = load_workload(workload, overrides=workload_overrides)
+        placement = place(wl, graph)
+        wl = resolve_partition(wl, placement, graph)
+        builder = _make_builder(wl, placement, seed)
+        from ..workloads.memory import check_memory
+        memory = check_memory(wl, builder, placement, graph, allow_oom=allow_oom)  # before any simulation
     what = _whatif(wl, whatif)
     if what is not None and what.links:
         graph = graph.copy()        # link events change the graph: never the caller's
@@ -246,6 +255,10 @@ def _summary(wl, placement, builder, ex, be, graph, traffic, *, backend, cc, see
     mean = sum(times) / len(times)
     breakdown = {k: sum(b[k] for b in bds) * PS / len(bds) for k in KEYS}
     bw = effective_bandwidths(graph, placement, router=getattr(be, "router", None))
+    if getattr(wl, "format", None) is not None:        # an imported job: no model to describe
+        from ..importers.summary import imported_summary
+        return imported_summary(wl, ex, be, traffic, times=times, breakdown=breakdown, bds=bds, ranks=ranks, bw=bw,
+                                backend=backend, cc=cc, seed=seed, wall=wall, topology=topology)
     apnet = apnet_iteration_time(wl, builder, bw)
     staged = apnet_stage_aware_iteration_time(wl, builder, bw)
     counts: dict[str, int] = defaultdict(int)

@@ -1,0 +1,88 @@
+"""Importers: other tools' jobs and topologies mapped onto netsim's own model.
+
+One module per format.  Workload importers return an
+:class:`~netsim.importers.job.ImportedJob` (one iteration of netsim ops and a
+placement) that ``run_training`` runs like a netsim workload:
+
+* :mod:`.chakra` — MLCommons Chakra execution traces (``NAME.<rank>.et``),
+  written back out by :mod:`.chakra_write`.
+
+:func:`detect_job` is the one dispatch point: it recognises a format from the
+content (or takes ``workload_format``) and returns ``None`` for a netsim
+workload.  See docs/formats.md.
+"""
+from __future__ import annotations
+
+import glob
+import os
+
+from ..errors import InputError
+
+#: workload formats ``--workload-format`` accepts
+FORMATS = ("netsim", "chakra")
+
+
+def _looks_chakra(path: str) -> bool:
+    if os.path.isdir(path):
+        return bool(glob.glob(os.path.join(path, "*.et")))
+    return path.endswith(".et") or bool(glob.glob(glob.escape(path) + ".*.et"))
+
+
+def detect_format(workload) -> str:
+    """``chakra`` … or ``netsim`` for anything else (a YAML file, dict or Workload)."""
+    if not isinstance(workload, (str, os.PathLike)):
+        return "netsim"
+    path = os.fspath(workload)
+    if _looks_chakra(path):
+        return "chakra"
+    return "netsim"
+
+
+def _options(overrides) -> dict:
+    """``--workload-set`` pairs an importer understands (``comm_groups``, ``peak_flops``, ``gpu_map``)."""
+    if overrides is None:
+        return {}
+    pairs = overrides.items() if isinstance(overrides, dict) else overrides
+    return {k: v for k, v in pairs}
+
+
+def detect_job(workload, workload_format: str | None = None, *, overrides=None):
+    """The :class:`ImportedJob` for ``workload``, or ``None`` when it is a netsim workload."""
+    fmt = workload_format or detect_format(workload)
+    if fmt not in FORMATS:
+        raise InputError("unknown workload format", where="--workload-format", value=fmt,
+                         accepted=", ".join(FORMATS))
+    if fmt == "netsim":
+        return None
+    if not isinstance(workload, (str, os.PathLike)):
+        raise InputError("an imported workload must be a path", where="--workload-format", value=fmt,
+                         accepted="a file or folder path")
+    opts = _options(overrides)
+    path = os.fspath(workload)
+    if fmt == "chakra":
+        from .chakra import load_chakra
+        known = {"comm_groups", "peak_flops", "gpu_map"}
+        bad = sorted(set(opts) - known)
+        if bad:
+            raise InputError("not an option of the Chakra importer", where="--workload-set", value=bad[0],
+                             accepted=", ".join(sorted(known)))
+        gmap = opts.get("gpu_map")
+        peak = opts.get("peak_flops")
+        return load_chakra(path, comm_groups=opts.get("comm_groups"),
+                           gpu_map=_gpu_map(gmap) if gmap else None,
+                           peak_flops=float(peak) if peak is not None else None)
+    raise AssertionError(fmt)
+
+
+def _gpu_map(path: str) -> list:
+    """Rank → GPU names from a file: one GPU name per line (rank order) or a JSON list."""
+    import json
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError as exc:
+        raise InputError(f"cannot read ({exc.strerror})", source=path, where="gpu_map", value=None,
+                         accepted="a JSON list or one GPU name per line") from None
+    if text.lstrip().startswith("["):
+        return [str(x) for x in json.loads(text)]
+    return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]

@@ -1,0 +1,64 @@
+"""``summary.json`` of an imported job: the run's figures, ``None`` for what a trace does not say.
+
+Same keys as a netsim workload's summary (docs/run.md) so reports and
+comparisons work; the model, batch and APNet fields are ``None`` (a trace
+has no model description), ``workload_format`` names the importer and
+``import_notes`` lists what it could not map.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+PS = 1e-12
+
+
+def _per_iteration(ex, traffic, iterations: int):
+    counts: dict[str, int] = defaultdict(int)
+    op_bytes: dict[str, int] = defaultdict(int)
+    for op in ex.iteration_ops.get(0, []):
+        if op.is_comm:
+            counts[op.kind] += 1
+            op_bytes[op.kind] += op.size_bytes
+    flow_bytes: dict[str, list] = {}
+    for (it, g), b in sorted(traffic.group_bytes.items()):
+        flow_bytes.setdefault(g or "none", [0] * iterations)[it] = b
+    return dict(sorted(counts.items())), dict(sorted(op_bytes.items())), flow_bytes
+
+
+def imported_summary(job, ex, be, traffic, *, times, breakdown, bds, ranks, bw, backend, cc, seed, wall,
+                     topology) -> dict:
+    """The summary dict of a run of :class:`netsim.importers.job.ImportedJob` ``job``."""
+    from ..runtime.api import _scheduled_events
+    iterations = len(times)
+    mean = sum(times) / iterations
+    counts, op_bytes, flow_bytes = _per_iteration(ex, traffic, iterations)
+    par = job.parallelism
+    return {
+        "workload": job.name, "workload_source": job.source, "workload_format": job.format,
+        "topology": topology, "backend": backend, "cc": cc, "seed": seed, "iterations": iterations,
+        "model": {"name": None, "family": None, "params": None, "layers": None},
+        "parallelism": {"dp": par.get("dp"), "tp": par.get("tp"), "pp": par.get("pp"), "micro_batches": None,
+                        "micro_batch": None, "global_batch": None, "schedule": None, "recompute": None,
+                        "placement": None, "gpus": job.world_size},
+        "compute": {"gpu": None, "peak_flops": None, "utilization": None},
+        "params_per_rank": {"min": None, "max": None},
+        "iteration_times_s": times,
+        "iteration_time_s": mean,
+        "breakdown_s": breakdown,
+        "breakdown_iterations_s": [{k: v * PS for k, v in b.items()} for b in bds],
+        "critical_ranks": ranks,
+        "samples_per_s": None,
+        "model_tflops_per_gpu": None,
+        "apnet_iteration_time_s": None, "apnet_terms_s": None,
+        "apnet_stage_aware_iteration_time_s": None, "apnet_stage_aware_terms_s": None,
+        "effective_bandwidth_bps": bw,
+        "collectives_per_iteration": counts,
+        "collective_bytes_per_iteration": op_bytes,
+        "flow_bytes_per_iteration": flow_bytes,
+        "flows": traffic.count,
+        "ops": ex._done_ops,
+        "network": be.stats(),
+        "sim_events": _scheduled_events(be.env),
+        "wall_time_s": wall,
+        "import_notes": list(job.notes),
+    }
