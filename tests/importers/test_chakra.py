@@ -1,0 +1,185 @@
+"""Chakra ET import/export: round trips of netsim workloads, a hand-written all-reduce, errors."""
+import json
+import os
+
+import pytest
+
+from netsim.errors import InputError
+from netsim.importers import detect_format
+from netsim.importers.chakra import load_chakra, read_et
+from netsim.importers.chakra_schema import COLL_TYPES, NODE_TYPES, Node
+from netsim.importers.chakra_write import write_chakra
+from netsim.importers.etstream import encode_varint, split_messages
+from netsim.runtime.api import _make_builder, run_training
+from netsim.topology import gpu_server, load_topology
+from netsim.workloads import load_workload, place
+from netsim.workloads.placement import resolve_partition
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SMALL = sorted(f for f in os.listdir(os.path.join(ROOT, "workloads")) if f.endswith("-small.yaml"))
+FAST = ("bert-large-small.yaml", "gpt-1.5b-t2p2d2-small.yaml", "gpt-moe-350m-small.yaml")
+
+
+def _coll(nid, ctype, size, pg="0", deps=(), ctrl=(), name=None):
+    n = Node(id=nid, name=name or f"coll{nid}", type=NODE_TYPES["COMM_COLL_NODE"])
+    n.data_deps.extend(deps)
+    n.ctrl_deps.extend(ctrl)
+    n.attr.add(name="comm_type", int64_val=COLL_TYPES[ctype])
+    n.attr.add(name="comm_size", int64_val=size)
+    n.attr.add(name="pg_name", string_val=pg)
+    return n
+
+
+def _comp(nid, us, deps=()):
+    n = Node(id=nid, name=f"k{nid}", type=NODE_TYPES["COMP_NODE"], duration_micros=us)
+    n.data_deps.extend(deps)
+    return n
+
+
+def test_varint_framing_round_trip_and_truncation():
+    assert encode_varint(300) == b"\xac\x02"       # protobuf encoding guide's example
+    msgs = [b"", b"x" * 200, b"abc"]
+    from netsim.importers.etstream import join_messages
+    assert split_messages(join_messages(msgs), "f") == msgs
+    with pytest.raises(InputError, match="f: message 1 at byte 1"):
+        split_messages(join_messages(msgs)[:-5], "f")
+
+
+def test_schema_field_numbers_match_the_published_proto():
+    # et_def.proto: Node.id=1 name=2 type=3 ctrl_deps=4 data_deps=5 start_time_micros=6 duration_micros=7
+    # inputs=8 outputs=9 attr=10; AttributeProto int64_val=9 string_val=29
+    n = Node(id=5, type=NODE_TYPES["COMP_NODE"], duration_micros=3)
+    n.data_deps.append(2)
+    n.attr.add(name="a", int64_val=7)
+    assert n.SerializeToString() == b"\x08\x05\x18\x04\x2a\x01\x02\x38\x03\x52\x05\x0a\x01a\x48\x07"
+
+
+def _export(workload, graph, tmp_path):
+    wl = load_workload(workload)
+    pl = place(wl, graph)
+    wl = resolve_partition(wl, pl, graph)
+    ops = _make_builder(wl, pl, 0).build(0)
+    write_chakra(ops, pl.world_size, str(tmp_path), "job")
+    return ops
+
+
+def _round_trip(name, backend, tmp_path):
+    g = load_topology(os.path.join(ROOT, "topologies", "leaf_spine_64gpu.yaml"))
+    path = os.path.join(ROOT, "workloads", name)
+    ops = _export(path, g, tmp_path)
+    a = run_training(g, path, backend=backend, progress=False)
+    b = run_training(g, str(tmp_path), backend=backend, progress=False)
+    assert a["ops"] == b["ops"] == len(ops)
+    assert a["collective_bytes_per_iteration"] == b["collective_bytes_per_iteration"]
+    assert a["flow_bytes_per_iteration"] == b["flow_bytes_per_iteration"]
+    assert a["iteration_time_s"] == b["iteration_time_s"]
+    assert b["workload_format"] == "chakra"
+
+
+@pytest.mark.parametrize("backend", ["analytic", "flow"])
+@pytest.mark.parametrize("name", FAST)
+def test_round_trip_fast(name, backend, tmp_path):
+    _round_trip(name, backend, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["analytic", "flow"])
+@pytest.mark.parametrize("name", [n for n in SMALL if n not in FAST])
+def test_round_trip_every_shipped_workload(name, backend, tmp_path):
+    _round_trip(name, backend, tmp_path)
+
+
+def test_two_iterations_chain_each_rank(tmp_path):
+    g = load_topology(os.path.join(ROOT, "topologies", "leaf_spine_64gpu.yaml"))
+    _export(os.path.join(ROOT, "workloads", "bert-large-small.yaml"), g, tmp_path)
+    one = run_training(g, str(tmp_path), backend="analytic", progress=False)
+    two = run_training(g, str(tmp_path), backend="analytic", progress=False, iterations=2)
+    assert two["ops"] == 2 * one["ops"]
+    t0, t1 = two["iteration_times_s"]
+    assert t0 == pytest.approx(one["iteration_time_s"]) and t1 == pytest.approx(t0, rel=1e-6)
+
+
+def _allreduce_trace(et_writer, n, size, groups_dir=None):
+    for r in range(n):
+        meta = Node(id=1, name="[pytorch|profiler|execution_trace|thread]", type=NODE_TYPES["METADATA_NODE"])
+        et_writer(r, [meta, _coll(2, "ALL_REDUCE", size, ctrl=[1], name="nccl:all_reduce")])
+
+
+def test_hand_written_allreduce_matches_the_ring_closed_form(et_writer, tmp_path):
+    n, size = 8, 1 << 20
+    _allreduce_trace(et_writer, n, size)
+    (tmp_path / "comm_group.json").write_text(json.dumps({"0": list(range(n))}))
+    g = gpu_server(gpus=n)
+    s = run_training(g, str(tmp_path / "trace"), backend="analytic", progress=False, keep_records=True)
+    sent = {}
+    for rec in s["records"]["fct"]:
+        sent[rec.src] = sent.get(rec.src, 0) + rec.size_bytes
+    assert set(sent.values()) == {2 * (n - 1) * size // n}
+    # ring: 2(n-1) steps, each S/n bytes GPU -> NVSwitch -> GPU (3.6 Tb/s, 100 ns per hop); the wire
+    # carries 62 B of header per packet of at most 1500 B; store-and-forward adds one packet at the switch
+    chunk = size // n
+    packets = -(-chunk // (1500 - 62))
+    wire = chunk + packets * 62
+    step_s = wire * 8 / 3.6e12 + 1500 * 8 / 3.6e12 + 2 * 100e-9
+    assert s["iteration_time_s"] == pytest.approx(2 * (n - 1) * step_s, rel=0.01)
+
+
+def test_unsupported_node_type_names_node_id_and_type(et_writer, tmp_path):
+    et_writer(0, [_comp(1, 5), Node(id=7, name="ckpt", type=NODE_TYPES["CHECKPOINT_NODE"])])
+    with pytest.raises(InputError, match=r"trace\.0\.et: node 7 \('ckpt'\), type: node type netsim cannot "
+                                         r"model \(got 'CHECKPOINT_NODE'\)"):
+        load_chakra(str(tmp_path / "trace"))
+
+
+def test_unsupported_collective_and_missing_member(et_writer, tmp_path):
+    et_writer(0, [_coll(1, "BARRIER", 0)])
+    with pytest.raises(InputError, match=r"node 1 .*attr comm_type.*'BARRIER'"):
+        load_chakra(str(tmp_path / "trace"))
+    et_writer(0, [_coll(1, "ALL_REDUCE", 64)])
+    et_writer(1, [_comp(1, 1)])
+    with pytest.raises(InputError, match=r"never appears on rank\(s\) \[1\]"):
+        load_chakra(str(tmp_path / "trace"))
+
+
+def test_mismatched_sizes_and_unknown_deps(et_writer, tmp_path):
+    et_writer(0, [_coll(1, "ALL_REDUCE", 64)])
+    et_writer(1, [_coll(3, "ALL_REDUCE", 128)])
+    with pytest.raises(InputError, match=r"trace\.1\.et: node 3 .*differs between ranks"):
+        load_chakra(str(tmp_path / "trace"))
+    et_writer(0, [_comp(1, 1, deps=[9])])
+    et_writer(1, [_comp(1, 1)])
+    with pytest.raises(InputError, match=r"node 1 .*data_deps/ctrl_deps.*\(got 9\)"):
+        load_chakra(str(tmp_path / "trace"))
+
+
+def test_send_recv_pair_and_flops_compute(et_writer, tmp_path):
+    send = Node(id=2, name="send", type=NODE_TYPES["COMM_SEND_NODE"], data_deps=[1])
+    send.attr.add(name="comm_dst", int32_val=1)
+    send.attr.add(name="comm_size", int64_val=4096)
+    recv = Node(id=5, name="recv", type=NODE_TYPES["COMM_RECV_NODE"])
+    recv.attr.add(name="comm_src", int32_val=0)
+    recv.attr.add(name="comm_size", int64_val=4096)
+    k = Node(id=1, name="gemm", type=NODE_TYPES["COMP_NODE"])
+    k.attr.add(name="num_ops", uint64_val=10**9)
+    et_writer(0, [k, send])
+    et_writer(1, [recv, _comp(6, 2, deps=[5])])
+    with pytest.raises(InputError, match=r"node 1 \('gemm'\), attr num_ops.*peak_flops"):
+        load_chakra(str(tmp_path / "trace"))
+    job = load_chakra(str(tmp_path / "trace"), peak_flops=1e12)
+    kinds = [(t.kind, t.collective, t.ranks, t.duration_ps) for t in job.templates]
+    assert ("compute", "", (0,), 10**9) in kinds and ("pp", "send", (0, 1), 0) in kinds
+    g = gpu_server(gpus=2)
+    s = run_training(g, str(tmp_path / "trace"), backend="analytic", progress=False,
+                     workload_overrides={"peak_flops": "1e12"})
+    assert s["flow_bytes_per_iteration"] == {"pp": [4096]} and s["iteration_time_s"] > 1e-3 + 2e-6
+
+
+def test_detection_and_read_back(tmp_path):
+    g = gpu_server(gpus=8)
+    ops = _export(os.path.join(ROOT, "workloads", "bert-large-small.yaml"), load_topology(
+        os.path.join(ROOT, "topologies", "leaf_spine_64gpu.yaml")), tmp_path)
+    assert detect_format(str(tmp_path)) == "chakra" and detect_format(str(tmp_path / "job")) == "chakra"
+    assert detect_format(os.path.join(ROOT, "workloads", "bert-large-small.yaml")) == "netsim"
+    meta, nodes = read_et(str(tmp_path / "job.0.et"))
+    assert meta.version == "0.0.4" and len(nodes) == sum(1 for op in ops if 0 in op.ranks)
+    assert g is not None
