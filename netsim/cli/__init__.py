@@ -21,7 +21,7 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(EXIT_INPUT, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
-SUBCOMMANDS = ("topo", "flows", "run", "traffic", "defaults", "compare", "bench", "report", "sweep")
+SUBCOMMANDS = ("topo", "flows", "run", "traffic", "defaults", "compare", "bench", "report", "sweep", "export")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -23,8 +23,8 @@ def format_result(summary: dict) -> str:
     """The lines ``netsim run`` prints."""
     t = summary["iteration_time_s"]
     lines = [f"{summary['workload']} on {summary['topology']} ({summary['backend']}, cc={summary['cc']}): "
-             f"iteration time {t * 1e3:.3f} ms (mean of {summary['iterations']}), "
-             f"{summary['samples_per_s']:.2f} samples/s"]
+             f"iteration time {t * 1e3:.3f} ms (mean of {summary['iterations']})"
+             + (f", {summary['samples_per_s']:.2f} samples/s" if summary["samples_per_s"] is not None else "")]
     from ..runtime.breakdown import LABELS
     parts = []
     for k, v in summary["breakdown_s"].items():
@@ -32,6 +32,8 @@ def format_result(summary: dict) -> str:
             k = LABELS.get(k, k)
             parts.append(f"{k} {v * 1e3:.3f} ms ({100 * v / t:.1f}%)" if t else f"{k} {v * 1e3:.3f} ms")
     lines.append("breakdown: " + ", ".join(parts))
+    if summary["apnet_iteration_time_s"] is None:      # an imported job: no model for the formula
+        return "\n".join(lines)
     lines.append(f"APNet'24 formula (as published, FLOPs split evenly over GPUs): "
                  f"{summary['apnet_iteration_time_s'] * 1e3:.3f} ms; stage-aware variant (slowest stage x m, "
                  f"logits on the last stage): {summary['apnet_stage_aware_iteration_time_s'] * 1e3:.3f} ms")
@@ -53,7 +55,7 @@ def _run(args) -> int:
     summary = run_training(args.topology, args.workload, backend=args.backend, cc=args.cc, params=params,
                            cc_params=cc_params, seed=args.seed, iterations=args.iterations, out_dir=args.out,
                            workload_overrides=overrides, progress=None if not args.quiet else False,
-                           whatif=whatif, allow_oom=args.allow_oom)
+                           whatif=whatif, allow_oom=args.allow_oom, workload_format=args.workload_format)
     finalize_outputs(args.out, args.topology, args.seed, trace=not args.no_trace)  # trace.json, Parquet
     if not args.quiet:
         import os
@@ -68,7 +70,10 @@ def register(subparsers) -> None:
                               description="Simulate training iterations (DP/TP/PP) of WORKLOAD on TOPOLOGY and "
                                           "report the iteration time, its breakdown and traces.")
     p.add_argument("topology", metavar="TOPOLOGY", help="topology file or builder expression")
-    p.add_argument("workload", metavar="WORKLOAD", help="workload YAML file (see workloads/)")
+    p.add_argument("workload", metavar="WORKLOAD",
+                   help="workload YAML file (see workloads/), or a Chakra trace / SimAI / AICB file (docs/formats.md)")
+    p.add_argument("--workload-format", metavar="FORMAT",
+                   help="force the workload format instead of detecting it (docs/formats.md)")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
     p.add_argument("--backend", default="packet", help="packet (default), flow or analytic")
     p.add_argument("--cc", default="none", help="congestion control (none, dcqcn, cubic, dctcp, ...)")

@@ -108,3 +108,33 @@ def write_chakra(ops, world_size: int, out_dir: str, name: str) -> list[str]:
         json.dump(groups, f, indent=1, sort_keys=True)
         f.write("\n")
     return paths + [gpath]
+
+
+def workload_ops(workload, graph=None, *, overrides=None, workload_format=None, seed: int = 0):
+    """(name, world size, iteration-0 ops) of any workload netsim runs: a netsim YAML or an imported job.
+
+    Without ``graph``, ranks are placed on placeholder GPU names (``rank0`` …): a netsim workload's op
+    graph depends on the topology only through ``placement.nic: nic_aware``, ``placement.gpus`` and
+    ``partition: balanced``, which then need ``graph``.
+    """
+    from ..errors import InputError
+    from ..runtime.api import _make_builder
+    from ..workloads import load_workload, place
+    from ..workloads.placement import resolve_partition
+    from . import detect_job
+    job = detect_job(workload, workload_format, overrides=overrides)
+    if job is not None:
+        return job.name, job.world_size, job.builder().build(0)
+    wl = load_workload(workload, overrides=overrides)
+    if graph is None:
+        need = [f for f, on in (("placement.nic: nic_aware", wl.nic == "nic_aware"),
+                                ("placement.gpus", wl.gpus is not None),
+                                ("partition: balanced", wl.partition == "balanced")) if on]
+        if need:
+            raise InputError("the op graph depends on the topology", source=wl.source, where=f"field {need[0]}",
+                             value=need[0], accepted="--topology TOPOLOGY")
+        pl = place(wl, gpu_names=[f"rank{r}" for r in range(wl.dp * wl.tp * wl.pp)])
+    else:
+        pl = place(wl, graph)
+        wl = resolve_partition(wl, pl, graph)
+    return wl.name, pl.world_size, _make_builder(wl, pl, seed).build(0)
