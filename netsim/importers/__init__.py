@@ -5,7 +5,8 @@ One module per format.  Workload importers return an
 placement) that ``run_training`` runs like a netsim workload:
 
 * :mod:`.chakra` — MLCommons Chakra execution traces (``NAME.<rank>.et``),
-  written back out by :mod:`.chakra_write`.
+  written back out by :mod:`.chakra_write`;
+* :mod:`.simai` — SimAI/AICB workload ``.txt`` files (:mod:`.simai_build`).
 
 :func:`detect_job` is the one dispatch point: it recognises a format from the
 content (or takes ``workload_format``) and returns ``None`` for a netsim
@@ -19,7 +20,7 @@ import os
 from ..errors import InputError
 
 #: workload formats ``--workload-format`` accepts
-FORMATS = ("netsim", "chakra")
+FORMATS = ("netsim", "chakra", "simai")
 
 
 def _looks_chakra(path: str) -> bool:
@@ -35,6 +36,9 @@ def detect_format(workload) -> str:
     path = os.fspath(workload)
     if _looks_chakra(path):
         return "chakra"
+    from .simai import looks_simai
+    if os.path.isfile(path) and looks_simai(path):
+        return "simai"
     return "netsim"
 
 
@@ -46,8 +50,11 @@ def _options(overrides) -> dict:
     return {k: v for k, v in pairs}
 
 
-def detect_job(workload, workload_format: str | None = None, *, overrides=None):
-    """The :class:`ImportedJob` for ``workload``, or ``None`` when it is a netsim workload."""
+def detect_job(workload, workload_format: str | None = None, *, overrides=None, graph=None):
+    """The :class:`ImportedJob` for ``workload``, or ``None`` when it is a netsim workload.
+
+    ``graph``: the topology, whose GPU count sizes a SimAI ``MICRO`` job (no ``all_gpus`` in its header).
+    """
     fmt = workload_format or detect_format(workload)
     if fmt not in FORMATS:
         raise InputError("unknown workload format", where="--workload-format", value=fmt,
@@ -61,17 +68,28 @@ def detect_job(workload, workload_format: str | None = None, *, overrides=None):
     path = os.fspath(workload)
     if fmt == "chakra":
         from .chakra import load_chakra
-        known = {"comm_groups", "peak_flops", "gpu_map"}
-        bad = sorted(set(opts) - known)
-        if bad:
-            raise InputError("not an option of the Chakra importer", where="--workload-set", value=bad[0],
-                             accepted=", ".join(sorted(known)))
+        _only(opts, {"comm_groups", "peak_flops", "gpu_map"}, "Chakra")
         gmap = opts.get("gpu_map")
         peak = opts.get("peak_flops")
         return load_chakra(path, comm_groups=opts.get("comm_groups"),
                            gpu_map=_gpu_map(gmap) if gmap else None,
                            peak_flops=float(peak) if peak is not None else None)
+    if fmt == "simai":
+        from .simai import load_simai
+        _only(opts, {"gpu_map"}, "SimAI")
+        world = None
+        if graph is not None:
+            from ..topology import gpus
+            world = len(gpus(graph))
+        return load_simai(path, world=world, gpu_map=_gpu_map(opts["gpu_map"]) if opts.get("gpu_map") else None)
     raise AssertionError(fmt)
+
+
+def _only(opts: dict, known: set, what: str) -> None:
+    bad = sorted(set(opts) - known)
+    if bad:
+        raise InputError(f"not an option of the {what} importer", where="--workload-set", value=bad[0],
+                         accepted=", ".join(sorted(known)) or "none")
 
 
 def _gpu_map(path: str) -> list:

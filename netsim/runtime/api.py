@@ -148,7 +148,7 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
                                    getattr(graph, "name", "") or "<graph>")
     graph = _resolve_graph(graph)
     from ..importers import detect_job
-    job = detect_job(workload, workload_format, overrides=workload_overrides)
+    job = detect_job(workload, workload_format, overrides=workload_overrides, graph=graph)
     if job is not None:             # an imported job (Chakra, SimAI, AICB): its own ops and placement
         wl, placement, builder, memory = job, job.place(graph), job.builder(), None
     else:

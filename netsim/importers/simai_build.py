@@ -1,0 +1,172 @@
+"""Parsed SimAI/AICB rows → netsim op templates (the mapping :mod:`.simai` documents)."""
+from __future__ import annotations
+
+import os
+
+from ..errors import InputError
+from ..workloads.placement import Placement
+from ..workloads.schema import CollectiveSpec
+from .job import ImportedJob, OpTemplate
+
+PS_PER_NS = 1000
+_SPEC = CollectiveSpec()
+
+
+class _Gen:
+    """Accumulates templates; ``cur[rank]`` = the op the rank's compute stream waits for."""
+
+    def __init__(self, pl: Placement, world: int):
+        self.pl, self.world = pl, world
+        self.t: list[dict] = []
+        self.cur: dict[int, int | None] = {r: None for r in range(world)}
+        self.extra: dict[int, list] = {}
+        self.chain: dict[str, int] = {}
+
+    def add(self, deps, **f) -> int:
+        self.t.append(dict(f, deps=tuple(sorted({d for d in deps if d is not None}))))
+        return len(self.t) - 1
+
+    def deps(self, r: int) -> list:
+        return [self.cur[r]] + self.extra.pop(r, [])
+
+    def compute(self, r: int, name: str, ns: int, kind: str = "compute") -> None:
+        if ns > 0:
+            self.cur[r] = self.add(self.deps(r), name=name, kind=kind, ranks=(r,), duration_ps=ns * PS_PER_NS)
+
+    def groups(self, kind: str, ranks) -> list[tuple[str, str, tuple]]:
+        """(netsim kind, instance name, members) of the ``kind`` groups holding any of ``ranks``."""
+        pk, nk, prefix = {"tp": ("tp", "tp", "tp"), "dp": ("dp", "dp", "dp"), "ep": ("ep", "ep", "ep"),
+                          "dp_ep": ("edp", "dp", "edp")}[kind]
+        seen = sorted({self.pl.group_of[pk][r] for r in ranks})
+        return [(nk, f"{prefix}{g}", self.pl.groups[pk][g]) for g in seen]
+
+    def collective(self, ranks, kind: str, coll: str, size: int, name: str, blocking: bool) -> list[int]:
+        out = []
+        for nk, gname, members in self.groups(kind, ranks):
+            if len(members) < 2:
+                continue
+            deps = [d for m in members for d in (self.deps(m) if blocking else [self.cur[m]])]
+            if not blocking:
+                deps.append(self.chain.get(gname))
+            op = self.add(deps, name=f"{gname}.{name}", kind=nk, ranks=tuple(members), group=gname,
+                          collective=coll, size_bytes=size, spec=_SPEC)
+            out.append(op)
+            if blocking:
+                for m in members:
+                    self.cur[m] = op
+            else:                       # the DP stream: in order, the compute stream does not wait
+                self.chain[gname] = op
+        return out
+
+    def send(self, src: int, dst: int, size: int, name: str) -> None:
+        pipe = self.pl.group_of["pp"][src]
+        op = self.add([self.cur[src]], name=f"pp{pipe}.{name}", kind="pp", ranks=(src, dst), group=f"pp{pipe}",
+                      collective="send", size_bytes=size, spec=_SPEC)
+        self.extra.setdefault(dst, []).append(op)
+
+    def templates(self) -> list[OpTemplate]:
+        return [OpTemplate(**f) for f in self.t]
+
+
+def _row_comm(g: _Gen, ranks, row, phase: str, blocking: bool, default_kind: str) -> list[int]:
+    ct = row[f"{phase}_comm"]
+    if ct is None or row[f"{phase}_bytes"] == 0:
+        return []
+    coll, suffix = ct
+    return g.collective(ranks, suffix or default_kind, coll, row[f"{phase}_bytes"], f"{row['name']}.{phase}{row['i']}",
+                        blocking)
+
+
+def _stage_ranks(pl: Placement, s: int) -> list[int]:
+    return [r for r in range(pl.world_size) if pl.stage(r) == s]
+
+
+def build_transformer(h: dict, rows: list, pl: Placement, path: str) -> list[OpTemplate]:
+    """Forward then backward of every row on every rank; pipeline sends between ``ga`` blocks."""
+    g = _Gen(pl, pl.world_size)
+    n, pp = len(rows), pl.pp
+    block = n // h["ga"] if pp > 1 else n
+    if pp > 1 and n % h["ga"]:
+        raise InputError(f"{n} rows do not split into ga = {h['ga']} micro-batch blocks", source=path,
+                         where="line 1, field ga", value=h["ga"], accepted=f"a divisor of the row count {n}")
+    if pp > 1 and h["pp_comm"] <= 0:
+        raise InputError("pp > 1 needs the stage-to-stage message size", source=path, where="line 1, field pp_comm",
+                         value=h["pp_comm"], accepted="pp_comm: <bytes> > 0")
+    for k, row in enumerate(rows):
+        row["i"] = k
+    peer = {}
+    for r in range(pl.world_size):
+        t, d, s = pl.coords[r]
+        peer[r] = (pl.rank_at(t, d, s - 1) if s > 0 else None, pl.rank_at(t, d, s + 1) if s < pp - 1 else None)
+    for s in range(pp):
+        ranks = _stage_ranks(pl, s)
+        for row in rows:
+            k = row["i"]
+            for r in ranks:
+                g.compute(r, f"{row['name']}.fwd{k}", row["fwd_compute"])
+            _row_comm(g, ranks, row, "fwd", True, "tp")
+            if pp > 1 and k % block == block - 1 and s < pp - 1:
+                for r in ranks:
+                    g.send(r, peer[r][1], h["pp_comm"], f"F{k // block}.s{s}-s{s + 1}")
+    for s in reversed(range(pp)):
+        ranks = _stage_ranks(pl, s)
+        for row in reversed(rows):
+            k = row["i"]
+            for r in ranks:
+                g.compute(r, f"{row['name']}.ig{k}", row["ig_compute"])
+            _row_comm(g, ranks, row, "ig", True, "tp")
+            for r in ranks:
+                g.compute(r, f"{row['name']}.wg{k}", row["wg_compute"])
+            wg = _row_comm(g, ranks, row, "wg", False, "dp")
+            if row["update"] > 0:
+                for r in ranks:
+                    after = [op for op in wg if r in g.t[op]["ranks"]] or [g.cur[r]]
+                    g.add(after, name=f"{row['name']}.update{k}", kind="optimizer", ranks=(r,),
+                          duration_ps=row["update"] * PS_PER_NS)
+            if pp > 1 and k % block == 0 and s > 0:
+                for r in ranks:
+                    g.send(r, peer[r][0], h["pp_comm"], f"B{k // block}.s{s}-s{s - 1}")
+    return g.templates()
+
+
+def build_micro(rows: list, pl: Placement) -> list[OpTemplate]:
+    """MICRO: each row's wg collective on all ranks, in file order."""
+    g = _Gen(pl, pl.world_size)
+    for k, row in enumerate(rows):
+        row["i"] = k
+        _row_comm(g, range(pl.world_size), row, "wg", True, "dp")
+    return g.templates()
+
+
+def make_job(path: str, h: dict, rows: list, notes: list, world: int | None, gpu_map=None) -> ImportedJob:
+    """The ImportedJob of a parsed SimAI file; ``world`` = the topology's GPU count when the file has no all_gpus."""
+    n = h["all_gpus"] or world
+    if n is None:
+        raise InputError("world size unknown", source=path, where="line 1, field all_gpus", value=None,
+                         accepted="all_gpus: N, or a topology")
+    if h["policy"] == "MICRO":
+        tp = pp = 1
+    else:
+        tp, pp = h["tp"], h["pp"]
+    if n % (tp * pp):
+        raise InputError(f"all_gpus = {n} is not a multiple of tp·pp = {tp * pp}", source=path,
+                         where="line 1, field all_gpus", value=n, accepted="a multiple of model_parallel_NPU_group·pp")
+    dp = n // (tp * pp)
+    ep = h["ep"] if h["policy"] != "MICRO" else 1
+    if dp % ep:
+        raise InputError(f"ep = {ep} does not divide dp = {dp}", source=path, where="line 1, field ep", value=ep,
+                         accepted=f"a divisor of {dp}")
+    pl = Placement.build(dp, tp, pp, ("tp", "dp", "pp"), [f"rank{r}" for r in range(n)], source=path, ep=ep)
+    templates = build_micro(rows, pl) if h["policy"] == "MICRO" else build_transformer(h, rows, pl, path)
+    notes = list(notes)
+    if h["vpp"] > 1:
+        notes.append(f"vpp = {h['vpp']} not modelled (no interleaved schedule)")
+    if h["checkpoints"] or h["checkpoint_initiates"]:
+        notes.append("checkpoints parsed; no recomputation (SimAI's parser marks no layer as initiating it)")
+    if h["policy"] == "MICRO" and len(rows) > 1:
+        notes.append("MICRO: every row's collective is run (SimAI runs only the first)")
+    groups = {k: pl.groups[k] for k in ("tp", "dp", "pp", "ep", "edp")}
+    name = os.path.splitext(os.path.basename(path))[0]
+    return ImportedJob(name=name, source=path, format="simai", world_size=n, templates=templates, groups=groups,
+                       stage_of=tuple(pl.stage(r) for r in range(n)), gpu_map=gpu_map,
+                       parallelism={"dp": dp, "tp": tp, "pp": pp}, notes=notes)

@@ -1,0 +1,119 @@
+"""SimAI / AICB workload files: parsing quirks, mapping to groups, pipeline sends, closed forms, errors."""
+import pytest
+
+from netsim.errors import InputError
+from netsim.importers import detect_format
+from netsim.importers.simai import load_simai
+from netsim.runtime.api import run_training
+from netsim.topology import gpu_cluster, gpu_server
+
+HIDDEN, SEQ, LAYERS, FFN, VOCAB, BF16 = 4096, 4096, 32, 11008, 32000, 2   # Llama-2-7B, micro-batch 1
+
+
+def llama7b_rows(tp: int):
+    """AICB-style rows of Megatron Llama-7B with tensor parallelism ``tp`` (no sequence parallelism)."""
+    act = SEQ * HIDDEN * BF16                       # activations all-reduced by row-parallel layers
+    layer_params = (4 * HIDDEN * HIDDEN + 3 * HIDDEN * FFN) // tp
+    rows = [("embedding_layer", 180_000, "ALLREDUCE", act, 1, "NONE", 0, 1, "NONE", 0)]
+    for i in range(LAYERS):
+        rows.append((f"attention_layer{i}", 1_020_000, "ALLREDUCE", act, 2_040_000, "ALLREDUCE", act,
+                     1_020_000, "NONE", 0))
+        rows.append((f"mlp_layer{i}", 1_350_000, "ALLREDUCE", act, 2_700_000, "ALLREDUCE", act, 1_350_000,
+                     "ALLREDUCE", layer_params * BF16))
+    rows.append(("embedding_grads", 1, "NONE", 0, 1, "NONE", 0, 1, "ALLREDUCE", VOCAB * HIDDEN * BF16 // tp))
+    return rows
+
+
+def write_simai(path, header, rows, sep="\t", eol="\n", trailing=""):
+    lines = [header, str(len(rows))]
+    for r in rows:
+        lines.append(sep.join(str(x) for x in (r[0], -1) + tuple(r[1:]) + (0,)[:12 - 2 - len(r[1:])]) + trailing)
+    path.write_text(eol.join(lines) + eol, newline="")
+    return str(path)
+
+
+def aicb_header(tp, ep=1, pp=1, ga=1, gpus=8, pp_comm=0):
+    return (f"HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: {tp} ep: {ep} pp: {pp} vpp: {LAYERS} "
+            f"ga: {ga} all_gpus: {gpus} checkpoints: 0 checkpoint_initiates: 0 pp_comm: {pp_comm}")
+
+
+def test_micro_allreduce_bytes_and_ring_closed_form(tmp_path):
+    n, size = 8, 1 << 20
+    path = tmp_path / "microAllReduce.txt"
+    path.write_bytes(b"MICRO\r\n1\r\nallreduce\t-1\t1\tNONE\t0\t1\tNONE\t0\t1\tALLREDUCE\t1048576\t1\r\n")
+    assert detect_format(str(path)) == "simai"
+    s = run_training(gpu_server(gpus=n), str(path), backend="analytic", progress=False, keep_records=True)
+    sent = {}
+    for rec in s["records"]["fct"]:
+        sent[rec.src] = sent.get(rec.src, 0) + rec.size_bytes
+    assert len(sent) == n and set(sent.values()) == {2 * (n - 1) * size // n}
+    chunk = size // n
+    wire = chunk + -(-chunk // (1500 - 62)) * 62
+    step_s = wire * 8 / 3.6e12 + 1500 * 8 / 3.6e12 + 2 * 100e-9
+    assert s["iteration_time_s"] == pytest.approx(2 * (n - 1) * step_s, rel=0.01)
+
+
+def test_llama7b_tp2_runs_on_flow_and_bytes_per_group_equal_row_sums(tmp_path):
+    tp, gpus = 2, 8
+    rows = llama7b_rows(tp)
+    path = write_simai(tmp_path / "llama7b.txt", aicb_header(tp, gpus=gpus), rows, sep="\t", eol="\r\n",
+                       trailing=" ")
+    s = run_training(gpu_cluster(servers=2, gpus_per_server=4), path, backend="flow", progress=False)
+    tp_row_bytes = sum(r[3] + r[6] for r in rows if r[2] != "NONE")      # fwd + ig on TP
+    dp_row_bytes = sum(r[9] for r in rows if r[8] != "NONE")            # wg on DP
+    n_tp, n_dp = gpus // tp, tp                                         # group instances
+    assert s["collective_bytes_per_iteration"] == {"tp": n_tp * tp_row_bytes, "dp": n_dp * dp_row_bytes}
+    # ring all-reduce: each of the n members sends 2(n-1)/n of the buffer
+    dp = gpus // tp
+    assert s["flow_bytes_per_iteration"]["tp"] == [n_tp * 2 * (tp - 1) * tp_row_bytes]
+    assert s["flow_bytes_per_iteration"]["dp"][0] == pytest.approx(n_dp * 2 * (dp - 1) * dp_row_bytes, rel=1e-6)
+    compute_ns = sum(r[1] + r[4] + r[7] for r in rows)
+    assert s["iteration_time_s"] > compute_ns * 1e-9      # compute ticks are ns: 0.15 s of compute
+
+
+def test_ga_is_not_applied_twice_and_update_is_an_optimizer_op(tmp_path):
+    rows = [("l0", 10, "ALLREDUCE", 4096, 10, "NONE", 0, 10, "ALLREDUCE", 8192),
+            ("l1", 10, "ALLREDUCE", 4096, 10, "NONE", 0, 10, "NONE", 0)]
+    path = write_simai(tmp_path / "w.txt", aicb_header(2, ga=4, gpus=4), rows)
+    job = load_simai(path)
+    colls = [t for t in job.templates if t.collective]
+    assert len([t for t in colls if t.kind == "tp"]) == 2 * 2          # 2 rows x 2 TP groups, not x ga
+    assert len([t for t in colls if t.kind == "dp"]) == 2              # 1 row x 2 DP groups
+    assert [t.kind for t in job.templates].count("compute") == 4 * 6   # 4 ranks x 2 rows x (fwd, ig, wg)
+
+
+def test_pipeline_is_explicit_sends_per_micro_batch_block(tmp_path):
+    rows = [("l0", 100, "NONE", 0, 100, "NONE", 0, 100, "NONE", 0),
+            ("l1", 100, "NONE", 0, 100, "NONE", 0, 100, "ALLREDUCE", 1024)] * 2      # ga = 2 blocks
+    path = write_simai(tmp_path / "pp.txt", aicb_header(1, pp=2, ga=2, gpus=4, pp_comm=65536), rows)
+    job = load_simai(path)
+    sends = [t for t in job.templates if t.collective == "send"]
+    # 2 pipelines (dp = 2) x 2 blocks x (forward + backward)
+    assert len(sends) == 8 and {t.size_bytes for t in sends} == {65536}
+    assert {t.ranks for t in sends} == {(0, 2), (2, 0), (1, 3), (3, 1)}
+    s = run_training(gpu_server(gpus=4), path, backend="analytic", progress=False)
+    assert s["flow_bytes_per_iteration"]["pp"] == [8 * 65536]
+    assert s["iteration_time_s"] > 2 * 4 * 300e-9       # each stage: 4 rows x 300 ns, stages in sequence
+
+
+def test_ep_and_dp_ep_suffixes_pick_expert_groups(tmp_path):
+    rows = [("moe", 10, "ALLTOALL_EP", 4096, 10, "ALLTOALL_EP", 4096, 10, "ALLREDUCE_DP_EP", 2048)]
+    job = load_simai(write_simai(tmp_path / "moe.txt", aicb_header(1, ep=2, gpus=8), rows))
+    a2a = {t.ranks for t in job.templates if t.collective == "alltoall"}
+    assert a2a == {(0, 1), (2, 3), (4, 5), (6, 7)}
+    edp = {t.ranks for t in job.templates if t.collective == "allreduce"}
+    assert edp == {(0, 2, 4, 6), (1, 3, 5, 7)}
+
+
+@pytest.mark.parametrize("text, match", [
+    ("HYBRID_DLRM\n1\n" + "x -1 1 NONE 0 1 NONE 0 1 NONE 0 0\n", r"line 1, field policy.*'HYBRID_DLRM'"),
+    ("MICRO\n1\nx -1 1 NONE 0 1 NONE 0 1 ALLREDUCE_NVLS 5 0\n", r"line 3, field wg_comm.*'ALLREDUCE_NVLS'"),
+    ("MICRO\n2\nx -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 5 0\n", r"line 3: 2 rows of 12 fields announced, 12 fields found"),
+    ("MICRO\n1\nx -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 5 0\nextra row\n", r"line 4: text after the 1 announced"),
+    ("MICRO\n1\nx -1 1.5 NONE 0 1 NONE 0 1 ALLREDUCE 5 0\n", r"line 3, field fwd_compute.*'1.5'"),
+])
+def test_errors_name_file_line_field_value(tmp_path, text, match):
+    p = tmp_path / "bad.txt"
+    p.write_text(text)
+    with pytest.raises(InputError, match=r"bad\.txt: " + match):
+        load_simai(str(p), world=8)
