@@ -6,7 +6,8 @@ placement) that ``run_training`` runs like a netsim workload:
 
 * :mod:`.chakra` — MLCommons Chakra execution traces (``NAME.<rank>.et``),
   written back out by :mod:`.chakra_write`;
-* :mod:`.simai` — SimAI/AICB workload ``.txt`` files (:mod:`.simai_build`).
+* :mod:`.simai` — SimAI/AICB workload ``.txt`` files (:mod:`.simai_build`);
+* :mod:`.aicb_csv` — AICB's physical workload CSV.
 
 :func:`detect_job` is the one dispatch point: it recognises a format from the
 content (or takes ``workload_format``) and returns ``None`` for a netsim
@@ -20,7 +21,7 @@ import os
 from ..errors import InputError
 
 #: workload formats ``--workload-format`` accepts
-FORMATS = ("netsim", "chakra", "simai")
+FORMATS = ("netsim", "chakra", "simai", "aicb-csv")
 
 
 def _looks_chakra(path: str) -> bool:
@@ -39,6 +40,9 @@ def detect_format(workload) -> str:
     from .simai import looks_simai
     if os.path.isfile(path) and looks_simai(path):
         return "simai"
+    from .aicb_csv import looks_aicb_csv
+    if os.path.isfile(path) and looks_aicb_csv(path):
+        return "aicb-csv"
     return "netsim"
 
 
@@ -74,14 +78,19 @@ def detect_job(workload, workload_format: str | None = None, *, overrides=None, 
         return load_chakra(path, comm_groups=opts.get("comm_groups"),
                            gpu_map=_gpu_map(gmap) if gmap else None,
                            peak_flops=float(peak) if peak is not None else None)
+    world = None
+    if graph is not None:
+        from ..topology import gpus
+        world = len(gpus(graph))
+    gmap = _gpu_map(opts["gpu_map"]) if opts.get("gpu_map") else None
     if fmt == "simai":
         from .simai import load_simai
         _only(opts, {"gpu_map"}, "SimAI")
-        world = None
-        if graph is not None:
-            from ..topology import gpus
-            world = len(gpus(graph))
-        return load_simai(path, world=world, gpu_map=_gpu_map(opts["gpu_map"]) if opts.get("gpu_map") else None)
+        return load_simai(path, world=world, gpu_map=gmap)
+    if fmt == "aicb-csv":
+        from .aicb_csv import load_aicb_csv
+        _only(opts, {"gpu_map"}, "AICB CSV")
+        return load_aicb_csv(path, world=len(gmap) if gmap else world, gpu_map=gmap)
     raise AssertionError(fmt)
 
 

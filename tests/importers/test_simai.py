@@ -117,3 +117,36 @@ def test_errors_name_file_line_field_value(tmp_path, text, match):
     p.write_text(text)
     with pytest.raises(InputError, match=r"bad\.txt: " + match):
         load_simai(str(p), world=8)
+
+
+AICB_COLS = "comm_type,comm_group,comm_group_size,msg_size,stage,dst,src,additional,_elapsed_time,algbw,busbw,count"
+
+
+def test_aicb_csv_ordered_collectives_per_group(tmp_path):
+    from netsim.importers.aicb_csv import load_aicb_csv
+    p = tmp_path / "llama_workload.csv"
+    p.write_text("\r\n".join([
+        AICB_COLS,
+        "CommType.barrier,CommGroup.all_nodes,8,0,init.model_setup,None,None,None,None,None,None,1",
+        "CommType.all_reduce,CommGroup.tp_group,2,16777216.0,train.forward,None,None,None,None,None,None,1",
+        "computation,all_nodes,8,0,train.forward,-1,-1,,-1,-1,-1,1",
+        "CommType.reduce_scatter,CommGroup.dp_group,4,4194304,train.optimizer,None,None,None,None,None,None,2",
+        "CommType.epoch_end,CommGroup.all_nodes,8,0,train.optimizer,None,None,None,None,None,None,1",
+        "CommType.all_reduce,CommGroup.tp_group,2,99,train.forward,None,None,None,None,None,None,1", ""]))
+    from netsim.importers import detect_format
+    assert detect_format(str(p)) == "aicb-csv"
+    job = load_aicb_csv(str(p), world=8)
+    assert job.parallelism == {"dp": 4, "tp": 2, "pp": 1}
+    colls = [(t.kind, t.collective, t.size_bytes) for t in job.templates]
+    assert colls == [("tp", "allreduce", 16777216)] * 4 + [("dp", "reducescatter", 4194304)] * 4
+    assert any("computation" in n for n in job.notes) and any("epoch_end" in n for n in job.notes)
+    s = run_training(gpu_cluster(servers=2, gpus_per_server=4), str(p), backend="analytic", progress=False)
+    assert s["collective_bytes_per_iteration"] == {"tp": 4 * 16777216, "dp": 4 * 4194304}
+
+
+def test_aicb_csv_pipeline_rows_are_an_error(tmp_path):
+    from netsim.importers.aicb_csv import load_aicb_csv
+    p = tmp_path / "pp_workload.csv"
+    p.write_text(AICB_COLS + "\nCommType.isend,CommGroup.pp_group,2,1024,train.forward,1,0,,,,,1\n")
+    with pytest.raises(InputError, match=r"pp_workload\.csv: line 2, field comm_type.*'CommType.isend'"):
+        load_aicb_csv(str(p), world=8)

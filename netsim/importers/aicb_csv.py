@@ -1,0 +1,149 @@
+"""AICB's physical workload CSV (``*_workload.csv``) → an :class:`ImportedJob`.
+
+AICB writes one row per operation of one rank's training step, columns
+``comm_type, comm_group, comm_group_size, msg_size, stage, dst, src,
+additional, _elapsed_time, algbw, busbw, count`` (its ``LogItem`` fields, in
+that order; enums written either as ``all_reduce`` or ``CommType.all_reduce``,
+missing values as ``None`` or ``-1``).  The file has no compute and no world
+size: ranks = the topology's GPUs; TP and DP sizes = the ``comm_group_size``
+of the ``tp_group`` / ``dp_group`` rows, PP = ranks / (TP·DP).
+
+Mapping: the rows of the training step (``stage`` starting with ``train``
+when there are such rows, up to the first ``epoch_end``; ``init`` rows are
+counted in the notes) become, in file order, one collective per instance of
+the row's group (``tp_group``, ``dp_group``, ``ep_group``, ``ep_dp_group``,
+``all_nodes``), ``count`` times, each waiting for its members' previous op
+(AICB replays them one after another).  ``msg_size`` is bytes, the nccl-tests
+size.  Left out (reported in ``import_notes``): ``computation`` rows,
+``barrier`` (moves no data).  ``isend``/``irecv`` on ``pp_group`` and
+``embedding_group`` rows are errors (the CSV does not say which way a
+pipeline message goes; use the SimAI ``.txt``, which has ``pp_comm``).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+
+from ..errors import InputError
+from ..workloads.placement import Placement
+from ..workloads.schema import CollectiveSpec
+from .job import ImportedJob, OpTemplate
+
+HEADER = ("comm_type", "comm_group", "comm_group_size", "msg_size")
+_COLL = {"all_reduce": "allreduce", "all_gather": "allgather", "all_gather_into_tensor": "allgather",
+         "reduce_scatter": "reducescatter", "reduce_scatter_tensor": "reducescatter", "all_to_all": "alltoall",
+         "broadcast": "broadcast", "reduce": "reduce"}
+_SKIP = {"computation", "barrier"}
+_GROUP = {"tp_group": "tp", "dp_group": "dp", "ep_group": "ep", "ep_dp_group": "edp", "all_nodes": "all"}
+
+
+def looks_aicb_csv(path: str) -> bool:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            first = f.readline().lstrip("\ufeff").strip().split(",")
+    except OSError:
+        return False
+    return tuple(c.strip() for c in first[:4]) == HEADER
+
+
+def _enum(v: str) -> str:
+    v = (v or "").strip()
+    return v.split(".", 1)[1] if v.startswith(("CommType.", "CommGroup.")) else v
+
+
+def _number(v: str, path: str, where: str) -> int:
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        x = math.nan
+    if not math.isfinite(x) or x < 0 or x != int(x):
+        raise InputError("not a non-negative whole number", source=path, where=where, value=v,
+                         accepted="bytes / a count, e.g. 1048576 or 1048576.0")
+    return int(x)
+
+
+def _rows(path: str) -> tuple[list[dict], list[str]]:
+    with open(path, encoding="utf-8", newline="") as f:
+        text = f.read().lstrip("\ufeff")
+    rows = [dict(r, line=n) for n, r in enumerate(csv.DictReader(io.StringIO(text)), start=2)]
+    train = [r for r in rows if (r.get("stage") or "").startswith("train")]
+    notes = []
+    if train:
+        notes.append(f"{len(rows) - len(train)} rows outside the train stage skipped")
+        rows = train
+    for k, r in enumerate(rows):
+        if _enum(r["comm_type"]) == "epoch_end":
+            if rows[k + 1:]:
+                notes.append(f"{len(rows) - k - 1} rows after the first epoch_end skipped (one iteration imported)")
+            rows = rows[:k]
+            break
+    return rows, notes
+
+
+def load_aicb_csv(path: str, *, world: int | None, gpu_map=None) -> ImportedJob:
+    """Import AICB's workload CSV on ``world`` ranks (the topology's GPU count)."""
+    try:
+        rows, notes = _rows(path)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read ({exc})", source=path, where="file", value=None,
+                         accepted="an AICB workload CSV") from None
+    if world is None:
+        raise InputError("world size unknown", source=path, where="ranks", value=None, accepted="a topology")
+    sizes, ops, skipped = {}, [], {}
+    for r in rows:
+        ct, grp = _enum(r["comm_type"]), _enum(r["comm_group"])
+        where = f"line {r['line']}"
+        if ct in _SKIP:
+            skipped[ct] = skipped.get(ct, 0) + 1
+            continue
+        if ct not in _COLL:
+            raise InputError("communication type netsim cannot import from the CSV", source=path,
+                             where=f"{where}, field comm_type", value=r["comm_type"],
+                             accepted=", ".join(sorted(_COLL)) + " (pipeline sends: use the SimAI .txt)")
+        if grp not in _GROUP:
+            raise InputError("communication group netsim cannot import from the CSV", source=path,
+                             where=f"{where}, field comm_group", value=r["comm_group"], accepted=", ".join(_GROUP))
+        n = _number(r["comm_group_size"], path, f"{where}, field comm_group_size")
+        if grp in ("tp_group", "dp_group", "ep_group"):
+            if sizes.setdefault(grp, n) != n:
+                raise InputError(f"{grp} size differs from an earlier row ({sizes[grp]})", source=path,
+                                 where=f"{where}, field comm_group_size", value=n, accepted=str(sizes[grp]))
+        count = _number(r.get("count") or "1", path, f"{where}, field count") if r.get("count") not in ("", "None",
+                                                                                                      None) else 1
+        ops.append((ct, grp, _number(r["msg_size"], path, f"{where}, field msg_size"), count, r["line"]))
+    notes += [f"{n} {ct} rows not modelled" for ct, n in sorted(skipped.items())]
+    return _job(path, ops, sizes, world, notes, gpu_map)
+
+
+def _job(path, ops, sizes, world, notes, gpu_map) -> ImportedJob:
+    tp, dp = sizes.get("tp_group", 1), sizes.get("dp_group", 1)
+    ep = sizes.get("ep_group", 1)
+    if world % (tp * dp) or dp % ep:
+        raise InputError(f"group sizes tp = {tp}, dp = {dp}, ep = {ep} do not fit {world} ranks", source=path,
+                         where="field comm_group_size", value=world, accepted="tp·dp dividing the GPU count, ep | dp")
+    pp = world // (tp * dp)
+    pl = Placement.build(dp, tp, pp, ("tp", "dp", "pp"), [f"rank{r}" for r in range(world)], source=path, ep=ep)
+    last: dict[int, int] = {}
+    templates = []
+    spec = CollectiveSpec()
+    for k, (ct, grp, size, count, line) in enumerate(ops):
+        kind = _GROUP[grp]
+        instances = [tuple(range(world))] if kind == "all" else pl.groups[kind]
+        nk = {"edp": "dp", "all": "dp"}.get(kind, kind)
+        for rep in range(count):
+            for gi, members in enumerate(instances):
+                if len(members) < 2:
+                    continue
+                gname = "all" if kind == "all" else f"{kind}{gi}"
+                deps = tuple(sorted({last[m] for m in members if m in last}))
+                templates.append(OpTemplate(f"{gname}.{ct}.l{line}.{rep}", nk, tuple(members), group=gname,
+                                            collective=_COLL[ct], size_bytes=size, spec=spec, deps=deps))
+                for m in members:
+                    last[m] = len(templates) - 1
+    groups = {k: pl.groups[k] for k in ("tp", "dp", "pp", "ep", "edp")}
+    return ImportedJob(name=os.path.splitext(os.path.basename(path))[0], source=path, format="aicb-csv",
+                       world_size=world, templates=templates, groups=groups,
+                       stage_of=tuple(pl.stage(r) for r in range(world)), gpu_map=gpu_map,
+                       parallelism={"dp": dp, "tp": tp, "pp": pp}, notes=notes)
