@@ -72,12 +72,15 @@ def detect_job(workload, workload_format: str | None = None, *, overrides=None, 
     path = os.fspath(workload)
     if fmt == "chakra":
         from .chakra import load_chakra
-        _only(opts, {"comm_groups", "peak_flops", "gpu_map"}, "Chakra")
+        _only(opts, {"comm_groups", "peak_flops", "gpu_map", "system"}, "Chakra")
         gmap = opts.get("gpu_map")
         peak = opts.get("peak_flops")
-        return load_chakra(path, comm_groups=opts.get("comm_groups"),
-                           gpu_map=_gpu_map(gmap) if gmap else None,
-                           peak_flops=float(peak) if peak is not None else None)
+        if peak is None and opts.get("system"):
+            from .astra import load_system
+            peak = load_system(opts["system"])[0]["peak_flops"]
+        job = load_chakra(path, comm_groups=opts.get("comm_groups"), gpu_map=_gpu_map(gmap) if gmap else None,
+                          peak_flops=_peak(peak))
+        return _with_system(job, opts)
     world = None
     if graph is not None:
         from ..topology import gpus
@@ -85,13 +88,34 @@ def detect_job(workload, workload_format: str | None = None, *, overrides=None, 
     gmap = _gpu_map(opts["gpu_map"]) if opts.get("gpu_map") else None
     if fmt == "simai":
         from .simai import load_simai
-        _only(opts, {"gpu_map"}, "SimAI")
-        return load_simai(path, world=world, gpu_map=gmap)
+        _only(opts, {"gpu_map", "system"}, "SimAI")
+        return _with_system(load_simai(path, world=world, gpu_map=gmap), opts)
     if fmt == "aicb-csv":
         from .aicb_csv import load_aicb_csv
-        _only(opts, {"gpu_map"}, "AICB CSV")
-        return load_aicb_csv(path, world=len(gmap) if gmap else world, gpu_map=gmap)
+        _only(opts, {"gpu_map", "system"}, "AICB CSV")
+        return _with_system(load_aicb_csv(path, world=len(gmap) if gmap else world, gpu_map=gmap), opts)
     raise AssertionError(fmt)
+
+
+def _peak(value):
+    if value is None:
+        return None
+    import math
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        x = math.nan
+    if not math.isfinite(x) or x <= 0:
+        raise InputError("must be FLOP/s > 0", where="--workload-set peak_flops", value=value)
+    return x
+
+
+def _with_system(job, opts: dict):
+    """The job with an ASTRA-sim system JSON's collective settings (``--workload-set system=FILE``)."""
+    if not opts.get("system"):
+        return job
+    from .astra import apply_system
+    return apply_system(job, opts["system"])[0]
 
 
 def _only(opts: dict, known: set, what: str) -> None:

@@ -213,6 +213,15 @@ from .gpubuilders import gpu_cluster, gpu_server, two_clusters  # noqa: E402
 BUILDERS = {f.__name__: f for f in (dumbbell, leaf_spine, fat_tree, gpu_server, gpu_cluster, two_clusters)}
 
 
+def _register_direct() -> None:
+    """GPU-to-GPU builders (:mod:`.directbuilders`, imported late: it uses this module's defaults)."""
+    from .directbuilders import gpu_mesh, gpu_ring, gpu_torus, multi_dim
+    BUILDERS.update({f.__name__: f for f in (gpu_ring, gpu_mesh, gpu_torus, multi_dim)})
+
+
+_register_direct()
+
+
 def builder_args(name: str) -> list[str]:
     """Argument names accepted by builder ``name``."""
     return list(inspect.signature(BUILDERS[name]).parameters)

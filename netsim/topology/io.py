@@ -100,7 +100,8 @@ def topology_from_dict(doc: dict, source: str = "<dict>") -> nx.Graph:
     if not isinstance(doc, dict):
         raise TopologyError("expected a mapping with nodes: and links:, or builder: and args:", source=source,
                             value=type(doc).__name__)
-    known = {"name", "description", "builder", "args", "nodes", "links", "link_defaults", "node_defaults"}
+    known = {"name", "description", "builder", "args", "nodes", "links", "link_defaults", "node_defaults",
+             "gpu_forwarding"}
     for key in doc:
         if key not in known:
             raise TopologyError("unknown top-level key", source=source, value=key,
@@ -162,6 +163,11 @@ def topology_from_dict(doc: dict, source: str = "<dict>") -> nx.Graph:
     _apply_node_defaults(g, doc.get("node_defaults"), source)
     if "name" in doc:
         g.graph["name"] = doc["name"]
+    if "gpu_forwarding" in doc:     # routes may transit GPUs (netsim.topology.routing)
+        if not isinstance(doc["gpu_forwarding"], bool):
+            raise TopologyError("must be true or false", source=source, where="gpu_forwarding",
+                                value=doc["gpu_forwarding"], accepted="true or false")
+        g.graph["gpu_forwarding"] = doc["gpu_forwarding"]
     return validate(g, source=source)
 
 
@@ -281,9 +287,16 @@ def load_topology(spec) -> nx.Graph:
         low = spec.lower()
         try:
             if low.endswith(YAML_EXT):
-                return topology_from_dict(_read_yaml(spec), source=spec)
+                doc = _read_yaml(spec)
+                if isinstance(doc, dict) and "npus_count" in doc:     # an ASTRA-sim network YAML
+                    from ..importers.astra import astra_network_from_dict
+                    return astra_network_from_dict(doc, source=spec)
+                return topology_from_dict(doc, source=spec)
             if low.endswith(GRAPHML_EXT):
                 return read_graphml(spec)
+            from ..importers.simai_topo import looks_simai_topology, read_simai_topology
+            if looks_simai_topology(spec):
+                return read_simai_topology(spec)
             return read_hpcc_topology(spec)
         except UnicodeDecodeError:
             raise TopologyError("not a text file (UTF-8)", source=spec,

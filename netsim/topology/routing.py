@@ -4,7 +4,10 @@ Modelled:
 
 * a route's intermediate nodes are never ``gpu`` or ``host`` nodes (they are
   endpoints only); every other kind (nic, nvswitch, pcie_switch, switch) may
-  transit;
+  transit — except that a graph with attribute ``gpu_forwarding: True``
+  (GPU-to-GPU rings, meshes and tori, :mod:`.directbuilders`; off by default,
+  as NCCL does not forward through GPUs on switched fabrics) lets routes
+  transit GPUs too;
 * GPU-to-GPU traffic that can stay on NVLink does (as NCCL does): when the
   destination GPU is reachable from a node over NVLink edges only (through
   NVSwitches, never through another GPU), the route from that node takes the
@@ -88,7 +91,8 @@ class Router:
         self._idx: dict = {n: i for i, n in enumerate(self._names)}
         idx = self._idx
         self._ncrc = [zlib.crc32(str(n).encode()) for n in self._names]
-        self._transit = [g.nodes[n].get("kind") not in ENDPOINT_KINDS for n in self._names]
+        relay = {"gpu"} if g.graph.get("gpu_forwarding", False) else set()
+        self._transit = [g.nodes[n].get("kind") not in ENDPOINT_KINDS - relay for n in self._names]
         self._adj: list[tuple[int, ...]] = []
         self._nvadj: list[tuple[int, ...]] = []
         for n in self._names:
@@ -159,7 +163,9 @@ class Router:
             raise RoutingError(f"no route from {src!r} to itself")
         if not self._next(s, d):
             raise RoutingError(f"destination {dst!r} unreachable from {src!r} "
-                               "(no path whose intermediate nodes are all switches/NICs/NVSwitches/PCIe switches)")
+                               "(no path whose intermediate nodes are all switches/NICs/NVSwitches/PCIe switches"
+                               + ("" if self.graph.graph.get("gpu_forwarding") else
+                                  "; GPUs linked to each other need the topology's gpu_forwarding: true") + ")")
         return s, d
 
     # -- public API --------------------------------------------------------------------------------

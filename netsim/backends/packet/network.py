@@ -98,6 +98,9 @@ class Network:
         #: the bound method every hot event carries last in its callbacks (see drive)
         self.drive_cb = self.drive
         self._route_cache: dict = {}
+        if graph.graph.get("gpu_forwarding"):   # GPUs are packet endpoints here: they cannot relay
+            raise InputError("the packet backend cannot forward packets through GPUs", where="topology gpu_forwarding",
+                             value=True, accepted="--backend flow or analytic for GPU-to-GPU rings/meshes/tori")
         self._auto_pfc: dict = {}   # (a, b) -> per priority: (xoff was auto, xon was auto)
         for name in sorted(graph.nodes, key=str):
             attrs = graph.nodes[name]
