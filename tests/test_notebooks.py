@@ -14,7 +14,8 @@ nbclient = pytest.importorskip("nbclient")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NB_DIR = os.path.join(ROOT, "notebooks")
 # notebook -> figures it draws (each must render as a PNG output)
-NOTEBOOKS = {"01_training_step.ipynb": 3, "02_congestion_control.ipynb": 6, "03_fct_traces.ipynb": 2}
+NOTEBOOKS = {"01_training_step.ipynb": 3, "02_congestion_control.ipynb": 6, "03_fct_traces.ipynb": 2,
+             "04_imported_jobs.ipynb": 1}
 BUDGET_S = 120          # the limit per notebook
 
 
