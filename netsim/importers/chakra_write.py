@@ -34,7 +34,7 @@ from .etstream import join_messages
 PS_PER_US = 10**6
 #: netsim collective name -> Chakra CollectiveCommType name
 COLL_OF = {"allreduce": "ALL_REDUCE", "allgather": "ALL_GATHER", "reducescatter": "REDUCE_SCATTER",
-           "alltoall": "ALL_TO_ALL", "broadcast": "BROADCAST"}
+           "alltoall": "ALL_TO_ALL", "broadcast": "BROADCAST", "reduce": "REDUCE"}
 SCHEMA_VERSION = "0.0.4"
 
 
@@ -122,7 +122,7 @@ def workload_ops(workload, graph=None, *, overrides=None, workload_format=None, 
     from ..workloads import load_workload, place
     from ..workloads.placement import resolve_partition
     from . import detect_job
-    job = detect_job(workload, workload_format, overrides=overrides)
+    job = detect_job(workload, workload_format, overrides=overrides, graph=graph)
     if job is not None:
         return job.name, job.world_size, job.builder().build(0)
     wl = load_workload(workload, overrides=overrides)

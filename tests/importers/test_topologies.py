@@ -100,3 +100,18 @@ def test_system_json_maps_and_reports(tmp_path):
     s, notes = load_system(str(p))
     assert s == {"algorithm": "tree", "channels": 2, "splits": 4, "peak_flops": 900e12}
     assert any("all-gather-implementation" in n for n in notes) and any("scheduling-policy" in n for n in notes)
+
+
+def test_system_json_applies_to_an_imported_job(tmp_path):
+    from netsim.importers import detect_job
+    wl = tmp_path / "micro.txt"
+    wl.write_text("MICRO\n1\nar -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 1048576 1\n")
+    p = tmp_path / "system.json"
+    p.write_text(json.dumps({"all-reduce-implementation": ["halvingDoubling"], "preferred-dataset-splits": 8,
+                             "active-chunks-per-dimension": 2, "endpoint-delay": 10}))
+    job = detect_job(str(wl), overrides={"system": str(p)}, graph=load_topology("gpu_server:gpus=4"))
+    (op,) = job.templates
+    assert (op.spec.algorithm, op.spec.channels, op.spec.chunk_bytes) == ("halving_doubling", 2, 131072)
+    assert any("endpoint-delay" in n for n in job.notes)
+    with pytest.raises(InputError, match=r"--workload-set: not an option of the SimAI importer \(got 'bogus'\)"):
+        detect_job(str(wl), overrides={"bogus": 1})
