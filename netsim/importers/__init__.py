@@ -72,9 +72,11 @@ def detect_job(workload, workload_format: str | None = None, *, overrides=None, 
     path = os.fspath(workload)
     if fmt == "chakra":
         from .chakra import load_chakra
-        _only(opts, {"comm_groups", "peak_flops", "gpu_map", "system"}, "Chakra")
+        _only(opts, {"comm_groups", "peak_flops", "gpu", "gpu_map", "system"}, "Chakra")
         gmap = opts.get("gpu_map")
         peak = opts.get("peak_flops")
+        if peak is None and opts.get("gpu"):
+            peak = _gpu_rate(str(opts["gpu"]))
         if peak is None and opts.get("system"):
             from .astra import load_system
             peak = load_system(opts["system"])[0]["peak_flops"]
@@ -95,6 +97,19 @@ def detect_job(workload, workload_format: str | None = None, *, overrides=None, 
         _only(opts, {"gpu_map", "system"}, "AICB CSV")
         return _with_system(load_aicb_csv(path, world=len(gmap) if gmap else world, gpu_map=gmap), opts)
     raise AssertionError(fmt)
+
+
+#: precision assumed for a Chakra COMP node's num_ops when only a GPU model is named (training runs bf16)
+CHAKRA_GPU_PRECISION = "bf16"
+
+
+def _gpu_rate(name: str) -> float:
+    """FLOP/s a named GPU preset sustains: its bf16 peak times its utilization μ (netsim.workloads.gpus)."""
+    from ..workloads.gpus import GPUS
+    if name not in GPUS:
+        raise InputError("unknown GPU model", where="--workload-set gpu", value=name, accepted=", ".join(GPUS))
+    g = GPUS[name]
+    return g.peak_flops(CHAKRA_GPU_PRECISION) * g.utilization
 
 
 def _peak(value):

@@ -183,3 +183,16 @@ def test_detection_and_read_back(tmp_path):
     meta, nodes = read_et(str(tmp_path / "job.0.et"))
     assert meta.version == "0.0.4" and len(nodes) == sum(1 for op in ops if 0 in op.ranks)
     assert g is not None
+
+
+def test_flops_from_a_gpu_model(et_writer, tmp_path):
+    from netsim.importers import detect_job
+    from netsim.workloads.gpus import GPUS
+    k = Node(id=1, name="gemm", type=NODE_TYPES["COMP_NODE"])
+    k.attr.add(name="num_ops", uint64_val=10**12)
+    et_writer(0, [k])
+    job = detect_job(str(tmp_path / "trace"), overrides={"gpu": "h100"})
+    want = 1e12 / (GPUS["h100"].peak_flops("bf16") * GPUS["h100"].utilization)
+    assert job.templates[0].duration_ps == round(want * 1e12)
+    with pytest.raises(InputError, match=r"--workload-set gpu: unknown GPU model \(got 'z80'\)"):
+        detect_job(str(tmp_path / "trace"), overrides={"gpu": "z80"})

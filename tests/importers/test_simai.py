@@ -150,3 +150,15 @@ def test_aicb_csv_pipeline_rows_are_an_error(tmp_path):
     p.write_text(AICB_COLS + "\nCommType.isend,CommGroup.pp_group,2,1024,train.forward,1,0,,,,,1\n")
     with pytest.raises(InputError, match=r"pp_workload\.csv: line 2, field comm_type.*'CommType.isend'"):
         load_aicb_csv(str(p), world=8)
+
+
+def test_header_quirks_pp_comm_without_colon_checkpoints_and_unknown_tokens(tmp_path):
+    p = tmp_path / "q.txt"
+    p.write_text("HYBRID_TRANSFORMER model_parallel_NPU_group: 1 ep: 1 pp: 2 vpp: 4 ga: 1 all_gpus: 2 "
+                 "checkpoints: 2 0 1 checkpoint_initiates: 1 1 pp_comm 4096 extra_flag\n"
+                 "1\n\n  l0 -1 5 NONE 0 5 NONE 0 5 NONE 0 0   \n\n")
+    job = load_simai(str(p))
+    sends = [t for t in job.templates if t.collective == "send"]
+    assert {t.size_bytes for t in sends} == {4096} and len(sends) == 2
+    assert any("vpp" in n for n in job.notes) and any("checkpoints" in n for n in job.notes)
+    assert any("extra_flag" in n for n in job.notes)
