@@ -86,7 +86,8 @@ def detect_job(workload, workload_format: str | None = None, *, overrides=None, 
     world = None
     if graph is not None:
         from ..topology import gpus
-        world = len(gpus(graph))
+        from ..topology.query import hosts
+        world = len(gpus(graph)) or len(hosts(graph)) or None      # an HPCC topology: its hosts are the NPUs
     gmap = _gpu_map(opts["gpu_map"]) if opts.get("gpu_map") else None
     if fmt == "simai":
         from .simai import load_simai

@@ -131,9 +131,11 @@ class ImportedJob:
     collectives = {}  # noqa: RUF012 (class attribute, not a field)
 
     def place(self, graph) -> ImportedPlacement:
-        """Ranks onto the topology's GPUs (in order, or the mapping file's names)."""
+        """Ranks onto the topology's GPUs (in order, or the mapping file's names); its hosts if it has no GPU."""
         from ..topology import gpus
-        names = list(gpus(graph))
+        from ..topology.query import hosts
+        # an HPCC topology.txt (as ASTRA-sim's ns-3 backend ships them) has hosts, no GPUs: the hosts are the NPUs
+        names = list(gpus(graph)) or list(hosts(graph))
         if self.gpu_map is not None:
             missing = [g for g in self.gpu_map if g not in graph]
             if missing:

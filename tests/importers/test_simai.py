@@ -162,3 +162,14 @@ def test_header_quirks_pp_comm_without_colon_checkpoints_and_unknown_tokens(tmp_
     assert {t.size_bytes for t in sends} == {4096} and len(sends) == 2
     assert any("vpp" in n for n in job.notes) and any("checkpoints" in n for n in job.notes)
     assert any("extra_flag" in n for n in job.notes)
+
+
+def test_a_job_on_an_hpcc_topology_uses_its_hosts_as_npus(tmp_path):
+    import os
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    p = tmp_path / "micro.txt"
+    p.write_text("MICRO\n1\nar -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8000000 1\n")
+    s = run_training(os.path.join(root, "topologies", "hpcc_small", "topology.txt"), str(p), backend="analytic",
+                     progress=False)
+    n = 8
+    assert s["parallelism"]["gpus"] == n and s["flow_bytes_per_iteration"]["dp"] == [2 * (n - 1) * 8000000]
