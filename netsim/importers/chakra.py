@@ -13,7 +13,9 @@ same type and size); a ``COMM_SEND_NODE`` on src and the matching
 Sizes: ``comm_size`` is taken as ASTRA-sim consumes it, the collective's full
 buffer (ASTRA-sim's ring splits ``comm_size`` into one chunk per member): the
 all-reduce buffer, the all-gather *output*, the reduce-scatter *input* — the
-nccl-tests size netsim's ops use, so no conversion.  Compute time:
+nccl-tests size netsim's ops use, so no conversion.  A rank runs its compute
+nodes one at a time, in dependency order (ties: node id), as ASTRA-sim's
+per-NPU compute resource does; communication overlaps compute.  Compute time:
 ``duration_micros`` (µs), or ``netsim.duration_ps`` when netsim wrote the file,
 or attr ``num_ops`` (FLOPs) / ``peak_flops`` when the duration is 0.
 ``MEM_LOAD_NODE``/``MEM_STORE_NODE`` are local compute-stream ops of their
@@ -197,7 +199,7 @@ class _Merger:
         n = len(self.ops)
         order = sorted(range(n), key=lambda i: self.ops[i]["key"])
         pos = {i: k for k, i in enumerate(order)}
-        self._check_acyclic()
+        self._serialize_compute(self._topological_order())
         out = []
         for i in order:
             op = self.ops[i]
@@ -205,8 +207,9 @@ class _Merger:
             out.append(OpTemplate(deps=tuple(sorted(pos[d] for d in op["deps"] if d != i)), **fields))
         return out
 
-    def _check_acyclic(self) -> None:
-        """Kahn's algorithm over the merged graph: a cycle across ranks is an error."""
+    def _topological_order(self) -> list[int]:
+        """Kahn's algorithm, ties broken by first node id; a cycle across ranks is an error."""
+        import heapq
         n = len(self.ops)
         succs = [[] for _ in range(n)]
         indeg = [0] * n
@@ -214,20 +217,34 @@ class _Merger:
             for d in op["deps"] - {i}:
                 succs[d].append(i)
                 indeg[i] += 1
-        todo = [i for i in range(n) if indeg[i] == 0]
-        seen = 0
-        while todo:
-            i = todo.pop()
-            seen += 1
+        heap = [(self.ops[i]["key"], i) for i in range(n) if indeg[i] == 0]
+        heapq.heapify(heap)
+        order = []
+        while heap:
+            _, i = heapq.heappop(heap)
+            order.append(i)
             for s in succs[i]:
                 indeg[s] -= 1
                 if indeg[s] == 0:
-                    todo.append(s)
-        if seen < n:
+                    heapq.heappush(heap, (self.ops[s]["key"], s))
+        if len(order) < n:
             stuck = next(op for i, op in enumerate(self.ops) if indeg[i] > 0)
             raise InputError("dependency cycle across ranks", source=self.files[min(stuck["members"])],
                              where=f"op {stuck['name']!r}", value=sorted(stuck["members"]),
                              accepted="an acyclic execution trace")
+        return order
+
+    def _serialize_compute(self, order: list[int]) -> None:
+        """One compute at a time per rank (ASTRA-sim's per-NPU compute resource), in dependency order."""
+        last: dict[int, int] = {}
+        for i in order:
+            op = self.ops[i]
+            if op.get("collective"):
+                continue
+            r = op["ranks"][0]
+            if r in last:
+                op["deps"].add(last[r])
+            last[r] = i
 
 
 def load_chakra(path: str, *, comm_groups: str | None = None, gpu_map=None, peak_flops: float | None = None,

@@ -196,3 +196,9 @@ def test_flops_from_a_gpu_model(et_writer, tmp_path):
     assert job.templates[0].duration_ps == round(want * 1e12)
     with pytest.raises(InputError, match=r"--workload-set gpu: unknown GPU model \(got 'z80'\)"):
         detect_job(str(tmp_path / "trace"), overrides={"gpu": "z80"})
+
+
+def test_independent_compute_nodes_of_a_rank_run_one_at_a_time(et_writer, tmp_path):
+    et_writer(0, [_comp(1, 10), _comp(2, 20), _comp(3, 5, deps=[1])])   # 2 is independent of 1 and 3
+    s = run_training(gpu_server(gpus=1), str(tmp_path / "trace"), backend="analytic", progress=False)
+    assert s["iteration_time_s"] == pytest.approx(35e-6)
