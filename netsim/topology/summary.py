@@ -112,7 +112,7 @@ def summary(graph: nx.Graph, bisection: bool = True) -> dict:
     dict
         ``nodes`` (total), ``links`` (total), ``node_kinds`` {kind: count},
         ``link_kinds`` {kind: {"count", "rates_bps" {rate: count}, "delays_ns" {delay: count}}},
-        ``nic_kinds`` {nic_kind: count}, ``servers`` (count), ``clusters``,
+        ``nic_kinds`` {nic_kind: count}, ``servers`` (count), ``gpu_forwarding`` (bool), ``clusters``,
         ``scaleup_domains`` {"count", "sizes" {GPUs: domains}, "names"} (see
         :mod:`.domains`), ``oversubscription`` (:func:`oversubscription_by_tier`), ``bisection_bps`` (float, or None with ``bisection_note``).
     """
@@ -133,6 +133,7 @@ def summary(graph: nx.Graph, bisection: bool = True) -> dict:
         "nic_kinds": dict(sorted(Counter(a["nic_kind"] for _, a in graph.nodes(data=True)
                                          if "nic_kind" in a).items())),
         "servers": len({a["server"] for _, a in graph.nodes(data=True) if "server" in a}),
+        "gpu_forwarding": bool(graph.graph.get("gpu_forwarding", False)),
         "clusters": sorted({str(a["cluster"]) for _, a in graph.nodes(data=True) if "cluster" in a},
                            key=natural_key),
         "scaleup_domains": domain_summary(graph),
@@ -164,6 +165,8 @@ def format_summary(s: dict) -> str:
         lines.append(f"scale-up domains (GPUs joined by NVLink/NVSwitch/PCIe, no NIC): {dom['count']} "
                      f"({sizes}){names}" + ("; the server attributes group GPUs otherwise, and hierarchical "
                                              "collectives follow them" if dom.get("server_attr_differs") else ""))
+    if s.get("gpu_forwarding"):
+        lines.append("GPU forwarding: on (routes may transit GPUs; the packet backend refuses this topology)")
     if s["nic_kinds"]:
         lines.append("nic kinds: " + ", ".join(f"{k}={v}" for k, v in s["nic_kinds"].items()))
     for kind, d in s["link_kinds"].items():
