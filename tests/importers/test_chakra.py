@@ -202,3 +202,13 @@ def test_independent_compute_nodes_of_a_rank_run_one_at_a_time(et_writer, tmp_pa
     et_writer(0, [_comp(1, 10), _comp(2, 20), _comp(3, 5, deps=[1])])   # 2 is independent of 1 and 3
     s = run_training(gpu_server(gpus=1), str(tmp_path / "trace"), backend="analytic", progress=False)
     assert s["iteration_time_s"] == pytest.approx(35e-6)
+
+
+def test_imported_runs_are_byte_identical(tmp_path):
+    g = load_topology(os.path.join(ROOT, "topologies", "leaf_spine_64gpu.yaml"))
+    _export(os.path.join(ROOT, "workloads", "bert-large-small.yaml"), g, tmp_path / "et")
+    outs = []
+    for k in range(2):
+        run_training(g, str(tmp_path / "et"), backend="flow", progress=False, out_dir=str(tmp_path / f"r{k}"))
+        outs.append([(tmp_path / f"r{k}" / f).read_bytes() for f in ("ops.csv", "fct.csv")])
+    assert outs[0] == outs[1]
