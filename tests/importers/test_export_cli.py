@@ -48,3 +48,16 @@ def test_hpcc_flow_txt_export_reads_back(tmp_path):
     got = sorted((f.src, f.dst, f.size_bytes, f.start_ns) for f in load_flows(str(out), g))
     want = sorted((f.src, f.dst, f.size_bytes, f.start_ns) for f in load_flows(flows, g))
     assert got == want
+
+
+def test_whatif_applies_to_an_imported_job_as_to_the_original(tmp_path):
+    et = tmp_path / "et"
+    assert main(["export", "chakra", BERT, "--out", str(et), "--quiet"]) == 0
+    times = []
+    for wl, d in ((BERT, "a"), (str(et), "b")):
+        assert main(["run", TOPO, wl, "--out", str(tmp_path / d), "--backend", "analytic", "--quiet", "--no-trace",
+                     "--straggler", "0=2", "--inject-delay", "allreduce@dp=10us"]) == 0
+        times.append(json.loads((tmp_path / d / "summary.json").read_text())["iteration_time_s"])
+    plain = tmp_path / "p"
+    assert main(["run", TOPO, str(et), "--out", str(plain), "--backend", "analytic", "--quiet", "--no-trace"]) == 0
+    assert times[0] == times[1] > json.loads((plain / "summary.json").read_text())["iteration_time_s"]
