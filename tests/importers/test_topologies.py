@@ -115,3 +115,20 @@ def test_system_json_applies_to_an_imported_job(tmp_path):
     assert any("endpoint-delay" in n for n in job.notes)
     with pytest.raises(InputError, match=r"--workload-set: not an option of the SimAI importer \(got 'bogus'\)"):
         detect_job(str(wl), overrides={"bogus": 1})
+
+
+def test_simai_nvlink_only_file_runs_a_simai_micro_allreduce(tmp_path):
+    # gen_Topo_Template.py's NVLink_Only layout: 8 GPUs, one NVSwitch, switch count 0, trailing space on line 2
+    lines = ["9 8 1 0 8 A100", "8 "] + [f"{i} 8 2400Gbps 0.000025ms 0" for i in range(8)]
+    topo = tmp_path / "A100_8g_nvlink_only.topo"
+    topo.write_text("\n".join(lines) + "\n")
+    wl = tmp_path / "micro.txt"
+    wl.write_text("MICRO\n1\nar -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 1048576 1\n")
+    from netsim.runtime.api import run_training
+    s = run_training(str(topo), str(wl), backend="analytic", progress=False)
+    n, size = 8, 1 << 20
+    chunk = size // n
+    wire = chunk + -(-chunk // (1500 - 62)) * 62
+    step_s = wire * 8 / 2.4e12 + 1500 * 8 / 2.4e12 + 2 * 25e-9
+    assert s["flow_bytes_per_iteration"]["dp"] == [2 * (n - 1) * size]
+    assert s["iteration_time_s"] == pytest.approx(2 * (n - 1) * step_s, rel=0.01)
