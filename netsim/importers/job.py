@@ -141,6 +141,10 @@ class ImportedJob:
             if missing:
                 raise InputError("GPU not in the topology", source=self.source, where="rank mapping",
                                  value=missing[0], accepted=f"one of {names[:8]}…")
+            if len(self.gpu_map) != self.world_size or len(set(self.gpu_map)) != len(self.gpu_map):
+                raise InputError(f"needs {self.world_size} distinct GPU names, one per rank", source=self.source,
+                                 where="rank mapping", value=len(self.gpu_map),
+                                 accepted=f"{self.world_size} distinct names")
             chosen = tuple(self.gpu_map)
         else:
             if len(names) < self.world_size:

@@ -212,3 +212,19 @@ def test_imported_runs_are_byte_identical(tmp_path):
         run_training(g, str(tmp_path / "et"), backend="flow", progress=False, out_dir=str(tmp_path / f"r{k}"))
         outs.append([(tmp_path / f"r{k}" / f).read_bytes() for f in ("ops.csv", "fct.csv")])
     assert outs[0] == outs[1]
+
+
+def test_rank_to_gpu_mapping_file(et_writer, tmp_path):
+    for r in range(2):
+        et_writer(r, [_coll(1, "ALL_REDUCE", 1 << 16)])
+    g = load_topology("gpu_cluster:servers=2,gpus_per_server=2,spines=0")
+    mapping = tmp_path / "map.txt"
+    mapping.write_text("# rank order\ns1.gpu1\ns0.gpu0\n")
+    s = run_training(g, str(tmp_path / "trace"), backend="analytic", progress=False, keep_records=True,
+                     workload_overrides={"gpu_map": str(mapping)})
+    assert s["_placement"].gpu_of == ("s1.gpu1", "s0.gpu0")
+    assert {rec.src for rec in s["records"]["fct"]} == {"s1.gpu1", "s0.gpu0"}
+    mapping.write_text("s1.gpu1\n")
+    with pytest.raises(InputError, match="rank mapping: needs 2 distinct GPU names"):
+        run_training(g, str(tmp_path / "trace"), backend="analytic", progress=False,
+                     workload_overrides={"gpu_map": str(mapping)})
