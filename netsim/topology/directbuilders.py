@@ -26,6 +26,8 @@ from ..units import parse_rate, parse_time_ns
 from .builders import _D
 
 DIM_KINDS = ("Ring", "FullyConnected", "Switch")
+#: delay of the PCIe hop GPU -> NIC inserted on a Switch dimension (ASTRA-sim has no such hop: 0 keeps its latency)
+SWITCH_NIC_DELAY_NS = 0
 
 
 def _list(value, what: str) -> list:
@@ -92,7 +94,7 @@ def _wire(g, d, kind, members, rate, delay, tag) -> None:
         for m in members:
             nic = f"{m}.nic{d}"
             g.add_node(nic, kind="nic", nic_kind="ethernet", server=g.nodes[m]["server"])
-            g.add_edge(m, nic, rate_bps=rate, delay_ns=0, kind="pcie")
+            g.add_edge(m, nic, rate_bps=rate, delay_ns=SWITCH_NIC_DELAY_NS, kind="pcie")
             g.add_edge(nic, sw, rate_bps=rate, delay_ns=delay, kind="ethernet")
         return
     for a, b in pairs:
