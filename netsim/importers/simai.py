@@ -29,7 +29,9 @@ micro-batch blocks and each block's end sends ``pp_comm`` bytes to the next
 stage (forward) and each block's start, in backward, to the previous stage;
 stages run GPipe order (all forwards, then all backwards).  ``MICRO``: every
 row's wg collective on all ranks, one after another, no compute (SimAI itself
-issues only the first row).  Left out: ``vpp`` (interleaving), recomputation
+issues only the first row).  ``DATA``: pure data parallelism on all ranks
+(TP = PP = 1): fwd and ig slots carry no communication (SimAI involves no
+dimension for them), wg collectives on all ranks.  Left out: ``vpp`` (interleaving), recomputation
 (SimAI's parser never marks a layer as initiating it: ``checkpoints`` are
 parsed and reported only), ``ALLREDUCEALLTOALL`` and ``HYBRID_*`` policies other
 than the two above (errors).
@@ -39,7 +41,7 @@ from __future__ import annotations
 import re
 
 from ..errors import InputError
-POLICIES = ("HYBRID_TRANSFORMER_FWD_IN_BCKWD", "HYBRID_TRANSFORMER", "MICRO")
+POLICIES = ("HYBRID_TRANSFORMER_FWD_IN_BCKWD", "HYBRID_TRANSFORMER", "MICRO", "DATA")
 _COLLS = {"ALLREDUCE": "allreduce", "ALLGATHER": "allgather", "REDUCESCATTER": "reducescatter",
           "ALLTOALL": "alltoall"}
 _INT_KEYS = {"model_parallel_NPU_group:": "tp", "ep:": "ep", "pp:": "pp", "vpp:": "vpp", "ga:": "ga",
@@ -55,7 +57,7 @@ def looks_simai(path: str) -> bool:
             head = f.read(256).decode("utf-8", "replace").lstrip("\ufeff").split()
     except OSError:
         return False
-    return bool(head) and head[0] in POLICIES + ("DATA", "MODEL", "HYBRID_DATA_MODEL", "HYBRID_MODEL_DATA",
+    return bool(head) and head[0] in POLICIES + ("MODEL", "HYBRID_DATA_MODEL", "HYBRID_MODEL_DATA",
                                                  "HYBRID_DLRM", "HYBRID_DLRM_ENHANCED", "HYBRID_CUSTOMIZED",
                                                  "DISTRIBUTED_INFERENCE")
 

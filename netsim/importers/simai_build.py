@@ -144,15 +144,17 @@ def make_job(path: str, h: dict, rows: list, notes: list, world: int | None, gpu
     if n is None:
         raise InputError("world size unknown", source=path, where="line 1, field all_gpus", value=None,
                          accepted="all_gpus: N, or a topology")
-    if h["policy"] == "MICRO":
+    if h["policy"] in ("MICRO", "DATA"):
         tp = pp = 1
+        if h["policy"] == "DATA":       # SimAI involves no dimension in DATA's fwd/ig slots
+            rows = [dict(r, fwd_comm=None, ig_comm=None) for r in rows]
     else:
         tp, pp = h["tp"], h["pp"]
     if n % (tp * pp):
         raise InputError(f"all_gpus = {n} is not a multiple of tp·pp = {tp * pp}", source=path,
                          where="line 1, field all_gpus", value=n, accepted="a multiple of model_parallel_NPU_group·pp")
     dp = n // (tp * pp)
-    ep = h["ep"] if h["policy"] != "MICRO" else 1
+    ep = h["ep"] if h["policy"] not in ("MICRO", "DATA") else 1
     if dp % ep:
         raise InputError(f"ep = {ep} does not divide dp = {dp}", source=path, where="line 1, field ep", value=ep,
                          accepted=f"a divisor of {dp}")

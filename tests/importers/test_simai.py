@@ -173,3 +173,12 @@ def test_a_job_on_an_hpcc_topology_uses_its_hosts_as_npus(tmp_path):
                      progress=False)
     n = 8
     assert s["parallelism"]["gpus"] == n and s["flow_bytes_per_iteration"]["dp"] == [2 * (n - 1) * 8000000]
+
+
+def test_data_policy_has_only_wg_collectives_on_all_ranks(tmp_path):
+    p = tmp_path / "data.txt"
+    p.write_text("DATA\n2\nconv1 -1 100 ALLREDUCE 999 100 ALLREDUCE 999 100 ALLREDUCE 4096 0\n"
+                 "fc -1 100 NONE 0 100 NONE 0 100 ALLREDUCE 8192 0\n")
+    job = load_simai(str(p), world=4)
+    colls = [(t.ranks, t.size_bytes) for t in job.templates if t.collective]
+    assert colls == [((0, 1, 2, 3), 8192), ((0, 1, 2, 3), 4096)]      # backward order, fwd/ig slots ignored
