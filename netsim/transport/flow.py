@@ -35,12 +35,15 @@ NORMAL = 1
 
 
 class _Tick:
-    """A one-shot wake-up of a flow (retransmit timer or pacing); it is its own SimPy event.
+    """A one-shot wake-up of a flow (retransmit timer or delayed ACK); it is its own SimPy event.
 
-    With ``drive`` (the network's :meth:`~netsim.backends.packet.network.Network.drive`)
-    as its last callback the network's event loop handles it in line, like a
-    port wake-up, instead of handing control back to SimPy's ``step()``
-    (same heap order, so the same simulation).
+    With ``drive`` (the network scheduler's drive loop,
+    :meth:`~netsim.backends.packet.scheduler.Scheduler.drive`) as its last
+    callback the network's event loop handles it in line, like a port
+    wake-up, instead of handing control back to SimPy's ``step()`` (same heap
+    order, so the same simulation). It refers to its flow only while it is
+    pending (through the bound method in ``callbacks``, which the event loop
+    drops when it fires), so a finished flow is not kept alive by a cycle.
     """
 
     __slots__ = ("callbacks", "at")
@@ -49,6 +52,33 @@ class _Tick:
     def __init__(self, cb, at: int, drive=None):
         self.callbacks = (cb,) if drive is None else (cb, drive)
         self.at = at
+
+
+class _PaceTick:
+    """A flow's reusable pacing tick: at ``at`` (ps) it kicks the flow's NIC port.
+
+    It holds its flow only while it is pending (``flow`` is cleared when it
+    fires) and its callbacks are a module function, not a bound method: a
+    flow and its tick form no reference cycle, so a finished flow is freed by
+    reference counting at once (cyclic garbage waits for a full collection,
+    which :mod:`netsim.gctune` makes rare).
+    """
+
+    __slots__ = ("callbacks", "at", "flow")
+    _ok = True
+
+    def __init__(self):
+        self.callbacks = None
+        self.at = 0
+        self.flow = None
+
+
+def _pace_fire(ev) -> None:
+    """A pacing tick fired: the flow may send again; kick its port."""
+    flow = ev.flow
+    ev.flow = None
+    flow.pace_ev = None
+    flow.port.kick()
 
 
 class Flow(ABC):
@@ -89,8 +119,8 @@ class Flow(ABC):
         #: host-stack per-connection cap as ps per payload byte (0.0 = uncapped; netsim.hoststack)
         self.cap_ps_per_byte = 0.0
         self.pace_ev = None
-        self._pace_tick = _Tick(self._pace_fire, 0, self._drive)
-        self._pace_cbs = self._pace_tick.callbacks
+        self._pace_tick = _PaceTick()
+        self._pace_cbs = (_pace_fire, self._drive) if self._drive is not None else (_pace_fire,)
         self._hq = self.env._queue      # SimPy's event heap and id counter (scheduling without Event objects)
         self._eid = self.env._eid
         self.timer_ev = None
@@ -184,16 +214,8 @@ class Flow(ABC):
             ev = self.pace_ev = self._pace_tick
             ev.callbacks = self._pace_cbs
             ev.at = at
+            ev.flow = self
             heappush(self._hq, (at, NORMAL, next(self._eid), ev))
-
-    def _pace_fire(self, ev) -> None:
-        self.pace_ev = None
-        port = self.port
-        if not port.wake_pending:  # port.kick(), inlined
-            if self.env._now >= port.busy_until:
-                port._wake(None)
-            else:
-                port._schedule_wake()
 
     def wake_sender(self) -> None:
         """Put the flow back on its NIC's round robin if it can send, and kick the NIC."""

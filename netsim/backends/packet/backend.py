@@ -26,6 +26,7 @@ from ...records import EMPTY_TAG, FlowTag, make_record
 from ...units import PS_PER_NS
 from ..base import Backend, register_backend
 from ..ideal import hops, ideal_fct_exact_ns
+from .accounting import FlowAccounting
 from .defaults import resolve_params
 from .network import Network
 from .node import ENDPOINT_KINDS
@@ -86,9 +87,8 @@ class PacketBackend(Backend):
         self.flows_started = 0
         self.completed = 0
         self.bytes_delivered = 0
-        self.totals = dict(retransmitted_bytes=0, retransmits=0, timeouts=0, ecn_marked_packets=0,
-                           cnps=0)
-        self.fairness: list = []      # (size, fct_ns, window_bytes, overlap_ns) per finished flow
+        #: transport counters and Jain's index of finished flows, as running sums (nothing kept per flow)
+        self.accounting = FlowAccounting(p["jain_start_ns"], p["jain_window_ns"])
         self.hpcc_fct = hpcc_fct
         self.hpcc_rows: list[str] = []
         self._sport: dict = {}
@@ -377,6 +377,7 @@ class PacketBackend(Backend):
                           timeouts=flow.timeouts, cnps_received=flow.cnps_received)
         self.completed += 1
         self.bytes_delivered += flow.size
+        self.accounting.recorded_row(rec)
         if self.sink is not None:
             self.sink.add(rec)
         self._maybe_retire(flow)
@@ -388,7 +389,7 @@ class PacketBackend(Backend):
         net = self.net
         if net.flows.pop(flow.fid, None) is not None:
             net.active -= 1
-            self._add_totals(flow)
+            self.accounting.flow_ended(flow, completed=False)
 
     def _acked(self, flow) -> None:
         if self.hpcc_fct:
@@ -404,16 +405,7 @@ class PacketBackend(Backend):
         if net.flows.pop(flow.fid, None) is None:
             return
         net.active -= 1
-        self._add_totals(flow)
-        self.fairness.append((flow.size, flow.end_ps - flow.start_ps, flow.start_ps, flow.end_ps, flow.win_bytes))
-
-    def _add_totals(self, flow) -> None:
-        t = self.totals
-        t["retransmitted_bytes"] += flow.retransmitted_bytes
-        t["retransmits"] += flow.retransmits
-        t["timeouts"] += flow.timeouts
-        t["ecn_marked_packets"] += flow.ecn_marked_packets
-        t["cnps"] += flow.cnps_received
+        self.accounting.flow_ended(flow, completed=True)
 
     def _hpcc_row(self, flow) -> None:
         if self._node_id is None:
@@ -452,21 +444,8 @@ class PacketBackend(Backend):
         counts with the little it delivered there (e.g. 2 equal flows, one
         done before the last half of the run: index 0.5 over that half).
         """
-        p = self.params
-        w = p["jain_window_ns"] * PS_PER_NS
-        if w <= 0:
-            xs = [size / fct for size, fct, *_ in self.fairness if fct > 0]
-        else:
-            lo = p["jain_start_ns"] * PS_PER_NS
-            end = self.last_ps if not self.net.flows else self.env._now
-            hi = min(lo + w, end)
-            if hi <= lo:
-                return None
-            xs = [win / (hi - lo) for _, _, s, _, win in self.fairness if s < hi]
-            xs += [f.win_bytes / (hi - lo) for f in self.net.flows.values() if f.start_ps < hi]
-        if not xs or not any(xs):
-            return None
-        return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs))
+        end = self.last_ps if not self.net.flows else self.env.now
+        return self.accounting.jain(end, self.net.flows.values())
 
     def stats(self) -> dict:
         net = self.net
@@ -477,13 +456,7 @@ class PacketBackend(Backend):
             t = q.pause_time_ps + sum(now - q.pause_since[i] for i in range(9) if q.paused[i])
             if t or q.pauses:
                 pause_time[f"{q.name}->{q.peer_name}"] = (t + 500) // PS_PER_NS
-        t = dict(self.totals)
-        for f in net.flows.values():  # flows still running
-            t["retransmitted_bytes"] += f.retransmitted_bytes
-            t["retransmits"] += f.retransmits
-            t["timeouts"] += f.timeouts
-            t["ecn_marked_packets"] += f.ecn_marked_packets
-            t["cnps"] += f.cnps_received
+        t, outside = self.accounting.counters(net.flows.values())
         hops_ = sum(q.tx_packets for q in ports)
         return {
             "backend": "packet",
@@ -496,7 +469,7 @@ class PacketBackend(Backend):
             "dropped_payload_bytes": net.dropped_payload_bytes,
             "drops_by_priority": {str(i): n for i, n in enumerate(net.drops_by_prio[:8]) if n},
             "ecn_marks": sum(q.ecn_marks for q in ports),
-            "ecn_marked_packets_received": t["ecn_marked_packets"],
+            "ecn_marked_packets_received": t["ecn_marked_packets_received"],
             "cnps": t["cnps"],
             "pfc_pauses": sum(q.pauses for q in ports),
             "pfc_pause_time_ns": pause_time,
@@ -504,6 +477,7 @@ class PacketBackend(Backend):
             "retransmitted_bytes": t["retransmitted_bytes"],
             "retransmits": t["retransmits"],
             "timeouts": t["timeouts"],
+            "transport_counters_outside_fct": outside,
             "packet_hops": hops_,
             "jain_fairness": self.jain_fairness(),
             "sim_time_ns": ((self.last_ps if not net.flows else now) + 500) // PS_PER_NS,

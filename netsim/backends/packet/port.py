@@ -276,14 +276,7 @@ class Port:
                     # the only flow is paced past the end of this transmission: one wake-up, at its
                     # pacing time (the flow's tick kicks the port), instead of a wake-up at
                     # ``busy_until`` that would only find it paced and schedule that tick
-                    if f.pace_ev is None:  # f.wait_pacing(), inlined
-                        at = int(nt)
-                        if at < nt:
-                            at += 1
-                        ev = f.pace_ev = f._pace_tick
-                        ev.callbacks = f._pace_cbs
-                        ev.at = at
-                        heappush(hq, (at, NORMAL, next(self.eid), ev))
+                    f.wait_pacing()
                     return
             self.wake_pending = True
             self.callbacks = self.wake_cbs
