@@ -18,10 +18,12 @@ from __future__ import annotations
 DATA, ACK, NACK, CNP = 0, 1, 2, 3
 KIND_NAMES = ("data", "ack", "nack", "cnp")
 
+#: number of data priorities: the eight IEEE 802.1p priority code points 0..7 (PFC pauses each apart)
+N_DATA_PRIORITIES = 8
 #: internal index of the control class (ACK, NACK, CNP): served first, never paused
-CONTROL_PRIORITY = 8
+CONTROL_PRIORITY = N_DATA_PRIORITIES
 #: number of priority slots per port: 802.1p priorities 0..7 plus the control class
-N_PRIORITIES = 9
+N_PRIORITIES = N_DATA_PRIORITIES + 1
 
 
 class Packet:

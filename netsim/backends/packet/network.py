@@ -17,6 +17,7 @@ from ...units import PS_PER_NS
 from .defaults import lossless_set, node_overrides, per_priority
 from .node import ENDPOINT_KINDS, Endpoint, Forwarder
 from .port import NORMAL, Port
+from .thresholds import order_pfc_after_ecn, reserve_headroom, set_pfc_thresholds
 from heapq import heappop, heappush
 
 
@@ -118,10 +119,11 @@ class Network:
             e = graph.edges[u, v]
             for a, b in ((u, v), (v, u)):
                 self._add_port(a, b, e)
-        self._order_pfc_after_ecn(ecn_capable_cc)
+        order_pfc_after_ecn(self, self._auto_pfc, ecn_capable_cc)
+        reserve_headroom(self, self._auto_pfc)
         for node in self.nodes.values():
             if isinstance(node, Forwarder) and node.is_switch and node.buf.static:
-                share = node.buf.total / max(1, len(node.ports))
+                share = node.buf.shared / max(1, len(node.ports))
                 for port in node.ports.values():
                     port.limit = share
         self.queue_sampler = _Every(self, self._sample_queues, params["queue_sample_ns"])
@@ -156,21 +158,10 @@ class Network:
         # DRR serves a packet per visit only with quantum >= the largest packet (Shreedhar & Varghese)
         port.quantum[:8] = [max(x, pa["mtu_bytes"]) for x in q]
         # PFC thresholds of b's ingress for this link (0 = auto, from this link's delay and rate)
-        auto_xon = int(2 * port.delay_ps / PS_PER_NS * port.rate_bps / 8e9) + 2 * pb["mtu_bytes"]
-        if isinstance(nb, Forwarder) and nb.is_switch:
-            xon = per_priority(pb, "pfc_xon_bytes")
-            xoff = per_priority(pb, "pfc_xoff_bytes")
-            head = per_priority(pb, "pfc_headroom_bytes")
-        else:
-            xon = [pb["internal_xon_bytes"]] * 8
-            xoff = [pb["internal_xoff_bytes"]] * 8
-            head = [0] * 8
-        if isinstance(nb, Forwarder) and nb.is_switch:
-            self._auto_pfc[(a, b)] = [(xf <= 0, xn <= 0) for xf, xn in zip(xoff, xon)]
-        xon = [x if x > 0 else auto_xon for x in xon]
-        port.xon[:8] = xon
-        port.xoff[:8] = [x if x > 0 else 2 * n for x, n in zip(xoff, xon)]
-        port.headroom[:8] = [h if h > 0 else auto_xon for h in head]
+        switch_ingress = isinstance(nb, Forwarder) and nb.is_switch
+        auto = set_pfc_thresholds(port, switch_ingress, pb)
+        if switch_ingress:
+            self._auto_pfc[(a, b)] = auto
         if isinstance(na, Endpoint):
             from collections import deque
             port.ring = deque()
@@ -178,39 +169,6 @@ class Network:
             port.use_generic_arrival()
         na.ports[b] = port
         self.ports[(a, b)] = port
-
-    def _order_pfc_after_ecn(self, ecn_capable_cc: bool) -> None:
-        """Raise automatic PFC thresholds of switch ingresses above the switch's ECN Kmax.
-
-        A per-ingress XOFF of ~2 x (2 BDP + 2 MTU) (56 KB at 100 G, 1 us) sits
-        far below e.g. the ``hpcc`` DCQCN preset's Kmin (400 KB at 100 G): PFC
-        would pause before any packet is marked and DCQCN would never see a
-        CNP. With ``pfc_xoff_above_ecn`` on (auto: the run's ``--cc`` is
-        ECN-capable), an automatic XOFF of the ingress from link ``a -> b``
-        becomes ``Kmax_b + gap`` and an automatic XON ``Kmax_b``, where
-        ``Kmax_b`` is the largest Kmax (that priority) among ``b``'s
-        ECN-marking egress ports and ``gap`` the automatic XON (2 x delay x
-        rate + 2 MTU). An ingress then only pauses once the egress queue it
-        feeds is beyond Kmax, where every packet is marked (DCQCN paper: ECN
-        must be triggered before PFC). User-set thresholds are kept.
-        """
-        for (a, b), auto in sorted(self._auto_pfc.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]))):
-            pb = self.node_params[b]
-            mode = pb["pfc_xoff_above_ecn"]
-            if mode == "off" or (mode == "auto" and not ecn_capable_cc) or not pb["ecn"]:
-                continue
-            port = self.ports[(a, b)]
-            egress = [q for q in self.nodes[b].ports.values() if q.ecn_on]
-            if not egress:
-                continue
-            gap = int(2 * port.delay_ps / PS_PER_NS * port.rate_bps / 8e9) + 2 * pb["mtu_bytes"]
-            for prio in range(8):
-                xoff_auto, xon_auto = auto[prio]
-                kmax = max(q.kmax[prio] for q in egress)
-                if xoff_auto and kmax + gap > port.xoff[prio]:
-                    port.xoff[prio] = kmax + gap
-                    if xon_auto:
-                        port.xon[prio] = kmax
 
     def drive(self, _ev) -> None:
         """Run the network's own events straight from SimPy's heap, as ``env.step()`` would.
@@ -257,8 +215,6 @@ class Network:
         self.drops_by_prio[pkt.prio] += 1
         self.dropped_bytes += pkt.size
         self.dropped_payload_bytes += pkt.payload
-        if pkt.pfc_port is not None:  # never queued, nothing to release
-            pkt.pfc_port = None
 
     def pfc_signal(self, port, prio: int, pause: bool) -> None:
         """The peer of ``port`` asks it to pause/resume ``prio``; effective one link delay later."""

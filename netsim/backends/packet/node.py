@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
-from ...transport.packet import CONTROL_PRIORITY, DATA, CNP
+from ...transport.packet import CNP, CONTROL_PRIORITY, DATA, N_DATA_PRIORITIES, N_PRIORITIES
 
 SWITCH_KINDS = ("switch",)
 INTERNAL_KINDS = ("nic", "pcie_switch", "nvswitch")
@@ -37,15 +37,25 @@ ENDPOINT_KINDS = ("gpu", "host")
 
 
 class Buffer:
-    """Shared packet-buffer accounting of one node."""
+    """Packet-buffer accounting of one node: a shared pool plus headroom reserved for lossless ingresses.
 
-    __slots__ = ("used", "total", "alpha", "static")
+    ``total`` = ``shared`` + ``reserved``: ``reserved`` is the PFC headroom of
+    every (ingress link, lossless priority) of the node (set by the network
+    builder, :func:`~.thresholds.reserve_headroom`); ``used`` counts every
+    byte queued, ``hdr_used`` those of it held in headroom, so the shared
+    pool holds ``used - hdr_used``.
+    """
+
+    __slots__ = ("used", "total", "alpha", "static", "shared", "reserved", "hdr_used")
 
     def __init__(self, total: float, alpha: float, static: bool):
         self.used = 0
         self.total = total
         self.alpha = alpha
         self.static = static
+        self.shared = total
+        self.reserved = 0
+        self.hdr_used = 0
 
 
 class Node(ABC):
@@ -73,9 +83,9 @@ class Forwarder(Node):
         self.is_switch = kind in SWITCH_KINDS
         if self.is_switch:
             self.buf = Buffer(params["buffer_bytes"], params["buffer_alpha"], params["buffer_mode"] == "static")
-            self.lossless = [p in lossless for p in range(8)] + [True]
+            self.lossless = [p in lossless for p in range(N_DATA_PRIORITIES)] + [True]
         else:  # NVLink / PCIe / NIC: lossless for every priority, unbounded buffer
-            self.lossless = [True] * 9
+            self.lossless = [True] * N_PRIORITIES
         self.rng = net.rng
         self.spray: dict = {}
 
@@ -116,23 +126,19 @@ class Forwarder(Node):
         buf = self.buf
         if prio != CONTROL_PRIORITY:
             if self.lossless[prio]:
-                c = in_port.ing[prio] + size
-                in_port.ing[prio] = c
-                pkt.pfc_port = in_port
-                if c > in_port.xoff[prio]:
-                    if not in_port.pause_sent[prio]:
-                        self.net.pfc_signal(in_port, prio, True)
-                    if c > in_port.xoff[prio] + in_port.headroom[prio]:
-                        self.net.headroom_overflows += 1
+                if not self._admit_lossless(pkt, port, in_port, prio, size, buf):
+                    return
             elif buf.static:
                 if port.qtotal + size > port.limit:
                     port.drops += 1
                     self.net.drop(pkt, port)
                     return
-            elif port.qbytes[prio] + size > buf.alpha * (buf.total - buf.used) or buf.used + size > buf.total:
-                port.drops += 1
-                self.net.drop(pkt, port)
-                return
+            else:
+                free = buf.shared - (buf.used - buf.hdr_used)   # room left in the shared pool
+                if port.qbytes[prio] + size > buf.alpha * free or size > free:
+                    port.drops += 1
+                    self.net.drop(pkt, port)
+                    return
             if pkt.ect and port.ecn_on and not port.mark_deq and port.qbytes[prio] > port.kmin[prio]:
                 self.mark(port, pkt, port.qbytes[prio])
         buf.used += size
@@ -151,6 +157,33 @@ class Forwarder(Node):
                 port._schedule_wake()
             elif not port.paused[prio]:
                 port._wake(None)
+
+    def _admit_lossless(self, pkt, port, in_port, prio: int, size: int, buf) -> bool:
+        """PFC ingress admission of a lossless packet; False if it overflowed the headroom (dropped).
+
+        The packet is counted against its ingress priority group (``in_port.ing``).
+        It goes into the shared pool while the group's share stays within
+        XOFF and the pool has room; otherwise the group sends PAUSE upstream
+        (if it has not) and the packet lands in the group's reserved headroom
+        (``in_port.hdr``), which absorbs what was already on its way. A packet
+        that does not fit there either is what a real switch drops: it is
+        counted in ``pfc_headroom_overflows`` and dropped.
+        """
+        c = in_port.ing[prio] + size
+        h = in_port.hdr[prio]
+        if c - h > in_port.xoff[prio] or buf.used - buf.hdr_used + size > buf.shared:
+            if not in_port.pause_sent[prio]:
+                self.net.pfc_signal(in_port, prio, True)
+            if h + size > in_port.headroom[prio]:
+                self.net.headroom_overflows += 1
+                port.drops += 1
+                self.net.drop(pkt, port)
+                return False
+            in_port.hdr[prio] = h + size
+            buf.hdr_used += size
+        in_port.ing[prio] = c
+        pkt.pfc_port = in_port
+        return True
 
     def mark(self, port, pkt, q: int) -> None:
         """RED/step marking of ``pkt`` given the egress queue ``q`` (bytes) of its priority."""

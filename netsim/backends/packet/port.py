@@ -52,7 +52,7 @@ class Port:
     __slots__ = ("callbacks", "env", "net", "node", "peer", "name", "peer_name", "rate_bps", "ps_per_byte",
                  "delay_ps", "err", "rem", "busy_until", "wake_pending", "queues", "qbytes", "cq",
                  "dprios", "paused", "pause_since", "pause_time_ps", "pauses", "ring", "buf", "wake_cbs",
-                 "ing", "pause_sent", "xoff", "xon", "headroom", "tx_packets", "drops", "ecn_marks",
+                 "ing", "hdr", "pause_sent", "xoff", "xon", "headroom", "tx_packets", "drops", "ecn_marks",
                  "deficit", "quantum", "rr", "fresh", "strict", "kmin", "kmax", "pmax", "mark_deq", "ecn_on",
                  "touched", "last_sample", "limit", "qtotal", "known", "hq", "eid", "pipe", "pipe_cbs",
                  "recv", "_pipe_ev", "down")
@@ -100,6 +100,7 @@ class Port:
         self._pipe_ev = _PipeEvent()
         # PFC ingress accounting of the *peer* for traffic arriving over this link
         self.ing = [0] * N_PRIORITIES
+        self.hdr = [0] * N_PRIORITIES    # of which in the peer's reserved headroom (see Forwarder.admit)
         self.pause_sent = [False] * N_PRIORITIES
         self.xoff = [0] * N_PRIORITIES
         self.xon = [0] * N_PRIORITIES
@@ -225,11 +226,7 @@ class Port:
                     self.buf.used -= size
                     pp = pkt.pfc_port
                     if pp is not None:
-                        pkt.pfc_port = None
-                        c = pp.ing[p] - size
-                        pp.ing[p] = c
-                        if c <= pp.xon[p] and pp.pause_sent[p]:
-                            self.net.pfc_signal(pp, p, False)
+                        self._release_ingress(pkt, pp, p, size)
                     if self.mark_deq and pkt.ect and qb[p] > self.kmin[p]:
                         self.node.mark(self, pkt, qb[p])
                 else:
@@ -413,27 +410,32 @@ class Port:
         self.buf.used -= size
         pp = pkt.pfc_port
         if pp is not None:
-            pkt.pfc_port = None
-            c = pp.ing[prio] - size
-            pp.ing[prio] = c
-            if pp.pause_sent[prio] and c <= pp.xon[prio]:
-                self.net.pfc_signal(pp, prio, False)
+            self._release_ingress(pkt, pp, prio, size)
         if self.mark_deq and pkt.ect:
             self.node.mark(self, pkt, self.qbytes[prio])
 
-    def _pick(self):
-        cq = self.cq
-        if cq:
-            pkt = cq.popleft()
-            self._dequeued(pkt, CONTROL_PRIORITY)
-            return pkt
-        if self.qtotal:
-            pkt = self._pick_data()
-            if pkt is not None:
-                return pkt
-        if self.ring:
-            return self._pick_flow()
-        return None
+    def _release_ingress(self, pkt, pp, prio: int, size: int) -> None:
+        """A lossless packet leaves the buffer: release it from its ingress group (``pp``), headroom first.
+
+        RESUME goes upstream once the group is at or below XON with its
+        headroom empty (a group paused because the shared pool was full, not
+        its own share, waits until what landed in headroom has drained, so a
+        resumed sender finds the whole headroom again).
+        """
+        pkt.pfc_port = None
+        c = pp.ing[prio] - size
+        pp.ing[prio] = c
+        h = pp.hdr[prio]
+        if h:
+            if h > size:
+                h -= size
+                self.buf.hdr_used -= size
+            else:
+                self.buf.hdr_used -= h
+                h = 0
+            pp.hdr[prio] = h
+        if c <= pp.xon[prio] and pp.pause_sent[prio] and not h:
+            self.net.pfc_signal(pp, prio, False)
 
     def _pick_data(self):
         prios = self.dprios
