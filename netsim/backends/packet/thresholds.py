@@ -135,7 +135,7 @@ def reserve_headroom(net, auto_pfc: dict) -> None:
             raise InputError("buffer_bytes does not cover the PFC headroom the switch must reserve",
                              where=f"switch {b}, parameter buffer_bytes", value=buf.total,
                              accepted=f"more than {reserved} bytes ({len(ingresses)} ingress links x "
-                                      f"{len(prios)} lossless priorities x 2 x delay x rate + 2 MTU), "
+                                      f"{len(prios)} lossless priority(ies) x 2 x delay x rate + 2 MTU), "
                                       "or smaller pfc_headroom_bytes, or fewer lossless_priorities")
         buf.reserved = reserved
         buf.shared = buf.total - reserved
