@@ -28,10 +28,10 @@ from abc import ABC, abstractmethod
 from collections import deque
 from heapq import heappush
 
-from .packet import ACK, CONTROL_PRIORITY, DATA, Packet
+from .packet import CONTROL_PRIORITY, DATA, Packet
 from .rto import RtoEstimator
 
-NORMAL = 1
+NORMAL = 1  # SimPy's NORMAL priority: the scheduler's entry layout (netsim.backends.packet.scheduler)
 
 
 class _Tick:
@@ -93,7 +93,8 @@ class Flow(ABC):
                  min_rto_ns: int, max_rto_ns: int, initial_rto_ns: int, start_ps: int, record=None):
         self.net = net
         self.env = net.env
-        self._drive = getattr(net, "drive_cb", None)
+        self._drive = net.drive_cb         # the scheduler's drive loop (hot sources end their callbacks with it)
+        self._sched = net.sched
         self.fid = fid
         self.src, self.dst = src, dst
         self.size = size_bytes
@@ -121,8 +122,8 @@ class Flow(ABC):
         self.pace_ev = None
         self._pace_tick = _PaceTick()
         self._pace_cbs = (_pace_fire, self._drive) if self._drive is not None else (_pace_fire,)
-        self._hq = self.env._queue      # SimPy's event heap and id counter (scheduling without Event objects)
-        self._eid = self.env._eid
+        self._hq = net.sched.heap       # the scheduler's heap and id counter (the pacing push is inlined)
+        self._ids = net.sched.ids
         self.timer_ev = None
         self.rto_deadline = None
         self.rto = RtoEstimator(min_rto_ns, max_rto_ns, initial_rto_ns)
@@ -215,14 +216,13 @@ class Flow(ABC):
             ev.callbacks = self._pace_cbs
             ev.at = at
             ev.flow = self
-            heappush(self._hq, (at, NORMAL, next(self._eid), ev))
+            heappush(self._hq, (at, NORMAL, next(self._ids), ev))
 
     def wake_sender(self) -> None:
         """Put the flow back on its NIC's round robin if it can send, and kick the NIC."""
         if not self.in_ring and self.ready():
             self.in_ring = True
-            self.port.ring.append(self)
-            self.port.kick()
+            self.port.add_sender(self)
 
     # -- the single retransmit timer --------------------------------------------------------------
     def arm_timer(self, now: int) -> None:
@@ -232,8 +232,7 @@ class Flow(ABC):
         ev = self.timer_ev
         if ev is None or ev.at > deadline:
             ev = self.timer_ev = _Tick(self._timer_fire, deadline, self._drive)
-            env = self.env
-            heappush(env._queue, (deadline, NORMAL, next(env._eid), ev))
+            self._sched.schedule(deadline, ev)
 
     def stop_timer(self) -> None:
         self.rto_deadline = None
@@ -245,11 +244,10 @@ class Flow(ABC):
         deadline = self.rto_deadline
         if deadline is None or self.sender_done:
             return
-        now = self.env._now
+        now = self.env.now
         if now < deadline:
             ev = self.timer_ev = _Tick(self._timer_fire, deadline, self._drive)
-            env = self.env
-            heappush(env._queue, (deadline, NORMAL, next(env._eid), ev))
+            self._sched.schedule(deadline, ev)
             return
         self.timeouts += 1
         self.consec_timeouts += 1
@@ -326,7 +324,7 @@ class Flow(ABC):
     # -- CNP (RoCE congestion notification) -------------------------------------------------------
     def on_cnp(self, pkt) -> None:
         self.cnps_received += 1
-        now_ns = self.env._now // 1000
+        now_ns = self.env.now // 1000
         self.cc.advance(now_ns)
         self.cc.on_cnp(now_ns)
 
@@ -346,10 +344,8 @@ class Flow(ABC):
     # -- observation ------------------------------------------------------------------------------
     def sample(self) -> tuple:
         """``(cwnd_bytes, rate_bps, alpha, srtt_ns)`` for cc.csv (None where not applicable)."""
-        self.cc.advance(self.env._now // 1000)
+        self.cc.advance(self.env.now // 1000)
         cw, rate, alpha = self.cc.sample()
         srtt = self.rto.srtt_ns
         return cw, rate, alpha, (None if srtt is None else int(round(srtt)))
 
-
-ACK_KIND = ACK

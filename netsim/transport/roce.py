@@ -39,7 +39,7 @@ class RoceFlow(Flow):
 
     # -- receiver ---------------------------------------------------------------------------------
     def on_data(self, pkt) -> None:
-        now = self.env._now
+        now = self.env.now
         self.rx_payload_bytes += pkt.payload
         if pkt.ce:
             self.ecn_marked_packets += 1
@@ -72,7 +72,7 @@ class RoceFlow(Flow):
     def on_ack(self, pkt) -> None:
         if self.sender_done:
             return
-        now = self.env._now
+        now = self.env.now
         ack = pkt.seq
         cc = self.cc
         if ack > self.snd_una:

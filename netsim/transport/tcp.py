@@ -54,7 +54,7 @@ class TcpFlow(Flow):
 
     # -- receiver ---------------------------------------------------------------------------------
     def on_data(self, pkt) -> None:
-        now = self.env._now
+        now = self.env.now
         self.rx_payload_bytes += pkt.payload
         ce = pkt.ce
         if ce:
@@ -83,9 +83,8 @@ class TcpFlow(Flow):
                 self.last_ts, self.last_rtx = pkt.ts, pkt.rtx
                 if self.delack_ev is None and self.delack_ps > 0:
                     from .flow import _Tick
-                    from heapq import heappush
                     ev = self.delack_ev = _Tick(self._delack_fire, now + self.delack_ps, self._drive)
-                    heappush(self.env._queue, (ev.at, 1, next(self.env._eid), ev))
+                    self._sched.schedule(ev.at, ev)
                 if rcv >= self.size and self.end_ps < 0:
                     self._delivered(now)
                 return
@@ -114,7 +113,7 @@ class TcpFlow(Flow):
     def on_ack(self, pkt) -> None:
         if self.sender_done:
             return
-        now = self.env._now
+        now = self.env.now
         ack = pkt.seq
         cc = self.cc
         una = self.snd_una

@@ -23,6 +23,7 @@ import time
 
 from ...errors import InputError, RoutingError
 from ...records import EMPTY_TAG, FlowTag, make_record
+from ...transport.packet import N_DATA_PRIORITIES, N_PRIORITIES
 from ...units import PS_PER_NS
 from ..base import Backend, register_backend
 from ..ideal import hops, ideal_fct_exact_ns
@@ -94,7 +95,7 @@ class PacketBackend(Backend):
         self._sport: dict = {}
         self._node_id: dict | None = None
         self._wall0 = time.perf_counter()
-        self._eid0 = self._eid_now()
+        self._eid0 = self.net.sched.events_scheduled()
         self.last_ps = 0
         #: every flow object, by id (only with ``keep_flows=True``: for tests and debugging)
         self.all_flows: dict | None = {} if keep_flows else None
@@ -251,18 +252,11 @@ class PacketBackend(Backend):
                 f.route, f.rroute = route, rroute
             f.rport = rroute[0]
             if route[0] is not f.port:
-                ring = f.port.ring
-                if f.in_ring and f in ring:
-                    ring.remove(f)
+                if f.in_ring:
+                    f.port.remove_sender(f)
                 f.in_ring = False
                 f.port = route[0]
             f.wake_sender()
-
-    def _eid_now(self) -> int:
-        try:
-            return self.env._eid.__reduce__()[1][0]
-        except Exception:  # pragma: no cover - CPython implementation detail
-            return 0
 
     # -- the seam ---------------------------------------------------------------------------------
     def send(self, src, dst, size_bytes: int, tag: FlowTag = EMPTY_TAG, *, cc: str | None = None,
@@ -313,7 +307,7 @@ class PacketBackend(Backend):
             if g.edges[u, v].get("kind") in FABRIC_KINDS:
                 line = r
                 break
-        now = self.env._now
+        now = self.env.now
         ccp = self._cc_params(cc_name)
         algo = cls(ccp, mss_bytes=mss, line_rate_bps=line, base_rtt_ns=int(round(base_rtt_ns)),
                    bdp_bytes=bdp, now_ns=now // PS_PER_NS)
@@ -321,9 +315,9 @@ class PacketBackend(Backend):
             prio = p["roce_priority"] if cls.transport == "roce" else p["tcp_priority"]
         else:
             prio = int(priority)
-            if not 0 <= prio <= 7:
+            if not 0 <= prio < N_DATA_PRIORITIES:
                 raise InputError("priority out of range", where="flow priority", value=priority,
-                                 accepted="0..7")
+                                 accepted=f"0..{N_DATA_PRIORITIES - 1}")
         for port in route:
             port.add_prio(prio)
         min_rto = getattr(algo, "min_rto_ns", None)
@@ -399,8 +393,8 @@ class PacketBackend(Backend):
     def _maybe_retire(self, flow) -> None:
         if flow.end_ps < 0 or not flow.sender_done:
             return
-        if self.env._now > self.last_ps:
-            self.last_ps = self.env._now
+        if self.env.now > self.last_ps:
+            self.last_ps = self.env.now
         net = self.net
         if net.flows.pop(flow.fid, None) is None:
             return
@@ -451,9 +445,9 @@ class PacketBackend(Backend):
         net = self.net
         ports = sorted(net.ports.values(), key=lambda q: (str(q.name), str(q.peer_name)))
         pause_time = {}
-        now = self.env._now
+        now = self.env.now
         for q in ports:
-            t = q.pause_time_ps + sum(now - q.pause_since[i] for i in range(9) if q.paused[i])
+            t = q.pause_time_ps + sum(now - q.pause_since[i] for i in range(N_PRIORITIES) if q.paused[i])
             if t or q.pauses:
                 pause_time[f"{q.name}->{q.peer_name}"] = (t + 500) // PS_PER_NS
         t, outside = self.accounting.counters(net.flows.values())
@@ -467,7 +461,7 @@ class PacketBackend(Backend):
             "drops": net.drops,
             "dropped_bytes": net.dropped_bytes,
             "dropped_payload_bytes": net.dropped_payload_bytes,
-            "drops_by_priority": {str(i): n for i, n in enumerate(net.drops_by_prio[:8]) if n},
+            "drops_by_priority": {str(i): n for i, n in enumerate(net.drops_by_prio[:N_DATA_PRIORITIES]) if n},
             "ecn_marks": sum(q.ecn_marks for q in ports),
             "ecn_marked_packets_received": t["ecn_marked_packets_received"],
             "cnps": t["cnps"],
@@ -481,7 +475,7 @@ class PacketBackend(Backend):
             "packet_hops": hops_,
             "jain_fairness": self.jain_fairness(),
             "sim_time_ns": ((self.last_ps if not net.flows else now) + 500) // PS_PER_NS,
-            "events": self._eid_now() - self._eid0,
+            "events": self.net.sched.events_scheduled() - self._eid0,
         }
 
     def close(self) -> None:

@@ -4,7 +4,9 @@ Builds one :class:`~.node.Forwarder` or :class:`~.node.Endpoint` per graph
 node and one :class:`~.port.Port` per direction of every edge, applies the
 simulation parameters (run-wide, overridden per node by node attributes, per
 priority by ``NAME.P`` keys), turns routes into tuples of ports, carries PFC
-PAUSE/RESUME messages and counts drops. Also runs the two samplers
+PAUSE/RESUME messages and counts drops. PFC thresholds and the switch
+buffer they must fit are set by :mod:`.thresholds`; every event is scheduled
+through the network's :class:`~.scheduler.Scheduler`. Also runs the two samplers
 (queues.csv, cc.csv): each is one self-rescheduling event that stops when no
 flow is active, so an idle network has no pending event.
 """
@@ -13,12 +15,13 @@ from __future__ import annotations
 import random
 
 from ...errors import InputError
+from ...transport.packet import N_DATA_PRIORITIES, N_PRIORITIES
 from ...units import PS_PER_NS
 from .defaults import lossless_set, node_overrides, per_priority
 from .node import ENDPOINT_KINDS, Endpoint, Forwarder
-from .port import NORMAL, Port
+from .port import Port
+from .scheduler import Scheduler
 from .thresholds import order_pfc_after_ecn, reserve_headroom, set_pfc_thresholds
-from heapq import heappop, heappush
 
 
 class _Msg:
@@ -46,18 +49,17 @@ class _Every:
         if self.running or self.period_ps <= 0:
             return
         self.running = True
-        env = self.net.env
+        now = self.net.env.now
         p = self.period_ps
-        at = (env._now // p + 1) * p if env._now % p else env._now
+        at = (now // p + 1) * p if now % p else now
         self.callbacks = (self._fire,)
-        heappush(env._queue, (at, NORMAL, next(env._eid), self))
+        self.net.sched.schedule(at, self)
 
     def _fire(self, _ev) -> None:
         self.fn()
         if self.net.active:
-            env = self.net.env
             self.callbacks = (self._fire,)
-            heappush(env._queue, (env._now + self.period_ps, NORMAL, next(env._eid), self))
+            self.net.sched.schedule(self.net.env.now + self.period_ps, self)
         else:
             self.running = False
 
@@ -92,12 +94,13 @@ class Network:
         self.dropped_bytes = 0
         self.dropped_payload_bytes = 0
         self.headroom_overflows = 0
-        self.drops_by_prio = [0] * 9
+        self.drops_by_prio = [0] * N_PRIORITIES
         self.pfc_events = 0
         self.touched_ports: list = []
-        self.hq = env._queue
-        #: the bound method every hot event carries last in its callbacks (see drive)
-        self.drive_cb = self.drive
+        #: the SimPy fast path: heap pushes and the drive loop (scheduler.py)
+        self.sched = Scheduler(env)
+        #: the bound method every hot event carries last in its callbacks (Scheduler.drive)
+        self.drive_cb = self.sched.drive_cb
         self._route_cache: dict = {}
         if graph.graph.get("gpu_forwarding"):   # GPUs are packet endpoints here: they cannot relay
             raise InputError("the packet backend cannot forward packets through GPUs", where="topology gpu_forwarding",
@@ -150,13 +153,13 @@ class Network:
                     pa.update(keep)
             port.ecn_on = bool(pa["ecn"])
             port.mark_deq = port.ecn_on and pa["ecn_mark_at"] == "dequeue"
-            port.kmin[:8] = per_priority(pa, "ecn_kmin_bytes")
-            port.kmax[:8] = per_priority(pa, "ecn_kmax_bytes")
-            port.pmax[:8] = per_priority(pa, "ecn_pmax")
+            port.kmin[:N_DATA_PRIORITIES] = per_priority(pa, "ecn_kmin_bytes")
+            port.kmax[:N_DATA_PRIORITIES] = per_priority(pa, "ecn_kmax_bytes")
+            port.pmax[:N_DATA_PRIORITIES] = per_priority(pa, "ecn_pmax")
         port.strict = pa["scheduler"] == "strict"
         q = per_priority(pa, "dwrr_quantum_bytes")
         # DRR serves a packet per visit only with quantum >= the largest packet (Shreedhar & Varghese)
-        port.quantum[:8] = [max(x, pa["mtu_bytes"]) for x in q]
+        port.quantum[:N_DATA_PRIORITIES] = [max(x, pa["mtu_bytes"]) for x in q]
         # PFC thresholds of b's ingress for this link (0 = auto, from this link's delay and rate)
         switch_ingress = isinstance(nb, Forwarder) and nb.is_switch
         auto = set_pfc_thresholds(port, switch_ingress, pb)
@@ -169,36 +172,6 @@ class Network:
             port.use_generic_arrival()
         na.ports[b] = port
         self.ports[(a, b)] = port
-
-    def drive(self, _ev) -> None:
-        """Run the network's own events straight from SimPy's heap, as ``env.step()`` would.
-
-        A packet arrival or port wake-up carries ``(handler, drive)`` as its
-        callbacks. SimPy's ``step()`` pops it and calls ``handler`` and then
-        this; here the following events are popped and handled in a tight
-        loop for as long as the earliest one is again such a network event:
-        the same order (heap order: time, priority, insertion id), the same
-        clock update, minus SimPy's per-event call overhead. Any other event
-        at the top (a process, a completion event, ``run(until=...)``'s stop
-        event) ends the loop and SimPy takes over again, so interleaving with
-        the rest of the simulation is unchanged. At most 64 events per call,
-        so loops that count ``env.step()`` calls (the progress line) go on.
-        """
-        hq = self.hq
-        env = self.env
-        me = self.drive_cb
-        budget = 64   # then back to SimPy for a moment, so step()-counting loops (progress) keep ticking
-        while hq and budget:
-            budget -= 1
-            item = hq[0]
-            ev = item[3]
-            cbs = ev.callbacks
-            if cbs.__class__ is not tuple or cbs[-1] is not me:
-                return
-            heappop(hq)
-            env._now = item[0]
-            ev.callbacks = None
-            cbs[0](ev)
 
     # -- routes -----------------------------------------------------------------------------------
     def route_ports(self, path: tuple) -> tuple:
@@ -219,8 +192,7 @@ class Network:
     def pfc_signal(self, port, prio: int, pause: bool) -> None:
         """The peer of ``port`` asks it to pause/resume ``prio``; effective one link delay later."""
         port.pause_sent[prio] = pause
-        env = self.env
-        heappush(env._queue, (env._now + port.delay_ps, NORMAL, next(env._eid), _Msg(self._pfc_arrive, port, prio, pause)))
+        self.sched.schedule(self.env.now + port.delay_ps, _Msg(self._pfc_arrive, port, prio, pause))
 
     def _pfc_arrive(self, msg) -> None:
         port = msg.port
@@ -229,7 +201,7 @@ class Network:
         self.pfc_events += 1
         sink = self.sinks.pfc
         if sink is not None:
-            sink.add(((self.env._now + 500) // PS_PER_NS, port.name, port.peer_name, msg.prio,
+            sink.add(((self.env.now + 500) // PS_PER_NS, port.name, port.peer_name, msg.prio,
                       "pause" if msg.pause else "resume"))
         port.set_paused(msg.prio, msg.pause)
 
@@ -238,7 +210,7 @@ class Network:
         sink = self.sinks.queues
         if sink is None:
             return
-        t = (self.env._now + 500) // PS_PER_NS
+        t = (self.env.now + 500) // PS_PER_NS
         for port in self.touched_ports:
             qb, last = port.qbytes, port.last_sample
             for p in port.dprios:
@@ -251,7 +223,7 @@ class Network:
         sink = self.sinks.cc
         if sink is None:
             return
-        t = (self.env._now + 500) // PS_PER_NS
+        t = (self.env.now + 500) // PS_PER_NS
         for f in self.flows.values():
             if f.sender_done:
                 continue

@@ -10,9 +10,13 @@
     the dynamic threshold ``queue + size <= alpha * (buffer - used)`` or a
     static per-port share ``buffer / ports``;
   - lossless priority (PFC on and the priority listed in
-    ``lossless_priorities``; every priority at NVLink/PCIe/NIC devices): never
-    dropped; counted per (ingress link, priority); above XOFF a PAUSE goes
-    upstream, at or below XON a RESUME;
+    ``lossless_priorities``; every priority at NVLink/PCIe/NIC devices):
+    counted per (ingress link, priority); within XOFF and while the shared
+    pool has room it is held there, otherwise a PAUSE goes upstream and it
+    lands in the headroom reserved for that ingress priority (at a switch;
+    :mod:`.thresholds`); at or below XON with the headroom empty a RESUME. A
+    switch drops only what overflows the headroom (``pfc_headroom_overflows``),
+    which the automatic headroom (one link round trip) never does;
   - ECN (switches only, ECT packets only): RED on the instantaneous egress
     queue of that priority, Kmin = Kmax is step marking.
 
@@ -111,7 +115,7 @@ class Forwarder(Node):
             port = self._spray_port(pkt)
         prio = pkt.prio
         if not port.wake_pending:
-            if port.busy_until <= self.env._now:
+            if port.busy_until <= self.env.now:
                 if not port.paused[prio]:
                     port.start(pkt)
                     return
@@ -153,8 +157,8 @@ class Forwarder(Node):
             if port.ring is None:
                 self.net.touched_ports.append(port)
         if not port.wake_pending:
-            if self.env._now < port.busy_until:
-                port._schedule_wake()
+            if self.env.now < port.busy_until:
+                port.schedule_wake()
             elif not port.paused[prio]:
                 port._wake(None)
 

@@ -25,6 +25,13 @@ host/GPU also serves the flows of that endpoint (``ring``): the NIC pulls the
 next packet of each sending flow round robin, honouring each flow's window
 and pacing rate, so it never holds a queue of data packets.
 
+The transport talks to its NIC port through :meth:`Port.add_sender`,
+:meth:`Port.remove_sender`, :meth:`Port.kick` (a flow's window opened or its
+pacing expired), :meth:`Port.send_control` (ACK/NACK/CNP) and ``rate_bps``;
+the rest is the port's own. Events are scheduled through the network's
+:class:`~.scheduler.Scheduler` (the heap push is inlined on the per-packet
+paths, in the scheduler's entry layout).
+
 Left out: cut-through switching, preamble/inter-frame gap, pause-frame
 serialization (a PFC frame takes effect one propagation delay after it is
 triggered).
@@ -35,8 +42,7 @@ from collections import deque
 from heapq import heappush
 
 from ...transport.packet import CNP, CONTROL_PRIORITY, DATA, N_PRIORITIES
-
-NORMAL = 1  # SimPy's NORMAL event priority
+from .scheduler import NORMAL
 
 
 class _PipeEvent:
@@ -61,8 +67,8 @@ class Port:
     def __init__(self, net, node, peer, rate_bps: float, delay_ps: int, err: float = 0.0):
         self.callbacks = None
         self.env = net.env
-        self.hq = net.env._queue     # SimPy's event heap and id counter (scheduling without Event objects)
-        self.eid = net.env._eid
+        self.hq = net.sched.heap     # the scheduler's event heap and id counter (pushes inlined, scheduler.py)
+        self.eid = net.sched.ids
         self.net = net
         self.node = node            # sending Node
         self.peer = peer            # receiving Node
@@ -147,22 +153,20 @@ class Port:
             if self.ring is None:
                 self.net.touched_ports.append(self)
         if not self.wake_pending:
-            now = self.env._now
-            if now < self.busy_until:
+            if self.env.now < self.busy_until:
                 self.wake_pending = True
-                env = self.env
                 self.callbacks = self.wake_cbs
-                heappush(env._queue, (self.busy_until, NORMAL, next(env._eid), self))
+                heappush(self.hq, (self.busy_until, NORMAL, next(self.eid), self))
             elif not self.paused[prio]:
                 self._wake(None)
 
     def send_control(self, pkt) -> None:
         """Send an ACK/NACK/CNP from this (endpoint) port: now if idle, else first in line."""
         if not self.wake_pending:
-            if self.env._now >= self.busy_until:
+            if self.env.now >= self.busy_until:
                 self.start(pkt)
                 if self.qtotal or self.ring:
-                    self._schedule_wake()
+                    self.schedule_wake()
             else:
                 self.commit(pkt)
         else:
@@ -191,16 +195,26 @@ class Port:
         """New work may be eligible (flow window opened, pacing expired, PFC resume)."""
         if self.wake_pending:
             return
-        if self.env._now >= self.busy_until:
+        if self.env.now >= self.busy_until:
             self._wake(None)
         else:
-            self._schedule_wake()
+            self.schedule_wake()
 
-    def _schedule_wake(self) -> None:
+    def schedule_wake(self) -> None:
+        """Wake up when the current transmission ends (``busy_until``); no wake-up may be pending."""
         self.wake_pending = True
-        env = self.env
         self.callbacks = self.wake_cbs
-        heappush(env._queue, (self.busy_until, NORMAL, next(env._eid), self))
+        heappush(self.hq, (self.busy_until, NORMAL, next(self.eid), self))
+
+    def add_sender(self, flow) -> None:
+        """``flow`` (of this endpoint) has data it may send: join the round robin, kick the port."""
+        self.ring.append(flow)
+        self.kick()
+
+    def remove_sender(self, flow) -> None:
+        """``flow`` no longer sends through this port (it was rerouted)."""
+        if flow in self.ring:
+            self.ring.remove(flow)
 
     def _wake(self, _ev) -> None:
         """The wire is free: pick the next packet (control, data queues, then flows) and send it."""
@@ -248,7 +262,7 @@ class Port:
         t = pkt.size * self.ps_per_byte + self.rem
         ser = int(t)
         self.rem = t - ser
-        self.busy_until = bu = self.env._now + ser
+        self.busy_until = bu = self.env.now + ser
         self.tx_packets += 1
         pkt.ts_arr = arr = bu + self.delay_ps
         hq = self.hq
@@ -285,7 +299,7 @@ class Port:
         t = pkt.size * self.ps_per_byte + self.rem
         ser = int(t)
         self.rem = t - ser
-        bu = self.busy_until = self.env._now + ser
+        bu = self.busy_until = self.env.now + ser
         self.tx_packets += 1
         pkt.ts_arr = arr = bu + self.delay_ps
         pipe = self.pipe
@@ -475,7 +489,7 @@ class Port:
 
     def _pick_flow(self):
         ring = self.ring
-        now = self.env._now
+        now = self.env.now
         paused = self.paused
         for _ in range(len(ring)):
             f = ring.popleft()
@@ -499,7 +513,7 @@ class Port:
 
     # -- PFC --------------------------------------------------------------------------------------
     def set_paused(self, prio: int, on: bool) -> None:
-        now = self.env._now
+        now = self.env.now
         if on == self.paused[prio]:
             return
         self.paused[prio] = on
