@@ -73,6 +73,10 @@ class _PaceTick:
         self.flow = None
 
 
+def _stale_tick(ev) -> None:
+    """What a retransmit tick of a flow that has ended does when it fires: nothing."""
+
+
 def _pace_fire(ev) -> None:
     """A pacing tick fired: the flow may send again; kick its port."""
     flow = ev.flow
@@ -237,6 +241,18 @@ class Flow(ABC):
     def stop_timer(self) -> None:
         self.rto_deadline = None
 
+    def _forget_timer(self) -> None:
+        """The sender is done: its pending retransmit tick keeps its heap entry but no longer the flow.
+
+        The tick would fire (up to an RTO later) only to find the flow done;
+        with a no-op callback instead it still fires at the same instant
+        (same event count and order) and the finished flow is freed now.
+        """
+        ev = self.timer_ev
+        self.timer_ev = None
+        if ev is not None and ev.callbacks is not None:
+            ev.callbacks = (_stale_tick,) + ev.callbacks[1:]
+
     def _timer_fire(self, ev) -> None:
         if ev is not self.timer_ev:
             return  # superseded by an earlier deadline
@@ -277,6 +293,7 @@ class Flow(ABC):
         if ack >= self.size:
             self.sender_done = True
             self.stop_timer()
+            self._forget_timer()
             self.ack_end_ps = now
             self.rtxq.clear()
             self.net.flow_acked(self)

@@ -84,3 +84,17 @@ def test_retransmitted_bytes_of_rows_add_up_to_the_summary(cc, params, spray):
         assert st[key] + out[key] == wire, key
     # the case the old summary got wrong: retransmissions after a flow's row was written
     assert out["retransmitted_bytes"] > 0
+
+
+def test_a_done_flow_is_freed_before_its_retransmit_tick_fires():
+    """The stale retransmit tick (RTO 1 ms after the last send) no longer holds the finished flow."""
+    import weakref
+    g = star(2)
+    env, be = make_backend(g, cc="dcqcn")
+    be.all_flows = None
+    be.send("h0", "h1", 5_000)
+    flow = weakref.ref(next(iter(be.net.flows.values())))
+    env.run(until=200_000_000)            # 200 us: done long ago, its tick is due at about 1 ms
+    assert be.completed == 1 and env.peek() < float("inf")     # the tick is still pending
+    assert flow() is None
+    env.run()
