@@ -6,24 +6,27 @@ fairness index as running sums, so a finished flow leaves nothing behind
 have run).
 
 Transport counters (retransmitted bytes, retransmits, timeouts, ECN-marked
-packets, CNPs) are kept two ways:
+packets, CNPs) are split three ways, so that the summary's equal the sums of
+the ``fct.csv`` columns by construction:
 
 * ``recorded`` — the values written into each flow's ``fct.csv`` row, added
-  when the row is made (the instant the receiver holds the last byte). The
-  summary's ``retransmitted_bytes`` etc. are these sums, so they equal the
-  column sums of ``fct.csv`` by construction;
-* ``all_flows`` — every flow's final values (added when it ends: completed
-  both ways, or failed), plus the flows still running when asked. What a
-  sender does after its row was written (a retransmission or a timeout
-  before the last ACK reaches it: spurious, the receiver had every byte) and
-  what flows without a row did (failed, or still running) is the difference,
-  reported as ``transport_counters_outside_fct``.
+  when the row is made (the instant the receiver holds the last byte);
+* ``unfinished`` — flows without a row: failed, or still running when asked;
+* ``after_row`` — what a sender did after its flow's row was written: a
+  retransmission or timeout before the last ACK reached it (spurious: the
+  receiver had every byte). It used to be added to the summary but could
+  not be in the row, which is why the two disagreed.
+
+The summary's ``retransmitted_bytes`` etc. are ``recorded + unfinished`` (for
+a run whose flows all completed: exactly the column sums); ``after_row`` is
+reported as ``transport_counters_after_fct_row``; the three add up to what
+the senders did in all.
 
 Jain's index over whole flows (``jain_window_ns = 0``) needs only
-``n``, ``sum x`` and ``sum x**2`` of x = size / FCT; summed in completion
-order, as a list summed at the end would be. The windowed index needs the
+``n``, ``sum x`` and ``sum x**2`` of x = size / FCT, summed in completion
+order as a list summed at the end would be. The windowed index needs the
 end of the run, so it keeps ``(start_ps, window_bytes)`` per finished flow
-(16 bytes of floats a flow, only with ``jain_window_ns > 0``).
+(only with ``jain_window_ns > 0``).
 """
 from __future__ import annotations
 
@@ -58,12 +61,22 @@ class TransportCounters:
         self.ecn_marked_packets_received += rec.ecn_marked_packets
         self.cnps += rec.cnps_received
 
-    def minus(self, other: "TransportCounters") -> dict:
-        """``self - other`` field by field, as a dict."""
-        return {f.name: getattr(self, f.name) - getattr(other, f.name) for f in fields(self)}
+    def add(self, other: "TransportCounters", sign: int = 1) -> None:
+        """Add (``sign`` = 1) or subtract (-1) ``other`` field by field."""
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + sign * getattr(other, f.name))
+
+    @classmethod
+    def of_flow(cls, flow) -> "TransportCounters":
+        c = cls()
+        c.add_flow(flow)
+        return c
+
+    def as_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     def copy(self) -> "TransportCounters":
-        return TransportCounters(**{f.name: getattr(self, f.name) for f in fields(self)})
+        return TransportCounters(**self.as_dict())
 
 
 class FlowAccounting:
@@ -71,7 +84,8 @@ class FlowAccounting:
 
     def __init__(self, jain_start_ns: int, jain_window_ns: int):
         self.recorded = TransportCounters()
-        self.ended = TransportCounters()
+        self.unfinished = TransportCounters()
+        self.after_row = TransportCounters()
         self.jain_lo_ps = int(jain_start_ns) * PS_PER_NS
         self.jain_w_ps = int(jain_window_ns) * PS_PER_NS
         self._n = 0
@@ -80,13 +94,22 @@ class FlowAccounting:
         #: (start_ps, window bytes) of finished flows (windowed index only)
         self.windowed: list | None = [] if self.jain_w_ps > 0 else None
 
-    def recorded_row(self, rec) -> None:
-        """A flow's record (``fct.csv`` row) was written."""
+    def recorded_row(self, flow, rec) -> None:
+        """``flow``'s record (``fct.csv`` row) ``rec`` was written; what it counts later is after its row."""
         self.recorded.add_record(rec)
+        flow.row_counters = TransportCounters.of_flow(flow)
+
+    def _split(self, flow, unfinished: TransportCounters, after_row: TransportCounters) -> None:
+        snap = getattr(flow, "row_counters", None)
+        if snap is None:
+            unfinished.add_flow(flow)
+        else:
+            after_row.add_flow(flow)
+            after_row.add(snap, -1)
 
     def flow_ended(self, flow, completed: bool) -> None:
         """A flow ended: completed both ways (``completed``) or failed; add its final counters."""
-        self.ended.add_flow(flow)
+        self._split(flow, self.unfinished, self.after_row)
         if not completed:
             return
         if self.windowed is not None:
@@ -100,12 +123,13 @@ class FlowAccounting:
             self._sum_x2 += x * x
 
     def counters(self, running) -> tuple[dict, dict]:
-        """(counters of the ``fct.csv`` rows, counters outside them) with ``running`` flows included."""
-        every = self.ended.copy()
+        """(summary counters: rows + flows without a row, counters after rows), ``running`` flows included."""
+        unfinished, after = self.unfinished.copy(), self.after_row.copy()
         for f in running:
-            every.add_flow(f)
-        rec = self.recorded.minus(TransportCounters())
-        return rec, every.minus(self.recorded)
+            self._split(f, unfinished, after)
+        top = self.recorded.copy()
+        top.add(unfinished)
+        return top.as_dict(), after.as_dict()
 
     def jain(self, end_ps: int, running) -> float | None:
         """Jain's index (sum x)^2 / (n sum x^2), or None without data (see PacketBackend.jain_fairness)."""

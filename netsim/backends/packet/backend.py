@@ -371,7 +371,7 @@ class PacketBackend(Backend):
                           timeouts=flow.timeouts, cnps_received=flow.cnps_received)
         self.completed += 1
         self.bytes_delivered += flow.size
-        self.accounting.recorded_row(rec)
+        self.accounting.recorded_row(flow, rec)
         if self.sink is not None:
             self.sink.add(rec)
         self._maybe_retire(flow)
@@ -450,7 +450,7 @@ class PacketBackend(Backend):
             t = q.pause_time_ps + sum(now - q.pause_since[i] for i in range(N_PRIORITIES) if q.paused[i])
             if t or q.pauses:
                 pause_time[f"{q.name}->{q.peer_name}"] = (t + 500) // PS_PER_NS
-        t, outside = self.accounting.counters(net.flows.values())
+        t, after_row = self.accounting.counters(net.flows.values())
         hops_ = sum(q.tx_packets for q in ports)
         return {
             "backend": "packet",
@@ -471,7 +471,7 @@ class PacketBackend(Backend):
             "retransmitted_bytes": t["retransmitted_bytes"],
             "retransmits": t["retransmits"],
             "timeouts": t["timeouts"],
-            "transport_counters_outside_fct": outside,
+            "transport_counters_after_fct_row": after_row,
             "packet_hops": hops_,
             "jain_fairness": self.jain_fairness(),
             "sim_time_ns": ((self.last_ps if not net.flows else now) + 500) // PS_PER_NS,
