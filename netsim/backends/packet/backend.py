@@ -27,7 +27,9 @@ from ...transport.packet import N_DATA_PRIORITIES, N_PRIORITIES
 from ...units import PS_PER_NS
 from ..base import Backend, register_backend
 from ..ideal import hops, ideal_fct_exact_ns
+from . import linkchange
 from .accounting import FlowAccounting
+from .hpccfct import hpcc_ip, hpcc_row  # noqa: F401  (hpcc_ip: re-exported)
 from .defaults import resolve_params
 from .network import Network
 from .node import ENDPOINT_KINDS
@@ -41,11 +43,6 @@ def cc_registry() -> dict:
     for info in sorted(pkgutil.iter_modules(ccpkg.__path__), key=lambda m: m.name):
         importlib.import_module(f"{ccpkg.__name__}.{info.name}")
     return ccpkg.REGISTRY
-
-
-def hpcc_ip(node_id: int) -> int:
-    """HPCC ns-3's address of node ``node_id``: 0x0b000001 + ((id/256)<<16) + ((id%256)<<8)."""
-    return 0x0B000001 + ((node_id // 256) << 16) + ((node_id % 256) << 8)
 
 
 class PacketBackend(Backend):
@@ -181,82 +178,12 @@ class PacketBackend(Backend):
 
     # -- link changes (netsim.whatif protocol) ----------------------------------------------------
     def set_link_rate(self, a, b, rate_bps: float) -> None:
-        """Link a-b runs at ``rate_bps`` (both directions) from now on.
-
-        The ports serialize every packet that *starts* from now on at the new
-        rate (a packet on the wire finishes at the old one). The graph edge is
-        updated, so flows started later derive their base RTT, window and
-        ideal FCT from the new rate; running flows keep theirs (and their
-        congestion control adapts). ECN thresholds derived from the rate at
-        start-up are kept.
-        """
-        if not self.graph.has_edge(a, b):
-            raise InputError("no such link", where="set_link_rate", value=f"{a}:{b}")
-        rate = float(rate_bps)
-        if not rate > 0:
-            raise InputError("link rate must be positive", where=f"link {a}:{b}", value=rate_bps)
-        self.graph.edges[a, b]["rate_bps"] = rate
-        for key in ((a, b), (b, a)):
-            port = self.net.ports[key]
-            port.rate_bps = rate
-            port.ps_per_byte = 8e12 / rate
-        self._host_cost_cache.clear()
+        """Link a-b runs at ``rate_bps`` from now on (:func:`.linkchange.set_link_rate`)."""
+        linkchange.set_link_rate(self, a, b, rate_bps)
 
     def fail_link(self, a, b) -> None:
-        """Remove link a-b now; traffic reroutes, what was on the link is lost.
-
-        * the graph loses the edge and the router forgets its routes
-          (``Router.invalidate()``); spraying switches forget their next hops;
-        * both directions of the link become black holes: packets on the wire,
-          queued at either end, or still arriving with a route through it are
-          serialized as before and then dropped (counted in ``drops``), so
-          buffer and PFC accounting drain normally; a pause in force on them is
-          lifted and later PAUSE frames are ignored;
-        * every running flow whose data or ACK route used the link gets a new
-          ECMP route (same flow id); lost packets are recovered by its
-          transport (TCP: dupacks/NewReno or RTO; RoCE: NACK go-back-N or RTO).
-
-        Raises
-        ------
-        RoutingError
-            A running flow's endpoints are no longer connected.
-        """
-        if not self.graph.has_edge(a, b):
-            raise InputError("no such link", where="fail_link", value=f"{a}:{b}")
-        net = self.net
-        self.graph.remove_edge(a, b)
-        self.router.invalidate()
-        net._route_cache.clear()
-        for node in net.nodes.values():
-            sp = getattr(node, "spray", None)
-            if sp:
-                sp.clear()
-        dead = (net.ports[(a, b)], net.ports[(b, a)])
-        for port in dead:
-            port.fail()
-        self._host_cost_cache.clear()
-        spray = self.params["routing"] == "spray"
-        for fid in sorted(net.flows):
-            f = net.flows[fid]
-            if f.sender_done and f.end_ps >= 0:
-                continue
-            old = (f.port, f.rport) + ((f.route or ()) + (f.rroute or ()) if not spray else ())
-            if not any(q in dead for q in old):
-                continue
-            path = self.router.path(f.src, f.dst, fid)   # RoutingError if disconnected
-            route = net.route_ports(path)
-            rroute = net.route_ports(tuple(reversed(path)))
-            for q in route:
-                q.add_prio(f.prio)
-            if not spray:
-                f.route, f.rroute = route, rroute
-            f.rport = rroute[0]
-            if route[0] is not f.port:
-                if f.in_ring:
-                    f.port.remove_sender(f)
-                f.in_ring = False
-                f.port = route[0]
-            f.wake_sender()
+        """Remove link a-b now; traffic reroutes, what was on it is lost (:func:`.linkchange.fail_link`)."""
+        linkchange.fail_link(self, a, b)
 
     # -- the seam ---------------------------------------------------------------------------------
     def send(self, src, dst, size_bytes: int, tag: FlowTag = EMPTY_TAG, *, cc: str | None = None,
@@ -387,7 +314,7 @@ class PacketBackend(Backend):
 
     def _acked(self, flow) -> None:
         if self.hpcc_fct:
-            self._hpcc_row(flow)
+            hpcc_row(self, flow)
         self._maybe_retire(flow)
 
     def _maybe_retire(self, flow) -> None:
@@ -400,31 +327,6 @@ class PacketBackend(Backend):
             return
         net.active -= 1
         self.accounting.flow_ended(flow, completed=True)
-
-    def _hpcc_row(self, flow) -> None:
-        if self._node_id is None:
-            ids = {}
-            for i, n in enumerate(self.graph.nodes):
-                ids[n] = int(n) if (isinstance(n, int) or (isinstance(n, str) and n.isdigit())) else i
-            self._node_id = ids
-        ids = self._node_id
-        sid, did = ids[flow.src], ids[flow.dst]
-        key = (sid, did)
-        sport = self._sport.get(key, 10000)
-        self._sport[key] = sport + 1
-        tag = flow.record[0]
-        text = tag.tag[6:] if tag.tag.startswith("dport=") else tag.tag
-        dport = int(text) if text.isdigit() else 100
-        _, _, _, path, mtu, hdr, bott = flow.record
-        links = hops(self.graph, path)
-        mss = mtu - hdr
-        base_rtt = 2 * sum(d for _, d in links) + sum(mss * 8e9 / r for r, _ in links)
-        total = flow.size + ((flow.size - 1) // mss + 1) * hdr
-        standalone = int(base_rtt) + int(total * 8e9 / bott)
-        start_ns = (flow.start_ps + 500) // PS_PER_NS
-        fct = (flow.ack_end_ps - flow.start_ps + 500) // PS_PER_NS
-        self.hpcc_rows.append(f"{hpcc_ip(sid):08x} {hpcc_ip(did):08x} {sport} {dport} {flow.size} "
-                              f"{start_ns} {fct} {standalone}")
 
     # -- summary ----------------------------------------------------------------------------------
     def jain_fairness(self) -> float | None:
