@@ -82,7 +82,7 @@ def _pace_fire(ev) -> None:
     flow = ev.flow
     ev.flow = None
     flow.pace_ev = None
-    flow.port.kick()
+    flow.port.kick(ev.at)
 
 
 class Flow(ABC):
@@ -222,11 +222,11 @@ class Flow(ABC):
             ev.flow = self
             heappush(self._hq, (at, NORMAL, next(self._ids), ev))
 
-    def wake_sender(self) -> None:
-        """Put the flow back on its NIC's round robin if it can send, and kick the NIC."""
+    def wake_sender(self, now: int) -> None:
+        """Put the flow back on its NIC's round robin if it can send, and kick the NIC (``now``: ps)."""
         if not self.in_ring and self.ready():
             self.in_ring = True
-            self.port.add_sender(self)
+            self.port.add_sender(self, now)
 
     # -- the single retransmit timer --------------------------------------------------------------
     def arm_timer(self, now: int) -> None:
@@ -276,7 +276,7 @@ class Flow(ABC):
         self.rto.backoff()
         self.on_timeout(now)
         self.arm_timer(now)
-        self.wake_sender()
+        self.wake_sender(now)
 
     # -- sender helpers ---------------------------------------------------------------------------
     def _new_ack(self, now: int, ack: int, pkt) -> int:
@@ -309,7 +309,7 @@ class Flow(ABC):
         return v if v > 0 else 0
 
     # -- receiver helpers -------------------------------------------------------------------------
-    def send_control(self, kind: int, seq: int, data_pkt) -> None:
+    def send_control(self, kind: int, seq: int, data_pkt, now: int) -> None:
         """Send an ACK/NACK (``data_pkt`` given) or a CNP back to the sender in the control class.
 
         An ACK/NACK reuses the delivered data packet's object (it is dead once
@@ -331,7 +331,7 @@ class Flow(ABC):
             pkt.route = self.rroute
             pkt.dst = self.src
         pkt.hop = 1
-        self.rport.send_control(pkt)
+        self.rport.send_control(pkt, now)
 
     def _delivered(self, now: int) -> None:
         if self.end_ps < 0 and self.rcv_nxt >= self.size:

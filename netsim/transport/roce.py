@@ -47,7 +47,7 @@ class RoceFlow(Flow):
             if last is None or now - last >= self.cnp_interval_ps:
                 self.last_cnp_ps = now
                 self.cnps_sent += 1
-                self.send_control(CNP, 0, None)
+                self.send_control(CNP, 0, None, now)
         seq = pkt.seq
         rcv = self.rcv_nxt
         if seq == rcv:
@@ -58,15 +58,15 @@ class RoceFlow(Flow):
             self.acks_due += 1
             if self.acks_due >= self.ack_every or rcv >= self.size:
                 self.acks_due = 0
-                self.send_control(ACK, rcv, pkt)
+                self.send_control(ACK, rcv, pkt, now)
             if rcv >= self.size and self.end_ps < 0:
                 self._delivered(now)
         elif seq > rcv:
             if not self.nack_sent:
                 self.nack_sent = True
-                self.send_control(NACK, rcv, pkt)
+                self.send_control(NACK, rcv, pkt, now)
         else:
-            self.send_control(ACK, rcv, pkt)
+            self.send_control(ACK, rcv, pkt, now)
 
     # -- sender -----------------------------------------------------------------------------------
     def on_ack(self, pkt) -> None:
@@ -95,7 +95,7 @@ class RoceFlow(Flow):
                 cc.on_loss(now_ns, self.snd_max - self.snd_una)
             if self.rto_deadline is None:
                 self.arm_timer(now)
-        self.wake_sender()
+        self.wake_sender(now)
 
     def on_timeout(self, now: int) -> None:
         now_ns = now // 1000

@@ -76,7 +76,7 @@ class TcpFlow(Flow):
         if self.delack > 1:
             if self.ack_pending and ce != self.ce_state:
                 # RFC 8257 3.2: CE state changed: ACK what is pending with the old state first
-                self._pure_ack(self.rcv_nxt if not in_order else seq, self.ce_state)
+                self._pure_ack(self.rcv_nxt if not in_order else seq, self.ce_state, now)
             self.ce_state = ce
             if in_order and not self.ooo and rcv < self.size and self.ack_pending + 1 < self.delack:
                 self.ack_pending += 1
@@ -89,11 +89,11 @@ class TcpFlow(Flow):
                     self._delivered(now)
                 return
             self.ack_pending = 0
-        self.send_control(ACK, rcv, pkt)
+        self.send_control(ACK, rcv, pkt, now)
         if rcv >= self.size and self.end_ps < 0:
             self._delivered(now)
 
-    def _pure_ack(self, seq: int, ece: bool) -> None:
+    def _pure_ack(self, seq: int, ece: bool, now: int) -> None:
         """An ACK not triggered by the current packet (delayed-ACK flush or CE-state change)."""
         from .packet import CONTROL_PRIORITY, Packet
         pkt = Packet(self, ACK, seq, self.ack_bytes, 0, CONTROL_PRIORITY, False, self.rroute, self.src,
@@ -102,12 +102,12 @@ class TcpFlow(Flow):
         pkt.rtx = self.last_rtx
         pkt.ece = ece and self.echo_ce
         self.ack_pending = 0
-        self.rport.send_control(pkt)
+        self.rport.send_control(pkt, now)
 
     def _delack_fire(self, ev) -> None:
         self.delack_ev = None
         if self.ack_pending:
-            self._pure_ack(self.rcv_nxt, self.ce_state)
+            self._pure_ack(self.rcv_nxt, self.ce_state, ev.at)
 
     # -- sender -----------------------------------------------------------------------------------
     def on_ack(self, pkt) -> None:
@@ -150,7 +150,7 @@ class TcpFlow(Flow):
                 cc.on_loss(now_ns, self.snd_max - una)
                 self.rtxq.append(una)
                 self.inflation = 3 * self.mss
-        self.wake_sender()
+        self.wake_sender(now)
 
     def on_timeout(self, now: int) -> None:
         now_ns = now // 1000

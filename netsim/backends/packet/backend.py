@@ -284,7 +284,7 @@ class PacketBackend(Backend):
         self.flows_started += 1
         net.queue_sampler.ensure()
         net.cc_sampler.ensure()
-        flow.wake_sender()
+        flow.wake_sender(now)
         return ev
 
     # -- completion -------------------------------------------------------------------------------

@@ -84,4 +84,4 @@ def fail_link(be, a, b) -> None:
                 f.port.remove_sender(f)
             f.in_ring = False
             f.port = route[0]
-        f.wake_sender()
+        f.wake_sender(be.env.now)

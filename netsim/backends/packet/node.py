@@ -115,9 +115,10 @@ class Forwarder(Node):
             port = self._spray_port(pkt)
         prio = pkt.prio
         if not port.wake_pending:
-            if port.busy_until <= self.env.now:
+            now = self.env.now
+            if port.busy_until <= now:
                 if not port.paused[prio]:
-                    port.start(pkt)
+                    port.start(pkt, now)
                     return
             elif prio == CONTROL_PRIORITY:
                 port.commit(pkt)
@@ -130,7 +131,12 @@ class Forwarder(Node):
         buf = self.buf
         if prio != CONTROL_PRIORITY:
             if self.lossless[prio]:
-                if not self._admit_lossless(pkt, port, in_port, prio, size, buf):
+                # the common case inlined: shared pool and group share both have room
+                c = in_port.ing[prio] + size
+                if c - in_port.hdr[prio] <= in_port.xoff[prio] and buf.used - buf.hdr_used + size <= buf.shared:
+                    in_port.ing[prio] = c
+                    pkt.pfc_port = in_port
+                elif not self._admit_lossless(pkt, port, in_port, prio, size, buf):
                     return
             elif buf.static:
                 if port.qtotal + size > port.limit:
@@ -157,10 +163,11 @@ class Forwarder(Node):
             if port.ring is None:
                 self.net.touched_ports.append(port)
         if not port.wake_pending:
-            if self.env.now < port.busy_until:
+            now = self.env.now
+            if now < port.busy_until:
                 port.schedule_wake()
             elif not port.paused[prio]:
-                port._wake(None)
+                port._wake(None, now)
 
     def _admit_lossless(self, pkt, port, in_port, prio: int, size: int, buf) -> bool:
         """PFC ingress admission of a lossless packet; False if it overflowed the headroom (dropped).

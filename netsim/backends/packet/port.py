@@ -153,18 +153,19 @@ class Port:
             if self.ring is None:
                 self.net.touched_ports.append(self)
         if not self.wake_pending:
-            if self.env.now < self.busy_until:
+            now = self.env.now
+            if now < self.busy_until:
                 self.wake_pending = True
                 self.callbacks = self.wake_cbs
                 heappush(self.hq, (self.busy_until, NORMAL, next(self.eid), self))
             elif not self.paused[prio]:
-                self._wake(None)
+                self._wake(None, now)
 
-    def send_control(self, pkt) -> None:
-        """Send an ACK/NACK/CNP from this (endpoint) port: now if idle, else first in line."""
+    def send_control(self, pkt, now: int) -> None:
+        """Send an ACK/NACK/CNP from this (endpoint) port at ``now`` (ps): at once if idle, else first in line."""
         if not self.wake_pending:
-            if self.env.now >= self.busy_until:
-                self.start(pkt)
+            if now >= self.busy_until:
+                self.start(pkt, now)
                 if self.qtotal or self.ring:
                     self.schedule_wake()
             else:
@@ -191,12 +192,12 @@ class Port:
             self._pipe_ev.callbacks = self.pipe_cbs
             heappush(self.hq, (arr, NORMAL, next(self.eid), self._pipe_ev))
 
-    def kick(self) -> None:
-        """New work may be eligible (flow window opened, pacing expired, PFC resume)."""
+    def kick(self, now: int) -> None:
+        """New work may be eligible at ``now`` (ps): a flow's window opened, pacing expired, PFC resume."""
         if self.wake_pending:
             return
-        if self.env.now >= self.busy_until:
-            self._wake(None)
+        if now >= self.busy_until:
+            self._wake(None, now)
         else:
             self.schedule_wake()
 
@@ -206,18 +207,25 @@ class Port:
         self.callbacks = self.wake_cbs
         heappush(self.hq, (self.busy_until, NORMAL, next(self.eid), self))
 
-    def add_sender(self, flow) -> None:
-        """``flow`` (of this endpoint) has data it may send: join the round robin, kick the port."""
+    def add_sender(self, flow, now: int) -> None:
+        """``flow`` (of this endpoint) has data it may send at ``now`` (ps): join the round robin, kick."""
         self.ring.append(flow)
-        self.kick()
+        self.kick(now)
 
     def remove_sender(self, flow) -> None:
         """``flow`` no longer sends through this port (it was rerouted)."""
         if flow in self.ring:
             self.ring.remove(flow)
 
-    def _wake(self, _ev) -> None:
-        """The wire is free: pick the next packet (control, data queues, then flows) and send it."""
+    def _wake(self, _ev, now=None) -> None:
+        """The wire is free: pick the next packet (control, data queues, then flows) and send it.
+
+        As the port's own event (``now`` None) it fires at ``busy_until``
+        (which nothing changes while a wake-up is pending), so that is the
+        time; a direct call passes the current time ``now`` (ps).
+        """
+        if now is None:
+            now = self.busy_until
         self.wake_pending = False
         cq = self.cq
         if cq:
@@ -240,7 +248,11 @@ class Port:
                     self.buf.used -= size
                     pp = pkt.pfc_port
                     if pp is not None:
-                        self._release_ingress(pkt, pp, p, size)
+                        if pp.hdr[p] or pp.pause_sent[p]:
+                            self._release_ingress(pkt, pp, p, size)
+                        else:  # nothing in headroom, no PAUSE to lift: just the count (inlined)
+                            pkt.pfc_port = None
+                            pp.ing[p] -= size
                     if self.mark_deq and pkt.ect and qb[p] > self.kmin[p]:
                         self.node.mark(self, pkt, qb[p])
                 else:
@@ -250,11 +262,11 @@ class Port:
             if pkt is None:
                 if not self.ring:
                     return
-                pkt = self._pick_flow()
+                pkt = self._pick_flow(now)
                 if pkt is None:
                     return
         elif self.ring:
-            pkt = self._pick_flow()
+            pkt = self._pick_flow(now)
             if pkt is None:
                 return
         else:
@@ -262,7 +274,7 @@ class Port:
         t = pkt.size * self.ps_per_byte + self.rem
         ser = int(t)
         self.rem = t - ser
-        self.busy_until = bu = self.env.now + ser
+        self.busy_until = bu = now + ser
         self.tx_packets += 1
         pkt.ts_arr = arr = bu + self.delay_ps
         hq = self.hq
@@ -294,12 +306,12 @@ class Port:
             heappush(hq, (bu, NORMAL, next(self.eid), self))
 
     # -- transmission -----------------------------------------------------------------------------
-    def start(self, pkt) -> None:
-        """Serialize ``pkt`` now; schedule its arrival at the peer."""
+    def start(self, pkt, now: int) -> None:
+        """Serialize ``pkt`` from ``now`` (ps, the port is idle); schedule its arrival at the peer."""
         t = pkt.size * self.ps_per_byte + self.rem
         ser = int(t)
         self.rem = t - ser
-        bu = self.busy_until = self.env.now + ser
+        bu = self.busy_until = now + ser
         self.tx_packets += 1
         pkt.ts_arr = arr = bu + self.delay_ps
         pipe = self.pipe
@@ -487,9 +499,8 @@ class Port:
         self.rr, self.fresh = i, fresh
         return None
 
-    def _pick_flow(self):
+    def _pick_flow(self, now: int):
         ring = self.ring
-        now = self.env.now
         paused = self.paused
         for _ in range(len(ring)):
             f = ring.popleft()
@@ -522,7 +533,7 @@ class Port:
             self.pauses += 1
         else:
             self.pause_time_ps += now - self.pause_since[prio]
-            self.kick()
+            self.kick(now)
 
     def __repr__(self) -> str:  # pragma: no cover
         return f"Port({self.name}->{self.peer_name})"

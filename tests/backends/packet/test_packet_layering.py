@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 import re
 
+import pytest
+
 import netsim
 from netsim.backends.packet.port import Port
 
@@ -53,3 +55,23 @@ def test_dead_code_is_gone():
     assert not hasattr(flow, "ACK_KIND")
     bare = re.compile(r"range\((8|9)\)|\[:8\]")
     assert _hits(bare, [p for p in _sources(*AREAS) if not p.endswith("defaults.py")]) == []
+
+
+@pytest.mark.parametrize("cc,params", [("dcqcn", {"buffer_bytes": 1_000_000}), ("cubic", {"routing": "spray"})])
+def test_a_port_wake_up_fires_at_busy_until(monkeypatch, cc, params):
+    """A port's own wake-up event takes its time from ``busy_until`` (no clock read): the two must agree."""
+    from pkt_helpers import run, star
+    orig = Port._wake
+    seen = []
+
+    def checked(self, ev, now=None):
+        if now is None:
+            assert self.env.now == self.busy_until
+            seen.append(1)
+        else:
+            assert now == self.env.now >= self.busy_until
+        return orig(self, ev, now)
+
+    monkeypatch.setattr(Port, "_wake", checked)
+    be, recs = run(star(6), [(f"h{i}", "h5", 300_000) for i in range(5)], cc=cc, params=params)
+    assert len(recs) == 5 and len(seen) > 100
