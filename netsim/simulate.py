@@ -91,7 +91,7 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
     from .records import FlowTag
     flows = list(flows)
     params = dict(params or {})
-    check_network_params(backend, params)  # reject unknown keys / bad values up front
+    check_network_params(backend, params, graph)  # reject unknown keys / bad values up front
     cc_params = check_cc_params(cc, cc_params)
     for i, f in enumerate(flows):
         if f.cc:
@@ -255,25 +255,55 @@ def finalize_outputs(out_dir: str, graph=None, seed: int = 0, *, trace: bool = T
     return written
 
 
-def check_network_params(backend: str, params: dict | None) -> None:
-    """Check ``--set`` overrides against ``backend``'s own parameter table and the host stack's.
+def check_network_params(backend: str, params: dict | None, graph=None, *, source: str | None = None) -> None:
+    """The one check of network parameters every backend goes through (``netsim flows`` and ``netsim run``).
 
-    The packet table (``SIM_PARAMS``) is shared by every backend; the flow and
-    analytic backends add their own names. Raises :class:`InputError` naming
-    the bad key or value.
+    Checks ``--set`` overrides against the packet table (``SIM_PARAMS``, shared by
+    every backend: a name the flow or analytic backend does not model is still
+    checked, then ignored), the backend's own table and the host stack's
+    (``host.KEY``); with ``graph``, also every node attribute that overrides a
+    network parameter (``source`` names the topology file in the message). All
+    values go through :meth:`netsim.params.Param.parse`: type, bounds, finite.
+
+    Raises
+    ------
+    InputError
+        One line naming ``--set`` (or the file and node), the key, the value and what is accepted.
     """
     from .backends.packet.defaults import resolve_params
     from .hoststack import HostStack, split_host_params
-    net_params, host_params = split_host_params(dict(params or {}))
-    if backend == "flow":
-        from .backends.flow.settings import resolve_network_params
-        resolve_network_params(net_params)
-    elif backend == "analytic":
-        from .backends.analytic import resolve_analytic_params
-        resolve_analytic_params(net_params)
-    else:
-        resolve_params(net_params)
-    HostStack(host_params)
+    try:
+        net_params, host_params = split_host_params(dict(params or {}))
+        if backend == "flow":
+            from .backends.flow.settings import resolve_network_params
+            resolve_network_params(net_params)
+        elif backend == "analytic":
+            from .backends.analytic import resolve_analytic_params
+            resolve_analytic_params(net_params)
+        else:
+            resolve_params(net_params)
+        HostStack(host_params)
+    except InputError as exc:
+        raise _blame(exc, "--set") from None
+    if graph is not None:
+        check_node_params(graph, source=source)
+
+
+def check_node_params(graph, *, source: str | None = None) -> None:
+    """Check every node attribute of ``graph`` that overrides a network parameter (all backends alike)."""
+    from .backends.packet.defaults import node_overrides
+    for name in sorted(graph.nodes, key=str):
+        try:
+            node_overrides(graph.nodes[name], node=name)
+        except InputError as exc:
+            raise _blame(exc, source) from None
+
+
+def _blame(exc: InputError, source: str | None) -> InputError:
+    """``exc`` with ``source`` (a file or flag) in front, unless it already names one."""
+    if not source or exc.source is not None or str(exc).startswith(source):
+        return exc
+    return type(exc)(str(exc), source=source)
 
 
 def parse_set_assignments(items) -> dict:

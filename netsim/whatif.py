@@ -41,9 +41,11 @@ LinkEvent(a='s0.nic0', b='leaf0', time_ns=10000, factor=0.5)
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from .errors import InputError
+from .params import MAX_EXACT
 from .units import UnitError, parse_time_ns
 
 COLLECTIVES = ("allreduce", "allgather", "reducescatter", "alltoall", "send", "broadcast", "any")
@@ -52,6 +54,21 @@ _ALIASES = {"all-reduce": "allreduce", "all_reduce": "allreduce", "all-gather": 
             "all-to-all": "alltoall", "all_to_all": "alltoall", "sendrecv": "send", "p2p": "send", "*": "any"}
 GROUP_KINDS = ("tp", "dp", "pp", "ep")
 WHATIF_KEYS = ("inject_delay", "straggler", "degrade_link", "fail_link")
+#: largest straggler slowdown: a rank 10^4 x slower is a stopped rank, and larger factors only
+#: overflow simulated time (netsim choice)
+MAX_STRAGGLER_FACTOR = 1e4
+#: largest link-rate factor of --degrade-link (a factor above 1 speeds a link up; 10^3 keeps any
+#: real link below netsim.params.MAX_RATE_BPS) (netsim choice)
+MAX_LINK_FACTOR = 1e3
+
+
+def _factor(text: str, maximum: float) -> float | None:
+    """``text`` as a finite number in (0, maximum], else None."""
+    try:
+        x = float(text)
+    except ValueError:
+        return None
+    return x if math.isfinite(x) and 0 < x <= maximum else None
 
 
 @dataclass(frozen=True)
@@ -110,8 +127,8 @@ def parse_delay(text: str, *, where: str = "--inject-delay", source=None) -> Del
         ns = parse_time_ns(dur.strip())
     except UnitError:
         _fail("bad duration", where, dur.strip(), "a duration such as 500us or 2ms", source)
-    if ns < 0:
-        _fail("delay must not be negative", where, dur.strip(), "a duration >= 0", source)
+    if not 0 <= ns <= MAX_EXACT:
+        _fail("delay out of range", where, dur.strip(), "a duration >= 0 and <= 2^53 ns", source)
     return DelaySpec(coll, group, int(ns), (where, source))
 
 
@@ -121,14 +138,12 @@ def parse_straggler(text, *, where: str = "--straggler", source=None) -> Straggl
     if not isinstance(text, str) or "=" not in text:
         _fail("expected RANK=FACTOR", where, text, acc, source)
     r, f = (x.strip() for x in text.split("=", 1))
-    if not r.isdigit():
+    if not (r.isascii() and r.isdigit()) or len(r) > 18:
         _fail("bad rank", where, r, "a rank number >= 0", source)
-    try:
-        factor = float(f)
-    except ValueError:
-        factor = -1.0
-    if not factor > 0:
-        _fail("bad slowdown factor", where, f, "a number > 0 (1.5 = 50% slower)", source)
+    factor = _factor(f, MAX_STRAGGLER_FACTOR)
+    if factor is None:
+        _fail("bad slowdown factor", where, f,
+              f"a finite number > 0 and <= {MAX_STRAGGLER_FACTOR:g} (1.5 = 50% slower)", source)
     return Straggler(int(r), factor, (where, source))
 
 
@@ -147,12 +162,10 @@ def parse_link_event(text, *, fail: bool = False, where: str | None = None, sour
         if "=" not in body:
             _fail("expected A:B=FACTOR@TIME", where, text, acc, source)
         body, f = body.rsplit("=", 1)
-        try:
-            factor = float(f)
-        except ValueError:
-            factor = -1.0
-        if not factor > 0:
-            _fail("bad rate factor", where, f, "a number > 0 (0.5 = half rate; use --fail-link to remove)", source)
+        factor = _factor(f, MAX_LINK_FACTOR)
+        if factor is None:
+            _fail("bad rate factor", where, f, f"a finite number > 0 and <= {MAX_LINK_FACTOR:g} "
+                  "(0.5 = half rate; use --fail-link to remove)", source)
     elif "=" in body:
         _fail("a failure takes no factor", where, text, acc, source)
     a, sep, b = body.partition(":")
@@ -164,8 +177,8 @@ def parse_link_event(text, *, fail: bool = False, where: str | None = None, sour
             t = parse_time_ns(when.strip())
         except UnitError:
             _fail("bad time", where, when.strip(), "a simulated time such as 0, 500us or 5ms", source)
-        if t < 0:
-            _fail("time must not be negative", where, when.strip(), "a time >= 0", source)
+        if not 0 <= t <= MAX_EXACT:
+            _fail("time out of range", where, when.strip(), "a time >= 0 and <= 2^53 ns", source)
     return LinkEvent(a.strip(), b.strip(), int(t), factor, (where, source))
 
 

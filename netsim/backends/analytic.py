@@ -94,13 +94,14 @@ def _router(graph, seed: int):
 
 
 def resolve_analytic_params(params: dict | None) -> dict:
-    """Analytic parameters from ``--set`` overrides; packet-only names are accepted and ignored."""
+    """Analytic parameters from ``--set`` overrides; packet-only names are checked, then ignored."""
     out = ANALYTIC_PARAMS.defaults()
     for key, value in (params or {}).items():
         if key in ANALYTIC_PARAMS:
             out[key] = ANALYTIC_PARAMS.parse_one(key, value)
         elif _SIM is not None and key.split(".")[0] in _SIM:
-            continue
+            from .packet.defaults import parse_override
+            parse_override(key, value)  # not modelled here, but checked as on every backend
         else:
             raise ANALYTIC_PARAMS.unknown(key, where="--set")
     if out["header_bytes"] >= out["mtu_bytes"]:

@@ -34,6 +34,7 @@ def _run(args) -> int:
     check_network_params(args.backend, params)  # unknown --set key: fail before reading anything big
     cc_params = cc_params_from_cli(args.cc, args.cc_param, args.cc_params_file)  # the command line wins
     graph = load_topology(args.topology)
+    check_network_params(args.backend, params, graph, source=args.topology)  # node attributes too
     flows = load_flows(args.flows, graph)
     summary = run_flows(graph, flows, backend=args.backend, cc=args.cc, params=params, cc_params=cc_params,
                         seed=args.seed, out_dir=args.out, hpcc_fct=args.hpcc_fct, quiet=args.quiet)

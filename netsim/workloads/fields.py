@@ -8,10 +8,12 @@ YAML), the field, the bad value and what is accepted; unknown keys come with a
 from __future__ import annotations
 
 import difflib
+import math
 import re
 
 from ..errors import WorkloadError
-from ..units import UnitError, parse_size, parse_time_ns
+from ..params import MAX_EXACT, parse_exact_size
+from ..units import UnitError, parse_time_ns
 
 SECTIONS = ("name", "description", "model", "training", "parallelism", "placement", "collectives", "compute",
             "memory", "whatif")
@@ -24,6 +26,8 @@ SECTION_KEYS = {
     "compute": ("gpu", "peak_flops", "utilization", "layer_times_ms", "optimizer", "optimizer_bytes_per_param"),
 }
 _FLOPS = re.compile(r"^\s*([0-9.eE+-]+)\s*([kKMGTP]?)\s*(?:flop/?s|flops)?\s*$", re.IGNORECASE)
+#: largest peak FLOP/s accepted: 1 zettaFLOP/s, 10^5 x a 2024 GPU (H100 ~1e16 sparse FP8) (netsim choice)
+MAX_FLOPS = 1e21
 _SI = {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 
 
@@ -94,13 +98,13 @@ class Fields:
             return default, False
         return d[k], True
 
-    def pos_int(self, d, path, default=None, required=False, minimum=1) -> int:
+    def pos_int(self, d, path, default=None, required=False, minimum=1, maximum=MAX_EXACT) -> int:
         v, present = self._get(d, path, default, required)
         if not present:
             return v
-        if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+        if isinstance(v, bool) or not isinstance(v, int) or not minimum <= v <= maximum:
             self.fail(path, "must be an integer" + (" >= 1" if minimum == 1 else " >= 0"), v,
-                      f"an integer >= {minimum}")
+                      f"an integer >= {minimum} and <= {'2^53' if maximum == MAX_EXACT else maximum}")
         return v
 
     def nonneg_int(self, d, path, default=None, required=False) -> int:
@@ -110,8 +114,8 @@ class Fields:
         v, present = self._get(d, path, default, required)
         if not present:
             return v
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
-            self.fail(path, "must be a non-negative number", v, "a number")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= MAX_EXACT:
+            self.fail(path, "must be a non-negative finite number", v, "a number >= 0 and <= 2^53")
         return float(v)
 
     def fraction(self, d, path, default) -> float:
@@ -137,9 +141,13 @@ class Fields:
         if not present:
             return v
         try:
-            return parse_size(v)
-        except UnitError:
-            self.fail(path, "bad size", v, "a size such as 25MiB, 1MiB or 4096")
+            out = parse_exact_size(v)
+        except (UnitError, ValueError) as exc:
+            reason = str(exc) if not isinstance(exc, UnitError) else "bad size"
+            self.fail(path, reason, v, "a whole number of bytes such as 25MiB, 1MiB or 4096")
+        if out > MAX_EXACT:
+            self.fail(path, "size out of range", v, "at most 2^53 bytes")
+        return out
 
     def duration(self, d, path) -> int:
         v = d.get(self._key(path))
@@ -152,12 +160,14 @@ class Fields:
         v, present = self._get(d, path, default, False)
         if not present:
             return float(v)
-        if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0:
-            return float(v)
-        m = _FLOPS.match(str(v))
-        if not m:
-            self.fail(path, "bad FLOP/s value", v, "a number or e.g. 125T, 312TFLOPS")
-        try:
-            return float(m.group(1)) * _SI[m.group(2)]
-        except ValueError:
-            self.fail(path, "bad FLOP/s value", v, "a number or e.g. 125T, 312TFLOPS")
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out = float(v) if math.isfinite(v) else -1.0
+        else:
+            m = _FLOPS.match(str(v))
+            try:
+                out = float(m.group(1)) * _SI[m.group(2)] if m else -1.0
+            except ValueError:
+                out = -1.0
+        if not (math.isfinite(out) and 0 < out <= MAX_FLOPS):
+            self.fail(path, "bad FLOP/s value", v, "a number > 0 and <= 1e21 or e.g. 125T, 312TFLOPS")
+        return out

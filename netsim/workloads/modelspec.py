@@ -64,7 +64,7 @@ def parse_model(f: Fields, m):
     vals = {}
     for d in dims:
         if d in m:
-            vals[d] = f.pos_int(m, f"model.{d}") if d != "ffn_hidden" else int(m[d])
+            vals[d] = f.pos_int(m, f"model.{d}", minimum=0 if d == "ffn_hidden" else 1)  # 0 = 4 x hidden
         elif base is None and d != "ffn_hidden":
             f.fail(f"model.{d}", "missing transformer dimension", None,
                    "layers, hidden, heads, seq_len and vocab, or a preset")

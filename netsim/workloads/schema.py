@@ -38,6 +38,9 @@ PLACEMENTS = {"megatron": ("tp", "dp", "pp"), "deepspeed": ("tp", "dp", "pp"),
               "dp_tp_pp": ("dp", "tp", "pp"), "dp_pp_tp": ("dp", "pp", "tp"),
               "pp_tp_dp": ("pp", "tp", "dp"), "pp_dp_tp": ("pp", "dp", "tp")}
 BYTES = {"fp16": 2, "bf16": 2, "fp32": 4}
+#: largest per-layer time of compute.layer_times_ms: one day per micro-batch (netsim choice: anything
+#: larger is a unit mistake, and finite bounds keep simulated time exact)
+MAX_LAYER_MS = 86_400_000
 
 
 @dataclass(frozen=True)
@@ -353,7 +356,8 @@ def _layer_times(f: Fields, cmp_: dict, model):
         if k not in names:
             f.fail(w, "no such layer in the model", k, "default or a layer name such as " + ", ".join(names[:4]),
                    suggest=names)
-        if not (isinstance(v, list) and len(v) == 2 and all(isinstance(x, (int, float)) and x >= 0 for x in v)):
+        if not (isinstance(v, list) and len(v) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                                           and 0 <= x <= MAX_LAYER_MS for x in v)):
             f.fail(w, "must be [forward_ms, backward_ms]", v, "two non-negative numbers of milliseconds per micro-batch")
         out[str(k)] = (float(v[0]), float(v[1]))
     return out

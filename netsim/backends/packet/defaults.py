@@ -52,7 +52,7 @@ SIM_PARAMS = ParamTable("packet-network", [
           choices=("enqueue", "dequeue")),
     Param("pfc", True, "bool", "PFC (802.1Qbb) on the lossless priorities",
           "IEEE 802.1Qbb; RoCEv2 deployments run lossless (Guo et al. SIGCOMM 2016)"),
-    Param("lossless_priorities", "3", "str", "comma list of 802.1p priorities that are lossless under PFC",
+    Param("lossless_priorities", "3", "priorities", "comma list of 802.1p priorities that are lossless under PFC",
           "RoCEv2 practice: priority 3 lossless (NVIDIA/Mellanox RoCE configuration guides)"),
     Param("pfc_xoff_bytes", 0, "size",
           "ingress bytes (per link, per priority) above which PAUSE is sent (0 = auto: 2 x XON)",

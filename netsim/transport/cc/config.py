@@ -96,7 +96,7 @@ def resolve_cc_params(cc_name: str, overrides: Iterable[str] | None = None, *,
         base = table.resolve(from_file.get(name), source=file) if name in from_file else None
         if base is not None:
             base = {k: v for k, v in base.items() if k in from_file[name]}
-        out[name] = table.resolve(cli.get(name), base=base)
+        out[name] = table.resolve(cli.get(name), base=base, source=f"--cc-param {name}")
     return out
 
 

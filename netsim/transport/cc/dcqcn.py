@@ -161,7 +161,7 @@ class DCQCN(CongestionControl):
         _preset_param("kmax_bytes", "size", "CP marks every packet above this queue"),
         _preset_param("pmax", "float", "CP marking probability at kmax", minimum=0.0, maximum=1.0),
         _preset_param("rate_scale_ref_bps", "rate",
-                      "if > 0, rai/rhai/kmin/kmax scale with link rate / this"),
+                      "if > 0, rai/rhai/kmin/kmax scale with link rate / this", minimum=0),
         Param("window_bytes", 0, "size", "optional in-flight cap (0 = off, rate-based only)",
               "HPCC run.py dcqcn_vwin variants use a window; plain dcqcn has none (HAS_WIN 0)"),
     ])
