@@ -11,7 +11,10 @@ import json
 def _validate(args) -> int:
     from ..topology import load_topology, summary
 
+    from ..topology.buildspec import check_endpoints_connected
+
     g = load_topology(args.topology)
+    check_endpoints_connected(g, source=args.topology)   # a GPU/host that reaches no other is an error
     s = summary(g, bisection=False)
     kinds = ", ".join(f"{k}={v}" for k, v in s["node_kinds"].items())
     links = ", ".join(f"{k}={v['count']}" for k, v in s["link_kinds"].items())

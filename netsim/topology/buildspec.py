@@ -4,6 +4,10 @@
 bad argument is an :class:`~netsim.errors.InputError` naming the builder, the
 argument at fault (:func:`_blamed_argument`) and its value. Lists are written
 ``a|b``; values parse as int, float, bool or a unit string.
+
+Before a builder runs, the node count its arguments imply
+(:func:`estimated_nodes`) must not exceed :data:`MAX_BUILDER_NODES`; after it
+runs, every GPU and host must reach every other (:func:`check_endpoints_connected`).
 """
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from typing import Any
 
 import networkx as nx
 
-from ..errors import InputError
+from ..errors import InputError, TopologyError
 from ..units import UnitError
 from . import builders as _b
 from .schema import validate
@@ -41,6 +45,68 @@ def parse_value(text: str):
     return text
 
 
+#: largest topology a builder may build, in nodes: 10^6 nodes (1/8 of them GPUs in a DGX-like cluster,
+#: i.e. over 100k GPUs) already take minutes and gigabytes to build and route in networkx; larger
+#: arguments are a typo and would otherwise spin before any error (netsim choice)
+MAX_BUILDER_NODES = 1_000_000
+#: largest value of one count argument (keeps the node estimate itself cheap; netsim choice)
+MAX_COUNT = MAX_BUILDER_NODES
+
+
+def estimated_nodes(name: str, args: dict) -> int:
+    """An upper estimate of the nodes builder ``name`` creates with ``args`` (defaults fill the rest), computed
+    from the builders' documented structure without building anything.
+
+    >>> estimated_nodes("leaf_spine", {"leaves": 4, "spines": 2, "hosts_per_leaf": 4})
+    22
+    >>> estimated_nodes("fat_tree", {"k": 4})
+    36
+    """
+    import inspect
+    a = {k: p.default for k, p in inspect.signature(_b.BUILDERS[name]).parameters.items()}
+    a.update(args)
+
+    def count(key, default=1):
+        v = a.get(key)
+        return v if type(v) is int and v > 0 else default
+
+    def server(gpus, per_nic):     # GPUs + NICs + their PCIe switches + NVSwitch + root complex
+        return gpus + 2 * -(-gpus // max(1, per_nic)) + 2
+    if name == "dumbbell":
+        return count("n_left") + count("n_right") + 2
+    if name == "leaf_spine":
+        return count("leaves") * (count("hosts_per_leaf") + 1) + count("spines")
+    if name == "fat_tree":
+        k = count("k")
+        return k ** 3 // 4 + 5 * k * k // 4
+    if name == "gpu_server":
+        return server(count("gpus"), count("gpus_per_nic"))
+    per = server(count("gpus_per_server"), count("gpus_per_nic"))
+    servers = count("servers") if name == "gpu_cluster" else count("servers_a") + count("servers_b")
+    nics = -(-count("gpus_per_server") // max(1, count("gpus_per_nic")))
+    return servers * (per + nics) + count("spines", 0)   # a leaf/rail switch per NIC at most
+
+
+def check_endpoints_connected(graph: nx.Graph, source: str | None = None) -> None:
+    """Every GPU and host of ``graph`` must reach every other (else :class:`TopologyError`).
+
+    >>> g = nx.Graph(); g.add_nodes_from([("a", {"kind": "host"}), ("b", {"kind": "host"})])
+    >>> check_endpoints_connected(g)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    netsim.errors.TopologyError: topology: not connected: ...
+    """
+    ends = [n for n, k in graph.nodes(data="kind") if k in ("gpu", "host")]
+    if len(ends) < 2:
+        return
+    reach = nx.node_connected_component(graph, ends[0])
+    cut = [n for n in ends if n not in reach]
+    if cut:
+        raise TopologyError(f"not connected: {len(cut)} of {len(ends)} GPUs/hosts cannot reach {ends[0]}",
+                            source=source or "topology", value=str(cut[0]),
+                            accepted="a topology in which every GPU/host reaches every other")
+
+
 def _check_counts(name: str, args: dict, source: str | None) -> None:
     """Arguments whose default is a count (a plain int, not a ``*_ns`` time or an offset) must be ints >= 1."""
     import inspect
@@ -49,9 +115,13 @@ def _check_counts(name: str, args: dict, source: str | None) -> None:
         default = params[key].default
         if type(default) is not int or key.endswith("_ns") or key.endswith("_offset"):
             continue
-        if type(value) is not int or value < 1:
-            raise InputError("must be a whole number >= 1", source=source, where=f"builder {name}, argument {key}",
-                             value=value, accepted=f"a count such as {default}")
+        if type(value) is not int or not 1 <= value <= MAX_COUNT:
+            raise InputError(f"must be a whole number in 1..{MAX_COUNT}", source=source,
+                             where=f"builder {name}, argument {key}", value=value, accepted=f"a count such as {default}")
+    nodes = estimated_nodes(name, args)
+    if nodes > MAX_BUILDER_NODES:
+        raise InputError(f"too large: about {nodes} nodes", source=source, where=f"builder {name}", value=args,
+                         accepted=f"at most {MAX_BUILDER_NODES} nodes (netsim.topology.buildspec.MAX_BUILDER_NODES)")
 
 
 def _blamed_argument(args: dict, message: str) -> str | None:
@@ -103,7 +173,9 @@ def build(name: str, args: dict | None = None, *, source: str | None = None) -> 
         raise InputError(f"invalid {'argument' if key else 'arguments'}: {exc}", source=source,
                          where=f"builder {name}" + (f", argument {key}" if key else ""),
                          value=args[key] if key else args) from None
-    return validate(graph, source=source or f"{name}(...)")
+    graph = validate(graph, source=source or f"{name}(...)")
+    check_endpoints_connected(graph, source=source or f"{name}(...)")
+    return graph
 
 
 def build_expression(expr: str, *, source: str | None = None) -> nx.Graph:
