@@ -152,6 +152,7 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
     be.close()
     summary = dict(be.stats())
     summary.update({"cc": cc, "seed": seed, "backend": backend})
+    summary.setdefault("status", flow_status(summary, len(flows), stopped=until_ns is not None))
     summary["wall_time_s"] = round(time.perf_counter() - t0, 3)
     if out_dir is not None:
         for s in (sinks.fct, sinks.queues, sinks.pfc, sinks.cc):
@@ -164,6 +165,24 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
     else:
         summary["records"] = list(fct_sink.rows)
     return summary
+
+
+def flow_status(summary: dict, n_flows: int, *, stopped: bool = False) -> str:
+    """``"complete"`` when every flow finished, else ``"failed: ..."`` saying how many did not.
+
+    A flow abandoned by the backend (``failed``, e.g. after ``max_timeouts``
+    retransmission timeouts) or never finished makes the run failed; with
+    ``stopped`` (``until_ns``) unfinished flows are expected and only
+    abandoned ones count. ``netsim flows`` exits 2 on a failed run.
+
+    >>> flow_status({"completed": 3, "failed": 0}, 3), flow_status({"completed": 1, "failed": 2}, 3)
+    ('complete', 'failed: 1 of 3 flows completed, 2 abandoned by the backend')
+    """
+    done, failed = int(summary.get("completed", 0)), int(summary.get("failed", 0) or 0)
+    missing = 0 if stopped else max(0, n_flows - done)
+    if not failed and not missing:
+        return "complete"
+    return f"failed: {done} of {n_flows} flows completed, {failed} abandoned by the backend"
 
 
 def parse_cc_assignments(items, cc: str) -> dict:

@@ -49,6 +49,10 @@ def _run(args) -> int:
     print(f"flows {summary['flows']}  completed {summary['completed']}  mean FCT {fmt(mean)}  "
           f"p99 FCT {fmt(p99)}  drops {summary.get('drops', 0)}  PFC pauses {summary.get('pfc_pauses', 0)}  "
           f"wall {summary['wall_time_s']:.2f}s  -> {args.out}")
+    status = summary.get("status", "complete")
+    if status != "complete":   # flows lost: never a quiet exit 0 (the outputs above stay written)
+        from ..errors import SimulationError
+        raise SimulationError(f"{status}; see {args.out}/summary.json (e.g. --set max_timeouts, link rates)")
     return 0
 
 
