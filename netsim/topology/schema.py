@@ -28,6 +28,7 @@ from numbers import Real
 import networkx as nx
 
 from ..errors import TopologyError
+from ..params import MAX_EXACT, MAX_RATE_BPS
 from ..units import UnitError, parse_rate, parse_size, parse_time_ns
 
 NODE_KINDS = ("gpu", "host", "nic", "nvswitch", "pcie_switch", "switch")
@@ -49,6 +50,8 @@ def _unit_parser(key: str):
 
 
 def _is_number(v) -> bool:
+    if isinstance(v, int) and not isinstance(v, bool):
+        return True          # exact, however large (a bound check follows)
     return isinstance(v, Real) and not isinstance(v, bool) and math.isfinite(float(v))
 
 
@@ -64,14 +67,18 @@ def _normalize_attrs(attrs: dict, source, where: str) -> None:
             if value < 0:
                 raise TopologyError("must not be negative", source=source, where=f"{where}, field {key}",
                                     value=value, accepted=accepted)
-            continue
-        try:
-            if isinstance(value, str) and value.strip() == "":
-                raise UnitError("empty")
-            attrs[key] = parser(value)
-        except (UnitError, TypeError, ValueError):
-            raise TopologyError("bad unit string", source=source, where=f"{where}, field {key}",
-                                value=value, accepted=accepted) from None
+        else:
+            try:
+                if isinstance(value, str) and value.strip() == "":
+                    raise UnitError("empty")
+                attrs[key] = parser(value)
+            except (UnitError, TypeError, ValueError, OverflowError):
+                raise TopologyError("bad unit string", source=source, where=f"{where}, field {key}",
+                                    value=value, accepted=accepted) from None
+        limit = MAX_RATE_BPS if key.endswith("_bps") else MAX_EXACT   # netsim.params: the bounds of every value
+        if attrs[key] > limit:
+            raise TopologyError("out of range", source=source, where=f"{where}, field {key}", value=value,
+                                accepted=f"{accepted}, at most {'2^53' if limit == MAX_EXACT else f'{limit:g}'}")
 
 
 def _fmt_edge(u, v) -> str:

@@ -38,6 +38,10 @@ PLACEMENTS = {"megatron": ("tp", "dp", "pp"), "deepspeed": ("tp", "dp", "pp"),
               "dp_tp_pp": ("dp", "tp", "pp"), "dp_pp_tp": ("dp", "pp", "tp"),
               "pp_tp_dp": ("pp", "tp", "dp"), "pp_dp_tp": ("pp", "dp", "tp")}
 BYTES = {"fp16": 2, "bf16": 2, "fp32": 4}
+#: smallest collectives.*.chunk_bytes: one 4 KiB page (netsim choice: smaller chunks add one
+#: simulated transfer per chunk, so a 25 MiB bucket in 1-byte chunks is 2.6e7 transfers per step
+#: and never finishes in practice; NCCL's own chunks are 128 KiB-512 KiB, NCCL_BUFFSIZE / NCCL_STEPS)
+MIN_CHUNK_BYTES = 4096
 #: largest per-layer time of compute.layer_times_ms: one day per micro-batch (netsim choice: anything
 #: larger is a unit mistake, and finite bounds keep simulated time exact)
 MAX_LAYER_MS = 86_400_000
@@ -272,8 +276,9 @@ def _build(f: Fields, doc: dict) -> Workload:
         ch = f.pos_int(c, f"collectives.{kind}.channels", default=1)
         chunk = c.get("chunk_bytes")
         chunk = None if chunk in (None, "auto") else f.size(c, f"collectives.{kind}.chunk_bytes", None)
-        if chunk is not None and chunk <= 0:
-            f.fail(f"collectives.{kind}.chunk_bytes", "must be positive", c.get("chunk_bytes"), "a size such as 512KiB")
+        if chunk is not None and chunk < MIN_CHUNK_BYTES:
+            f.fail(f"collectives.{kind}.chunk_bytes", "chunk too small", c.get("chunk_bytes"),
+                   f"a size >= {MIN_CHUNK_BYTES} bytes such as 512KiB, or auto")
         collectives[kind] = CollectiveSpec(algo, ch, chunk)
 
     gpu_name = str(cmp_.get("gpu", "v100-sxm2"))

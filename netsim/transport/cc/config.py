@@ -45,8 +45,15 @@ def load_cc_params_file(path: str, cc_name: str) -> dict[str, dict]:
     """Read ``{cc: {key: value}}`` (or flat ``{key: value}`` for ``cc_name``) from YAML/JSON."""
     if not os.path.exists(path):
         raise InputError("file not found", source=path, where="--cc-params-file")
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except UnicodeDecodeError:
+        raise InputError("not a text (UTF-8) file", source=path, where="--cc-params-file",
+                         accepted="a YAML or JSON mapping {cc: {key: value}} or {key: value}") from None
+    if "\x00" in text:
+        raise InputError("NUL byte in file", source=path, where="--cc-params-file",
+                         accepted="a YAML or JSON text file")
     try:
         if path.lower().endswith(".json"):
             data = json.loads(text)
