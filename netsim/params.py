@@ -153,7 +153,7 @@ def _fmt(x) -> str:
         x = int(x)
     if isinstance(x, int) and x == MAX_EXACT:
         return "2^53"
-    return f"{x:g}" if isinstance(x, float) else str(x)
+    return f"{x:g}" if isinstance(x, float) or abs(x) >= 10 ** 7 else str(x)
 
 
 def _is_plain_int(value) -> bool:

@@ -14,7 +14,6 @@ def _hosts_and_rates(args):
     from ..errors import InputError
     from ..topology import load_topology
     from ..topology.query import endpoints
-    from ..units import parse_rate
     graph = load_topology(args.topology) if args.topology else None
     if args.hosts and args.hosts != "all":
         hosts = tuple(h.strip() for h in args.hosts.split(",") if h.strip())
@@ -28,7 +27,7 @@ def _hosts_and_rates(args):
     else:
         raise InputError("give --hosts a,b,... or --topology", where="--hosts", value=args.hosts)
     if args.rate:
-        rate = parse_rate(args.rate)
+        rate = _FLAG_PARAMS["--rate"].parse(args.rate, where="--rate")
         return hosts, tuple(float(rate) for _ in hosts)
     if graph is None:
         raise InputError("give --rate (e.g. 100Gbps) or --topology to read each host's line rate", where="--rate",
@@ -43,13 +42,24 @@ def _hosts_and_rates(args):
     return hosts, tuple(rates)
 
 
+def _flag_params() -> dict:
+    """The quantities of the flags, checked by :meth:`netsim.params.Param.parse` (finite, bounded)."""
+    from ..params import Param
+    return {"--rate": Param("rate_bps", 100e9, "rate", "line rate of every host", "--rate"),
+            "--duration": Param("duration_ns", 1, "time", "window length", "--duration", minimum=1),
+            "--start": Param("start_ns", 0, "time", "window start", "--start")}
+
+
+_FLAG_PARAMS = _flag_params()
+
+
 def _run(args) -> int:
     from ..traffic import BackgroundSpec, generate_background, load_cdf, write_flow_csv
-    from ..units import parse_time_ns
     hosts, rates = _hosts_and_rates(args)
+    duration_ns = _FLAG_PARAMS["--duration"].parse(args.duration, where="--duration")
+    start_ns = _FLAG_PARAMS["--start"].parse(args.start, where="--start")
     spec = BackgroundSpec(load_cdf(args.cdf), load=args.load, hosts=hosts, host_rate_bps=rates,
-                          duration_ns=parse_time_ns(args.duration), start_ns=parse_time_ns(args.start),
-                          seed=args.seed, tag=args.tag)
+                          duration_ns=duration_ns, start_ns=start_ns, seed=args.seed, tag=args.tag)
     flows = generate_background(spec)
     n = write_flow_csv(flows, args.out)
     realised = float(flows.size_bytes.sum()) * 8 / (sum(rates) * spec.duration_ns * 1e-9)

@@ -170,7 +170,7 @@ class MemorySettings:
 
 def memory_settings(raw: dict, recompute_flag: bool, source: str) -> MemorySettings:
     """Validate the ``memory:`` section of a workload file (``raw`` is the file's dict)."""
-    from ..units import parse_size
+    from ..params import MAX_EXACT, parse_exact_size
     sec = raw.get("memory") or {}
     if not isinstance(sec, dict):
         raise InputError("must be a mapping", source=source, where="memory", value=type(sec).__name__,
@@ -185,7 +185,9 @@ def memory_settings(raw: dict, recompute_flag: bool, source: str) -> MemorySetti
             raise InputError("not a size", source=source, where="memory.capacity_bytes", value=cap,
                              accepted="a size such as 80GiB or 16GB")
         try:
-            cap = parse_size(cap)
+            cap = parse_exact_size(cap)   # exact integer bytes (netsim.params), never rounded
+            if cap > MAX_EXACT:
+                raise ValueError("too large")
         except (InputError, TypeError, ValueError, OverflowError):
             raise InputError("not a size", source=source, where="memory.capacity_bytes", value=sec.get("capacity_bytes"),
                              accepted="a size such as 80GiB or 16GB") from None

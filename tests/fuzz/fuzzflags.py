@@ -77,7 +77,7 @@ WL_FIELDS = {
     "collectives.dp.channels": ("int", 2), "compute.utilization": ("frac", 0.5),
     "compute.peak_flops": ("flops", "100T"), "compute.optimizer_bytes_per_param": ("num", 16),
     "model.layers": ("int", 4), "model.hidden": ("int", 256), "model.ffn_hidden": ("int", 512),
-    "model.seq_len": ("int", 128), "model.vocab": ("int", 2048),
+    "model.seq_len": ("int", 128), "model.vocab": ("int", 2048), "memory.capacity_bytes": ("size", "16GiB"),
 }
 MOE_FIELDS = {"model.moe.skew_decay_iterations": ("num", 10.0), "model.moe.skew_start": ("num", 0.3),
               "model.moe.skew_end": ("num", 0.01), "model.moe.capacity_factor": ("pos", 2.0),
@@ -255,4 +255,35 @@ def sweep(rng: random.Random) -> Case:
                 invalid)
 
 
-__all__ = ["builder_expr", "workload_values", "workload_trees", "flags", "sweep", "WORKLOADS"]
+# -- netsim traffic: flags and CDF files -----------------------------------------------------------
+CDF_OK = "# size cumulative (percent)\n0 0\n1000 50\n10000 90\n100000 100\n"
+
+
+def traffic(rng: random.Random) -> Case:
+    """``netsim traffic`` (background flows from a size CDF): bad flag values or a broken CDF file."""
+    flags_ = {"--load": "0.3", "--duration": "50us", "--start": "0ns", "--rate": "10Gbps"}
+    cdf, invalid = CDF_OK, True
+    what = rng.choice(("flag", "flag", "cdf", "ok", "hosts"))
+    if what == "flag":
+        flag = rng.choice(sorted(flags_))
+        flags_[flag] = value = rng.choice({"--load": ("nan", "0", "1.5", "-1", "inf", "abc"),
+                                           "--duration": ("nan", "0", "-1ms", "abc", "1e300s", "inf"),
+                                           "--start": ("nan", "-1us", "abc", "1e300s"),
+                                           "--rate": ("0", "nan", "abc", "-1Gbps", "inf", "1e400bps")}[flag])
+        label = f"{flag}={value}"
+    elif what == "cdf":
+        cdf, label = rng.choice((("0 0\n1000 60\n500 100\n", "sizes decrease"), ("0 0\n1000 nan\n2000 100\n", "nan"),
+                                 ("-5 0\n1000 100\n", "negative size"), ("0 0\n1000 150\n", "over 100 %"),
+                                 ("0 0\n1000 80\n2000 40\n", "cumulative decreases"), ("", "empty"),
+                                 ("0 0\n1e400 100\n", "infinite size"), ("a b c\n", "garbage")))
+    elif what == "hosts":
+        flags_["--hosts"], label = "left0,nosuch", "unknown host"
+    else:
+        label, invalid = "valid", False
+    argv = ["traffic", "{d}/cdf.txt", "--out", "{d}/bg.csv", "--topology", "{d}/topo.yaml", "--seed", "1"]
+    for k, v in flags_.items():
+        argv.append(f"{k}={v}")
+    return Case("traffic", label, tuple(argv), (("cdf.txt", cdf.encode()), ("topo.yaml", _dump(DUMBBELL))), invalid)
+
+
+__all__ = ["traffic", "builder_expr", "workload_values", "workload_trees", "flags", "sweep", "WORKLOADS"]

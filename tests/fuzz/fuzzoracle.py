@@ -36,7 +36,7 @@ import fuzzflags  # noqa: E402
 #: one generator per input class of issue 15, in a fixed order (round robin over cases)
 GENERATORS = (fuzzcases.topo_values, fuzzcases.topo_trees, fuzzcases.graphml, fuzzcases.hpcc, fuzzcases.flow_csv,
               fuzzflags.builder_expr, fuzzflags.workload_values, fuzzflags.workload_trees, fuzzflags.flags,
-              fuzzflags.sweep, fuzzcases.raw_bytes)
+              fuzzflags.sweep, fuzzcases.raw_bytes, fuzzflags.traffic)
 BAD = ("accepted-invalid", "rejected-valid", "traceback", "multi-line", "warning", "hang")
 #: seconds one case may take; a valid case needs milliseconds, an error much less
 TIMEOUT_S = 20
@@ -123,9 +123,9 @@ def fast_outputs():
         aio.write_parquet = saved
 
 
-def run_all(cases, root: str) -> list[Result]:
+def run_all(cases, root: str, timeout_s: float = TIMEOUT_S) -> list[Result]:
     with fast_outputs():
-        return [run_case(c, os.path.join(root, f"c{i}"), i) for i, c in enumerate(cases)]
+        return [run_case(c, os.path.join(root, f"c{i}"), i, timeout_s) for i, c in enumerate(cases)]
 
 
 def is_bad(r: Result) -> bool:
@@ -155,9 +155,10 @@ if __name__ == "__main__":  # pragma: no cover - a tool for the report
     ap.add_argument("--cases", type=int, default=330)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--show", action="store_true", help="list every bad case")
+    ap.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds per case before it counts as a hang")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        res = run_all(generate(a.seed, a.cases), tmp)
+        res = run_all(generate(a.seed, a.cases), tmp, a.timeout)
     print(json.dumps(tally(res), indent=1))
     if a.show:
         for r in res:

@@ -42,12 +42,12 @@ def _check(results):
 
 
 def test_generators_are_seeded_and_cover_every_class():
-    a, b = fuzzoracle.generate(SEED, 60), fuzzoracle.generate(SEED, 60)
+    a, b = fuzzoracle.generate(SEED, 120), fuzzoracle.generate(SEED, 120)
     assert a == b
-    assert fuzzoracle.generate(SEED + 1, 60) != a
+    assert fuzzoracle.generate(SEED + 1, 120) != a
     classes = {c.cls for c in a}
     assert classes == {"topology-values", "topology-trees", "graphml", "hpcc", "flow-csv", "builder",
-                       "workload-values", "workload-trees", "flags", "sweep", "raw-bytes"}
+                       "workload-values", "workload-trees", "flags", "sweep", "raw-bytes", "traffic"}
     assert all(any(c.invalid for c in a if c.cls == k) for k in classes)   # every class has invalid inputs
 
 
