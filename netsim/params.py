@@ -30,9 +30,10 @@ UNIT_LABEL = {"rate": "bit/s", "size": "bytes", "time": "ns", "int": "", "float"
 #: size (bytes), duration (ns), integer and number parameter unless a Param declares a tighter one,
 #: so that no value is silently rounded when it meets float arithmetic
 MAX_EXACT = 2 ** 53
-#: upper bound of a rate parameter, bit/s: 1 Pb/s, over 1,000 x the fastest link built today (1.6 Tb/s
-#: Ethernet, IEEE P802.3dj), so any larger value is a typo
-MAX_RATE_BPS = 1e15
+#: upper bound of a rate, bit/s: 1 Eb/s, 10^6 x the fastest link built today (1.6 Tb/s Ethernet,
+#: IEEE P802.3dj); models use 1e18 for an ideal link whose serialization is negligible, and the bound
+#: keeps bytes x 8 x 10^12 / rate (serialization in ps) finite and meaningful
+MAX_RATE_BPS = 1e18
 #: 802.1p priorities are 3-bit values (IEEE 802.1Q PCP field)
 PRIORITY_MAX = 7
 #: kinds whose values are numbers and therefore need bounds

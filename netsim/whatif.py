@@ -58,7 +58,7 @@ WHATIF_KEYS = ("inject_delay", "straggler", "degrade_link", "fail_link")
 #: overflow simulated time (netsim choice)
 MAX_STRAGGLER_FACTOR = 1e4
 #: largest link-rate factor of --degrade-link (a factor above 1 speeds a link up; 10^3 keeps any
-#: real link below netsim.params.MAX_RATE_BPS) (netsim choice)
+#: real link far below netsim.params.MAX_RATE_BPS) (netsim choice)
 MAX_LINK_FACTOR = 1e3
 
 

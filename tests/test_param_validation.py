@@ -15,7 +15,7 @@ import pytest
 
 from netsim.cli import main
 from netsim.errors import InputError
-from netsim.params import MAX_EXACT, Param, ParamTable, parse_exact_size, parse_priorities
+from netsim.params import MAX_EXACT, MAX_RATE_BPS, Param, ParamTable, parse_exact_size, parse_priorities
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DUMBBELL = os.path.join(ROOT, "topologies", "dumbbell.yaml")
@@ -77,7 +77,7 @@ NUMERIC = [(t.title, p) for t in _all_tables() for p in t if p.kind in ("int", "
 @pytest.mark.parametrize("title,p", NUMERIC, ids=[f"{t}.{p.name}" for t, p in NUMERIC])
 def test_every_numeric_param_rejects_non_finite_and_out_of_bounds(title, p):
     lo, hi = p.bounds()
-    assert lo <= hi <= MAX_EXACT
+    assert lo <= hi <= (MAX_RATE_BPS if p.kind == "rate" else MAX_EXACT)
     if p.default is not None:
         assert lo <= p.parse(p.default) <= hi
     for bad in ("nan", "inf", "-inf", float("nan"), float("inf"), "1/0", True, [1], str(int(hi) * 2 + 1)):

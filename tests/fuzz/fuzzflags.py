@@ -164,11 +164,11 @@ def bad_values(p) -> list:
     """Strings a flag of Param ``p`` must reject, from its kind and declared bounds.
 
     Beyond the declared bounds every number is bounded by 2^53 (``netsim.params.MAX_EXACT``)
-    and rates by 1 Pb/s; sizes, times and rates are never negative, a rate never 0.
+    and rates by 1 Eb/s; sizes, times and rates are never negative, a rate never 0.
     """
     if p.kind in ("int", "float", "size", "time", "rate"):
         lo = p.minimum if p.minimum is not None else (0 if p.kind in ("size", "time", "rate") else None)
-        hi = p.maximum if p.maximum is not None else (1e15 if p.kind == "rate" else MAX_EXACT)
+        hi = p.maximum if p.maximum is not None else (1e18 if p.kind == "rate" else MAX_EXACT)
         out = ["nan", "inf", "-inf", "abc", "1/0", "", str(int(hi) * 2 + 1)]
         if p.kind == "rate" and p.minimum is None:
             out.append("0")

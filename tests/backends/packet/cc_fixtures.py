@@ -10,7 +10,7 @@ class _Recording(CongestionControl):
 
     PARAMS = ParamTable("_test", [
         Param("window_bytes", 200_000, "size", "fixed window", "test"),
-        Param("rate_bps", 0, "rate", "pacing rate (0 = unpaced)", "test"),
+        Param("rate_bps", 0, "rate", "pacing rate (0 = unpaced)", "test", minimum=0),
         Param("min_rto_ns", 200_000, "time", "min RTO", "test"),
     ])
 
