@@ -28,6 +28,7 @@ from typing import Iterable
 import simpy
 
 from .backends.base import TraceSinks, create_backend
+from .checks import check_network_params, check_node_params  # noqa: F401  (the one validator)
 from .errors import InputError
 from .records import FCT_COLUMNS, CsvSink, ListSink, write_json
 from .units import PS_PER_NS
@@ -272,57 +273,6 @@ def finalize_outputs(out_dir: str, graph=None, seed: int = 0, *, trace: bool = T
         msg = str(exc).splitlines()[0] if str(exc) else ""
         print(f"netsim: warning: Parquet copies not written ({type(exc).__name__}: {msg})", file=sys.stderr)
     return written
-
-
-def check_network_params(backend: str, params: dict | None, graph=None, *, source: str | None = None) -> None:
-    """The one check of network parameters every backend goes through (``netsim flows`` and ``netsim run``).
-
-    Checks ``--set`` overrides against the packet table (``SIM_PARAMS``, shared by
-    every backend: a name the flow or analytic backend does not model is still
-    checked, then ignored), the backend's own table and the host stack's
-    (``host.KEY``); with ``graph``, also every node attribute that overrides a
-    network parameter (``source`` names the topology file in the message). All
-    values go through :meth:`netsim.params.Param.parse`: type, bounds, finite.
-
-    Raises
-    ------
-    InputError
-        One line naming ``--set`` (or the file and node), the key, the value and what is accepted.
-    """
-    from .backends.packet.defaults import resolve_params
-    from .hoststack import HostStack, split_host_params
-    try:
-        net_params, host_params = split_host_params(dict(params or {}))
-        if backend == "flow":
-            from .backends.flow.settings import resolve_network_params
-            resolve_network_params(net_params)
-        elif backend == "analytic":
-            from .backends.analytic import resolve_analytic_params
-            resolve_analytic_params(net_params)
-        else:
-            resolve_params(net_params)
-        HostStack(host_params)
-    except InputError as exc:
-        raise _blame(exc, "--set") from None
-    if graph is not None:
-        check_node_params(graph, source=source)
-
-
-def check_node_params(graph, *, source: str | None = None) -> None:
-    """Check every node attribute of ``graph`` that overrides a network parameter (all backends alike)."""
-    from .backends.packet.defaults import node_overrides
-    for name in sorted(graph.nodes, key=str):
-        try:
-            node_overrides(graph.nodes[name], node=name)
-        except InputError as exc:
-            raise _blame(exc, source) from None
-
-
-def _blame(exc: InputError, source: str | None) -> InputError:
-    """``exc`` with ``source`` (a file or flag) in front, unless it already names one."""
-    if not source or exc.source is not None or str(exc).startswith(source):
-        return exc
-    return type(exc)(str(exc), source=source)
 
 
 def parse_set_assignments(items) -> dict:

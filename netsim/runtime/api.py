@@ -147,7 +147,7 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
     topo_label = topology_name or (os.fspath(graph) if isinstance(graph, (str, os.PathLike)) else
                                    getattr(graph, "name", "") or "<graph>")
     graph = _resolve_graph(graph)
-    from ..simulate import check_network_params
+    from ..checks import check_network_params
     check_network_params(backend, params, graph, source=topo_label)  # the check every backend shares
     from ..importers import detect_job
     job = detect_job(workload, workload_format, overrides=workload_overrides, graph=graph)

@@ -16,6 +16,7 @@ from typing import Any
 import networkx as nx
 
 from ..errors import InputError, TopologyError
+from ..params import Param
 from ..units import UnitError
 from . import builders as _b
 from .schema import validate
@@ -118,10 +119,27 @@ def _check_counts(name: str, args: dict, source: str | None) -> None:
         if type(value) is not int or not 1 <= value <= MAX_COUNT:
             raise InputError(f"must be a whole number in 1..{MAX_COUNT}", source=source,
                              where=f"builder {name}, argument {key}", value=value, accepted=f"a count such as {default}")
+    _check_quantities(name, args, source)
     nodes = estimated_nodes(name, args)
     if nodes > MAX_BUILDER_NODES:
         raise InputError(f"too large: about {nodes} nodes", source=source, where=f"builder {name}", value=args,
                          accepted=f"at most {MAX_BUILDER_NODES} nodes (netsim.topology.buildspec.MAX_BUILDER_NODES)")
+
+
+#: how a builder argument's name ending says what it holds (a rate must be > 0, a time >= 0)
+_QUANTITIES = {"_bps": Param("rate_bps", 1e9, "rate", "a builder's link rate", "builder argument"),
+               "_ns": Param("delay_ns", 0, "time", "a builder's link delay", "builder argument")}
+
+
+def _check_quantities(name: str, args: dict, source: str | None) -> None:
+    """Rate (``*_bps``) and time (``*_ns``) arguments, lists included, are checked whether or not the
+    builder uses them here (``gpu_server`` keeps ``nic_rate_bps`` for a cluster link it does not build)."""
+    for key, value in args.items():
+        p = next((q for end, q in _QUANTITIES.items() if key.endswith(end)), None)
+        if p is None or value is None:
+            continue
+        for v in value if isinstance(value, (list, tuple)) else [value]:
+            p.parse(v, source=source, where=f"builder {name}, argument {key}")
 
 
 def _blamed_argument(args: dict, message: str) -> str | None:

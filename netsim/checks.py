@@ -1,0 +1,70 @@
+"""The one check of network parameters that every backend goes through.
+
+``netsim flows`` and ``netsim run`` (and their Python APIs ``run_flows`` and
+``run_training``) call :func:`check_network_params` before anything is
+simulated: ``--set`` overrides against the packet table (shared by every
+backend, so a name the flow or analytic backend does not model is still
+checked), the backend's own table and the host stack's, and every node
+attribute of the topology that overrides a network parameter. Each value goes
+through :meth:`netsim.params.Param.parse` (type, bounds, finite). Left out:
+congestion-control parameters, checked by
+:func:`netsim.transport.cc.config.resolve_cc_params` with the same machinery.
+"""
+from __future__ import annotations
+
+from .errors import InputError
+
+
+def check_network_params(backend: str, params: dict | None, graph=None, *, source: str | None = None) -> None:
+    """The one check of network parameters every backend goes through (``netsim flows`` and ``netsim run``).
+
+    Checks ``--set`` overrides against the packet table (``SIM_PARAMS``, shared by
+    every backend: a name the flow or analytic backend does not model is still
+    checked, then ignored), the backend's own table and the host stack's
+    (``host.KEY``); with ``graph``, also every node attribute that overrides a
+    network parameter (``source`` names the topology file in the message). All
+    values go through :meth:`netsim.params.Param.parse`: type, bounds, finite.
+
+    Raises
+    ------
+    InputError
+        One line naming ``--set`` (or the file and node), the key, the value and what is accepted.
+    """
+    from .backends.packet.defaults import resolve_params
+    from .hoststack import HostStack, split_host_params
+    try:
+        net_params, host_params = split_host_params(dict(params or {}))
+        if backend == "flow":
+            from .backends.flow.settings import resolve_network_params
+            resolve_network_params(net_params)
+        elif backend == "analytic":
+            from .backends.analytic import resolve_analytic_params
+            resolve_analytic_params(net_params)
+        else:
+            resolve_params(net_params)
+        HostStack(host_params)
+    except InputError as exc:
+        raise _blame(exc, "--set") from None
+    if graph is not None:
+        check_node_params(graph, source=source)
+
+
+def check_node_params(graph, *, source: str | None = None) -> None:
+    """Check every node attribute of ``graph`` that overrides a network parameter (all backends alike)."""
+    from .backends.packet.defaults import PER_PRIORITY, node_overrides, parse_override
+    for name in sorted(graph.nodes, key=str):
+        attrs = graph.nodes[name]
+        try:
+            node_overrides(attrs, node=name)
+            for key in attrs:   # NAME.P with a bad P is not "some other attribute": it is a typo
+                if isinstance(key, str) and key.rpartition(".")[0] in PER_PRIORITY:
+                    parse_override(key, attrs[key], where=f"node {name}, attribute {key}")
+        except InputError as exc:
+            raise _blame(exc, source) from None
+
+
+def _blame(exc: InputError, source: str | None) -> InputError:
+    """``exc`` with ``source`` (a file or flag) in front, unless it already names one."""
+    if not source or exc.source is not None or str(exc).startswith(source):
+        return exc
+    return type(exc)(str(exc), source=source)
