@@ -197,7 +197,9 @@ HPCC_FLOW = _read(TOPOLOGIES, "hpcc_small", "flow.txt")
 #: token positions (line index from 0, field index) whose mutation is a known error
 HPCC_TOPO_FIELDS = {"link src": (0,), "link dst": (1,), "rate": (2,), "delay": (3,)}
 HPCC_FLOW_FIELDS = {"src": (0,), "dst": (1,), "size": (4,), "start": (5,)}
-HPCC_BAD = ("-1", "nan", "abc", "\u00b9", "1e400", "99999", "inf", "2.5e400")
+HPCC_BAD = ("-1", "nan", "abc", "\u00b9", "1e400", "inf", "2.5e400")
+#: node indices must name a node; a large time or delay is valid
+HPCC_BAD_NODE = HPCC_BAD + ("99999",)
 
 
 def hpcc(rng: random.Random) -> Case:
@@ -208,13 +210,15 @@ def hpcc(rng: random.Random) -> Case:
         i = rng.randrange(2, len(topo))
         name = rng.choice(sorted(HPCC_TOPO_FIELDS))
         toks = topo[i].split()
-        toks[HPCC_TOPO_FIELDS[name][0]] = bad = rng.choice(HPCC_BAD)
+        bad = rng.choice(HPCC_BAD_NODE if name.startswith("link") else HPCC_BAD)
+        toks[HPCC_TOPO_FIELDS[name][0]] = bad
         topo[i], label = " ".join(toks), f"topology line {i + 1} {name}={bad!r}"
     elif what == "flow":
         i = rng.randrange(1, len(flow))
         name = rng.choice(sorted(HPCC_FLOW_FIELDS))
         toks = flow[i].split()
-        toks[HPCC_FLOW_FIELDS[name][0]] = bad = rng.choice(HPCC_BAD)
+        bad = rng.choice(HPCC_BAD_NODE if name in ("src", "dst") else HPCC_BAD)
+        toks[HPCC_FLOW_FIELDS[name][0]] = bad
         flow[i], label = " ".join(toks), f"flow line {i + 1} {name}={bad!r}"
     elif what == "header":
         bad = rng.choice(("100000000 3 10", "11 3", "11 -3 10", "11 3 999", "\u00b9\u00b9 3 10"))
