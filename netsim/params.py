@@ -19,8 +19,9 @@ from typing import Any, Iterable, Mapping
 
 from .errors import InputError
 from .units import UnitError, parse_rate, parse_time_ns
-from .values import (MAX_EXACT, MAX_RATE_BPS, PRIORITY_MAX, ValueReason, exact_int, fmt_bound, is_plain_int,  # noqa: F401
-                     parse_exact_size, parse_priorities, to_bool, to_float, to_int)
+from .values import (  # noqa: F401  (MAX_*, parse_exact_size, parse_priorities are re-exported)
+    MAX_EXACT, MAX_RATE_BPS, PRIORITY_MAX, ValueReason, exact_int, fmt_bound, is_plain_int, parse_exact_size,
+    parse_priorities, to_bool, to_float, to_int)
 
 KINDS = ("rate", "size", "time", "int", "float", "bool", "choice", "str", "priorities")
 UNIT_LABEL = {"rate": "bit/s", "size": "bytes", "time": "ns", "int": "", "float": "",

@@ -118,7 +118,8 @@ def _check_counts(name: str, args: dict, source: str | None) -> None:
             continue
         if type(value) is not int or not 1 <= value <= MAX_COUNT:
             raise InputError(f"must be a whole number in 1..{MAX_COUNT}", source=source,
-                             where=f"builder {name}, argument {key}", value=value, accepted=f"a count such as {default}")
+                             where=f"builder {name}, argument {key}", value=value,
+                             accepted=f"a count such as {default}")
     _check_quantities(name, args, source)
     nodes = estimated_nodes(name, args)
     if nodes > MAX_BUILDER_NODES:

@@ -171,7 +171,8 @@ def graphml(rng: random.Random) -> Case:
             new = {"d1": ("router", ""), "d2": ("nan", "-1", "inf", "abc", "0"),
                    "d3": ("nan", "-5", "1e400", "abc", "2.5e300"), "d4": ("pigeon", "")}[key]
         else:
-            new, invalid = {"d1": ("switch",), "d2": ("25000000000.0",), "d3": ("500",), "d4": ("ethernet",)}[key], False
+            new = {"d1": ("switch",), "d2": ("25000000000.0",), "d3": ("500",), "d4": ("ethernet",)}[key]
+            invalid = False
             if key == "d1" and m.group(1) == "host":
                 new = ("host",)
         value = rng.choice(new)

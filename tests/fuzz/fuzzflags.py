@@ -224,7 +224,8 @@ def flags(rng: random.Random) -> Case:
     flag, value, invalid = rng.choice((("--backend", "nosuch", True), ("--cc", "nosuchcc", True),
                                        ("--set", "noequals", True), ("--set", "bufer_bytes=1MB", True),
                                        ("--cc-param", "nosuch.g=1", True), ("--seed", "abc", True),
-                                       ("--set", "ecn_kmin_bytes.9=5KB", True), ("--set", "ecn_kmin_bytes.3=5KB", False)))
+                                       ("--set", "ecn_kmin_bytes.9=5KB", True),
+                                       ("--set", "ecn_kmin_bytes.3=5KB", False)))
     return base_flows(f"flows {flag} {value}", (flag, value), invalid)
 
 
