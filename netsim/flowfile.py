@@ -134,7 +134,11 @@ def _size(text, source, where):
             whole = True
         if not whole:
             raise UnitError("fractional bytes")
-        return parse_size(s)
+        from .values import parse_exact_size
+        try:   # exact: 2**53 + 1 stays itself (and is then over MAX_FLOW_BYTES), never rounded to 2**53
+            return parse_exact_size(s)
+        except ValueError as exc:
+            raise UnitError(str(exc)) from None
     except UnitError:
         raise InputError("bad size", source=source, where=where, value=text,
                          accepted="bytes, optionally with a unit (1500, 64KB, 1MB, 1MiB)") from None

@@ -222,3 +222,11 @@ def test_failed_flows_are_not_a_quiet_exit_0(tmp_path, capsys):
         summary = json.load(fh)
     assert summary["failed"] == 1 and summary["completed"] == 0
     assert summary["status"].startswith("failed") and "0 of 1" in line, line
+
+
+def test_flow_csv_sizes_are_exact(tmp_path, capsys):
+    """2^53 + 1 bytes used to be rounded to 2^53 (the limit) and simulated."""
+    flows = _write(tmp_path, "big.csv", "src,dst,size_bytes,start_ns\nleft0,right0,9007199254740993,0\n")
+    line = _error_line(capsys, ["flows", DUMBBELL, flows, "--out", tmp_path / "o", "--backend", "analytic",
+                                "--quiet", "--no-trace"])
+    assert flows in line and "size_bytes" in line and "9007199254740993" in line, line

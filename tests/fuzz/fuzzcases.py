@@ -295,6 +295,8 @@ def raw_bytes(rng: random.Random) -> Case:
                        "workload.yaml", "ccparams.yaml", "sweep.yaml"))
     label = f"{kind} bytes ({len(data)}) as {role}"
     invalid = None if kind == "mangled" else True
+    if role == "ccparams.yaml" and kind in ("random", "bom"):
+        invalid = None   # a comment-only (empty) parameter file is valid: nothing to override
     if role.startswith("topology"):
         return flows_case("raw-bytes", label, role, data, invalid=invalid)
     if role in ("flows.csv", "flow.txt"):
