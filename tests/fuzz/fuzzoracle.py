@@ -8,7 +8,7 @@ once) under a SIGALRM timeout. Outcomes:
   ``rejected-valid`` (a known-valid input did not run), ``traceback`` (an
   exception escaped, or a traceback was printed), ``multi-line`` (exit 2 with
   other than one line), ``warning`` (a Python warning reached the user),
-  ``hang`` (over the timeout), ``exit-N`` (any other exit status).
+  ``hang`` (over the timeout, twice), ``exit-N`` (any other exit status).
 
 Left out: the Parquet copies (``netsim.analysis.io.write_parquet``) are
 switched off while fuzzing — they only re-read CSVs the run already wrote and
@@ -67,7 +67,13 @@ def _alarm(signum, frame):
 
 
 def run_case(case: fuzzcases.Case, folder: str, index: int = 0, timeout_s: float = TIMEOUT_S) -> Result:
-    """Write the case's files into ``folder``, run it, classify it."""
+    """Write the case's files into ``folder``, run it, classify it; a case over the timeout is run
+    once more before it counts as a hang (a loaded machine can stall any process for seconds)."""
+    first = _run_once(case, folder, index, timeout_s)
+    return first if first.outcome != "hang" else _run_once(case, folder + "-again", index, timeout_s)
+
+
+def _run_once(case: fuzzcases.Case, folder: str, index: int, timeout_s: float) -> Result:
     from netsim.cli import main
     os.makedirs(folder, exist_ok=True)
     for name, data in case.files:
@@ -123,9 +129,11 @@ def fast_outputs():
         aio.write_parquet = saved
 
 
-def run_all(cases, root: str, timeout_s: float = TIMEOUT_S) -> list[Result]:
+def run_all(cases, root: str, timeout_s: float = TIMEOUT_S, indices=None) -> list[Result]:
+    """Run ``cases`` (``indices``: their numbers in :func:`generate`'s list, for replaying)."""
+    indices = list(indices) if indices is not None else list(range(len(cases)))
     with fast_outputs():
-        return [run_case(c, os.path.join(root, f"c{i}"), i, timeout_s) for i, c in enumerate(cases)]
+        return [run_case(c, os.path.join(root, f"c{i}"), i, timeout_s) for i, c in zip(indices, cases)]
 
 
 def is_bad(r: Result) -> bool:
