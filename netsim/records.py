@@ -9,6 +9,7 @@ already wrote.
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -16,6 +17,9 @@ import math
 import os
 from dataclasses import dataclass, fields
 from typing import Iterable, Sequence
+
+from .interrupts import STATE as _INTERRUPTS
+from .interrupts import deferred, raise_pending
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,21 +99,63 @@ def _fmt(v) -> str:
     return str(v)
 
 
-class CsvSink:
-    """Append-only CSV writer that flushes every ``chunk_rows`` rows.
+#: Rows a :class:`CsvSink` buffers before it appends them to its file: at most
+#: this many finished rows sit in memory (a few MiB of fct rows), one write per chunk.
+CSV_CHUNK_ROWS = 10_000
 
-    Values are formatted deterministically (floats via ``repr`` after rounding
-    to 9 decimals) so identical runs write byte-identical files.
+PARTIAL_SUFFIX = ".partial"
+"""Suffix of an output being written; renamed to its final name (``os.replace``) when whole."""
+
+
+def partial_path(path: str | os.PathLike) -> str:
+    """The temporary name ``path`` is written under until it is complete."""
+    return os.fspath(path) + PARTIAL_SUFFIX
+
+
+@contextlib.contextmanager
+def atomic_output(path: str | os.PathLike, mode: str = "w", **kw):
+    """Open ``path + ".partial"`` for writing; rename it to ``path`` when the block succeeds.
+
+    On an exception the partial file is removed, so a reader finds either the
+    previous state (no file) or the whole file, never a truncated one. A
+    SIGKILL can leave the ``.partial`` file behind; readers ignore it.
+    """
+    tmp = partial_path(path)
+    try:
+        with open(tmp, mode, **kw) as fh:
+            yield fh
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+    os.replace(tmp, path)
+
+
+class CsvSink:
+    """Append-only CSV writer that flushes every ``chunk_rows`` rows (default :data:`CSV_CHUNK_ROWS`).
+
+    Rows go to ``path + ".partial"``; :meth:`close` flushes and renames it to
+    ``path`` (``os.replace``, atomic), so a file under its final name is always
+    whole. Call :meth:`close` on failure and interrupt too: every row received
+    so far is then in the file (``count`` rows). Values are formatted
+    deterministically (floats via ``repr`` after rounding to 9 decimals) so
+    identical runs write byte-identical files.
     """
 
-    def __init__(self, path: str | os.PathLike, columns: Sequence[str], chunk_rows: int = 10_000):
+    def __init__(self, path: str | os.PathLike, columns: Sequence[str], chunk_rows: int | None = None):
         self.path = os.fspath(path)
         self.columns = tuple(columns)
-        self.chunk_rows = chunk_rows
+        self.chunk_rows = CSV_CHUNK_ROWS if chunk_rows is None else int(chunk_rows)
         self._buf: list[tuple] = []
-        self.count = 0
-        with open(self.path, "w", newline="") as fh:
+        self._written = 0
+        self.closed = False
+        with open(partial_path(self.path), "w", newline="") as fh:
             fh.write(",".join(self.columns) + "\n")
+
+    @property
+    def count(self) -> int:
+        """Rows received (written or buffered); all of them are in the file after :meth:`close`."""
+        return self._written + len(self._buf)
 
     def add(self, row) -> None:
         if isinstance(row, tuple):
@@ -118,23 +164,30 @@ class CsvSink:
             self._buf.append(row.row())
         else:
             self._buf.append(tuple(row[c] for c in self.columns))
-        self.count += 1
         if len(self._buf) >= self.chunk_rows:
             self.flush()
 
     def flush(self) -> None:
-        if not self._buf:
+        if not self._buf or self.closed:
             return
-        out = io.StringIO()
-        w = csv.writer(out, lineterminator="\n")
-        for r in self._buf:
-            w.writerow([_fmt(v) for v in r])
-        with open(self.path, "a", newline="") as fh:
-            fh.write(out.getvalue())
-        self._buf.clear()
+        with deferred():  # a chunk is written whole or not at all (never twice)
+            out = io.StringIO()
+            w = csv.writer(out, lineterminator="\n")
+            for r in self._buf:
+                w.writerow([_fmt(v) for v in r])
+            with open(partial_path(self.path), "a", newline="") as fh:
+                fh.write(out.getvalue())
+            self._written += len(self._buf)
+            self._buf.clear()
 
     def close(self) -> None:
+        """Flush and give the file its final name (idempotent)."""
+        if self.closed:
+            return
         self.flush()
+        with deferred():
+            os.replace(partial_path(self.path), self.path)
+            self.closed = True
 
 
 class ListSink:
@@ -156,29 +209,42 @@ class ListSink:
 
 
 class TeeSink:
-    """Sends every row to several sinks."""
+    """Sends every row to several sinks (``close`` closes each, even if one fails)."""
 
     def __init__(self, *sinks):
         self.sinks = [s for s in sinks if s is not None]
         self.count = 0
 
     def add(self, row) -> None:
-        self.count += 1
-        for s in self.sinks:
-            s.add(row)
+        st = _INTERRUPTS
+        st["depth"] += 1        # an interrupt waits until every sink has the row (counts agree)
+        try:
+            self.count += 1
+            for s in self.sinks:
+                s.add(row)
+        finally:
+            st["depth"] -= 1
+        if st["pending"] is not None and not st["depth"]:
+            raise_pending()
 
     def flush(self) -> None:
         for s in self.sinks:
             s.flush()
 
     def close(self) -> None:
+        errors = []
         for s in self.sinks:
-            s.close()
+            try:
+                s.close()
+            except Exception as exc:  # noqa: BLE001 - close the others, then report the first
+                errors.append(exc)
+        if errors:
+            raise errors[0]
 
 
 def write_json(path: str | os.PathLike, data: dict) -> None:
-    """Write JSON deterministically (sorted keys, fixed float formatting)."""
-    with open(path, "w") as fh:
+    """Write JSON deterministically (sorted keys, fixed float formatting), atomically (temp name + rename)."""
+    with atomic_output(path) as fh:
         json.dump(_jsonable(data), fh, indent=2, sort_keys=True)
         fh.write("\n")
 

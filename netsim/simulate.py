@@ -30,7 +30,8 @@ import simpy
 from .backends.base import TraceSinks, create_backend
 from .checks import check_network_params, check_node_params  # noqa: F401  (the one validator)
 from .errors import InputError
-from .records import FCT_COLUMNS, CsvSink, ListSink, write_json
+from .records import FCT_COLUMNS, CsvSink, ListSink, atomic_output
+from .runfiles import close_sinks, finalize_outputs, prepare_out_dir, stopped_run, write_summary  # noqa: F401
 from .units import PS_PER_NS
 
 QUEUE_COLUMNS = ("time_ns", "node", "port", "priority", "queue_bytes")
@@ -100,7 +101,7 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
     t0 = time.perf_counter()
     env = simpy.Environment()
     if out_dir is not None:
-        os.makedirs(out_dir, exist_ok=True)
+        prepare_out_dir(out_dir)    # summary.json (the commit marker) goes first
         fct_sink = CsvSink(os.path.join(out_dir, "fct.csv"), FCT_COLUMNS)
         sinks = TraceSinks(fct=fct_sink,
                            queues=CsvSink(os.path.join(out_dir, "queues.csv"), QUEUE_COLUMNS),
@@ -138,34 +139,45 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
                     priority=f.priority)
 
     env.process(starter(env))
+    files = {} if out_dir is None else {os.path.basename(x.path): x
+                                        for x in (sinks.fct, sinks.queues, sinks.pfc, sinks.cc)}
+    try:
+        _drive(env, be, until_ns, quiet, len(flows))
+        be.close()
+        summary = dict(be.stats())
+        summary.update({"cc": cc, "seed": seed, "backend": backend})
+        summary.setdefault("status", flow_status(summary, len(flows), stopped=until_ns is not None))
+        summary["wall_time_s"] = round(time.perf_counter() - t0, 3)
+        if out_dir is not None:
+            outputs = close_sinks(files)
+            if hpcc_fct and hasattr(be, "hpcc_rows"):
+                with atomic_output(os.path.join(out_dir, "fct.txt")) as fh:
+                    for row in be.hpcc_rows:
+                        fh.write(row + "\n")
+                outputs["fct.txt"] = len(be.hpcc_rows)
+            write_summary(out_dir, summary, summary["status"], int(env.now // PS_PER_NS), outputs)
+    except BaseException as exc:
+        if out_dir is not None:
+            stopped_run(out_dir, {"flows": len(flows), "completed": int(getattr(be, "completed", 0)), "cc": cc,
+                                  "seed": seed, "backend": backend,
+                                  "wall_time_s": round(time.perf_counter() - t0, 3)},
+                        files, exc, int(env.now // PS_PER_NS))
+        raise
+    if out_dir is None:
+        summary["records"] = list(fct_sink.rows)
+    return summary
+
+
+def _drive(env, be, until_ns, quiet: bool, n_flows: int) -> None:
+    """Run the simulation (to ``until_ns``, else to the end with a progress line)."""
     if until_ns is not None:
         from .gctune import tuned_gc
         with tuned_gc():
             env.run(until=int(until_ns) * PS_PER_NS)
-    else:
-        try:
-            from .progress import run_with_progress
-            run_with_progress(env, until=None, quiet=quiet, label="flows",
-                              work=lambda: getattr(be, "completed", 0),
-                              total_work=len(flows))
-        except ImportError:  # pragma: no cover
-            env.run()
-    be.close()
-    summary = dict(be.stats())
-    summary.update({"cc": cc, "seed": seed, "backend": backend})
-    summary.setdefault("status", flow_status(summary, len(flows), stopped=until_ns is not None))
-    summary["wall_time_s"] = round(time.perf_counter() - t0, 3)
-    if out_dir is not None:
-        for s in (sinks.fct, sinks.queues, sinks.pfc, sinks.cc):
-            s.close()
-        write_json(os.path.join(out_dir, "summary.json"), summary)
-        if hpcc_fct and hasattr(be, "hpcc_rows"):
-            with open(os.path.join(out_dir, "fct.txt"), "w") as fh:
-                for row in be.hpcc_rows:
-                    fh.write(row + "\n")
-    else:
-        summary["records"] = list(fct_sink.rows)
-    return summary
+        return
+    from .progress import run_with_progress
+    run_with_progress(env, until=None, quiet=quiet, label="flows", work=lambda: getattr(be, "completed", 0),
+                      total_work=n_flows)
 
 
 def flow_status(summary: dict, n_flows: int, *, stopped: bool = False) -> str:
@@ -228,51 +240,6 @@ def cc_params_from_cli(cc: str, items=(), file: str | None = None) -> dict:
     return out
 
 
-def finalize_outputs(out_dir: str, graph=None, seed: int = 0, *, trace: bool = True) -> list[str]:
-    """The post-run step of ``netsim flows`` and ``netsim run``: ``trace.json`` and Parquet copies.
-
-    Writes ``trace.json`` (Chrome trace-event format,
-    :func:`netsim.analysis.trace.write_trace`; skipped with ``trace=False``)
-    and ``NAME.parquet`` next to each ``NAME.csv``
-    (:func:`netsim.analysis.io.write_parquet`, a no-op without pyarrow). Both
-    only read what the run already wrote: a failure prints one warning line
-    on stderr and the run's results stay as they are.
-
-    Parameters
-    ----------
-    out_dir : str
-        The run's output directory.
-    graph : networkx.Graph or str, optional
-        The topology (or its spec, loaded here) to place flows on their links.
-    seed : int
-        The run's seed (ECMP hashing of the flows' paths).
-    trace : bool
-        Write ``trace.json`` (``--no-trace`` turns it off).
-
-    Returns
-    -------
-    list of str
-        Paths written.
-    """
-    import sys
-    written: list[str] = []
-    if trace:
-        try:
-            from .analysis.trace import write_trace
-            if isinstance(graph, (str, os.PathLike)):
-                from .topology import load_topology
-                graph = load_topology(os.fspath(graph))
-            written.append(write_trace(out_dir, graph=graph, seed=seed))
-        except Exception as exc:  # noqa: BLE001 - the run's results must survive any trace problem
-            msg = str(exc).splitlines()[0] if str(exc) else ""
-            print(f"netsim: warning: trace.json not written ({type(exc).__name__}: {msg})", file=sys.stderr)
-    try:
-        from .analysis.io import write_parquet
-        written.extend(write_parquet(out_dir))
-    except Exception as exc:  # noqa: BLE001
-        msg = str(exc).splitlines()[0] if str(exc) else ""
-        print(f"netsim: warning: Parquet copies not written ({type(exc).__name__}: {msg})", file=sys.stderr)
-    return written
 
 
 def parse_set_assignments(items) -> dict:

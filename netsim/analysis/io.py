@@ -6,7 +6,10 @@ A run directory (written by ``netsim flows`` / ``netsim run``) holds some of
 ``summary.json``. :func:`load_run` returns a :class:`Run` whose frames follow
 :mod:`netsim.analysis.schema`: a missing file gives an empty frame with the
 right columns, so every metric and plot works on any subset of outputs.
-Parquet is preferred when it is present and not older than the CSV.
+Parquet is preferred when it is present and not older than the CSV. A run
+that did not complete (no ``summary.json``, a status other than
+``complete``, ``.partial`` leftovers; :func:`run_status`) loads as far as it
+goes and says so (:attr:`Run.status`, :class:`IncompleteRunWarning`).
 
 Deliberately left out: lazy/chunked loading of traces larger than memory
 (use ``pandas.read_parquet(columns=...)`` or Dask on the Parquet files).
@@ -15,12 +18,14 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..runfiles import COMPLETE, partial_files
 from .schema import DEFAULTS, OPTIONAL_KINDS, TABLES
 
 TABLE_NAMES: tuple[str, ...] = tuple(TABLES)
@@ -38,12 +43,13 @@ def empty_frame(name: str) -> pd.DataFrame:
 _DTYPE = {"int": "int64", "float": "float64", "str": str}  # str: object (pandas 2) or str (pandas 3)
 
 
-def coerce(df: pd.DataFrame, name: str, source: str = "") -> pd.DataFrame:
+def coerce(df: pd.DataFrame, name: str, source: str = "", row0: int = 0) -> pd.DataFrame:
     """Give ``df`` the columns and dtypes of table ``name`` (in place order first).
 
     Missing contract columns are added (``""``, NaN or the integer default);
     extra columns are kept after them. An unparsable number raises
-    :class:`~netsim.errors.InputError` naming the file and column.
+    :class:`~netsim.errors.InputError` naming the file and column (rows
+    counted from ``row0 + 1``, for a chunk of a longer file).
     """
     kinds = dict(TABLES[name])
     for c in df.columns:
@@ -69,7 +75,7 @@ def coerce(df: pd.DataFrame, name: str, source: str = "") -> pd.DataFrame:
         if bad.any():
             i = int(np.flatnonzero(bad.to_numpy())[0])
             raise InputError(f"not a number in column {col!r}", source=source or name,
-                             where=f"row {i + 1}", value=s.iloc[i], accepted="a number")
+                             where=f"row {row0 + i + 1}", value=s.iloc[i], accepted="a number")
         if kind == "int":
             out[col] = num.fillna(DEFAULTS.get(col, 0)).round().astype("int64")
         else:
@@ -85,7 +91,11 @@ def read_table(path: str | os.PathLike, name: str) -> pd.DataFrame:
     """Read one table (``.csv`` or ``.parquet``) and coerce it to its contract."""
     path = os.fspath(path)
     if path.endswith(".parquet"):
-        df = pd.read_parquet(path)
+        try:
+            df = pd.read_parquet(path)
+        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError: e.g. a truncated file
+            raise InputError(f"unreadable Parquet file ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})",
+                             source=path, accepted=f"a whole Parquet file (delete it to read {name}.csv)") from None
     else:
         strs = [c for c, k in TABLES[name].items() if k == "str"]
         try:
@@ -122,6 +132,13 @@ class Run:
     traffic_matrix: pd.DataFrame = field(default_factory=lambda: empty_frame("traffic_matrix"))
     message_sizes: pd.DataFrame = field(default_factory=lambda: empty_frame("message_sizes"))
     summary: dict = field(default_factory=dict)
+    #: ``"complete"``, or ``"incomplete: <why>"`` (see :func:`run_status`).
+    status: str = COMPLETE
+
+    @property
+    def complete(self) -> bool:
+        """False for a run that failed, was interrupted or killed (its tables hold what it finished)."""
+        return self.status == COMPLETE
 
     def __post_init__(self):
         for name in TABLE_NAMES:  # accept partial frames built by hand
@@ -150,7 +167,7 @@ class Run:
 
 
 def check_run_dir(directory: str | os.PathLike) -> str:
-    """``directory`` if it holds netsim outputs (summary.json or a trace table), else an InputError.
+    """``directory`` if it holds netsim outputs (summary.json, a trace table, or an unfinished ``.partial`` one), else an InputError.
 
     For commands that must not turn an empty or unrelated folder into an empty result.
     """
@@ -160,15 +177,45 @@ def check_run_dir(directory: str | os.PathLike) -> str:
         raise InputError("not a run directory (" + ("not found" if not os.path.exists(directory)
                                                     else "a file") + ")", source=directory, accepted=accepted)
     if not os.path.exists(os.path.join(directory, "summary.json")) and \
-            not any(_pick(directory, name) for name in TABLE_NAMES):
+            not any(_pick(directory, name) for name in TABLE_NAMES) and not partial_files(directory):
         raise InputError("not a run directory (no summary.json, fct.csv, ...)", source=directory,
                          accepted=accepted)
     return directory
 
 
-def load_run(directory: str | os.PathLike, label: str | None = None) -> Run:
+class IncompleteRunWarning(UserWarning):
+    """A run directory was loaded whose run did not complete (see :func:`run_status`)."""
+
+
+def run_status(directory: str | os.PathLike, summary: dict | None) -> str:
+    """``"complete"``, or ``"incomplete: <why>"`` for a run directory and its summary (None: no summary.json).
+
+    Incomplete: no ``summary.json`` (the commit marker, written last: the run
+    was killed, or is still running), a ``status`` other than ``complete``
+    (``failed: ...``, ``interrupted``, ``writing outputs``), or files left
+    under their temporary ``.partial`` name (never read). A summary without a
+    ``status`` field was written before runs recorded one and counts as complete.
+    """
+    reasons = []
+    if summary is None:
+        reasons.append("no summary.json (the run was killed or has not finished)")
+    else:
+        status = summary.get("status", COMPLETE)
+        if status != COMPLETE:
+            reasons.append(f"status {status!r}" + (f" at sim time {summary['sim_time_ns']} ns"
+                                                   if isinstance(summary.get("sim_time_ns"), int) else ""))
+    left = [os.path.basename(p) for p in partial_files(directory)]
+    if left:
+        reasons.append("unfinished files ignored: " + ", ".join(left))
+    return "incomplete: " + "; ".join(reasons) if reasons else COMPLETE
+
+
+def load_run(directory: str | os.PathLike, label: str | None = None, warn: bool = True) -> Run:
     """Load every trace of a run directory into a :class:`Run`.
 
+    An incomplete run (:func:`run_status`) is loaded as far as it goes (every
+    whole file; never a ``.partial`` one), its :attr:`Run.status` says why,
+    and, with ``warn``, an :class:`IncompleteRunWarning` is issued.
     Raises :class:`~netsim.errors.InputError` if ``directory`` is not a directory.
     """
     directory = os.fspath(directory)
@@ -179,7 +226,7 @@ def load_run(directory: str | os.PathLike, label: str | None = None) -> Run:
     for name in TABLE_NAMES:
         p = _pick(directory, name)
         frames[name] = read_table(p, name) if p else empty_frame(name)
-    summary = {}
+    summary = None
     sp = os.path.join(directory, "summary.json")
     if os.path.exists(sp):
         try:
@@ -187,18 +234,31 @@ def load_run(directory: str | os.PathLike, label: str | None = None) -> Run:
                 summary = json.load(fh)
         except json.JSONDecodeError as exc:
             raise InputError(f"bad JSON: {exc.msg}", source=sp, where=f"line {exc.lineno}") from None
-    return Run(path=directory, label=label or "", summary=summary, **frames)
+        if not isinstance(summary, dict):
+            raise InputError("not a JSON object", source=sp, value=type(summary).__name__,
+                             accepted="the summary.json netsim writes")
+    status = run_status(directory, summary)
+    if warn and status != COMPLETE:
+        warnings.warn(IncompleteRunWarning(f"{directory}: {status}; showing what it has"), stacklevel=2)
+    return Run(path=directory, label=label or "", summary=summary or {}, status=status, **frames)
 
 
 def write_parquet(run_dir: str | os.PathLike) -> list[str]:
-    """Write ``NAME.parquet`` next to each ``NAME.csv`` of a run (typed per contract).
+    """Write ``NAME.parquet`` next to each ``NAME.csv`` of a run (typed per contract, streamed).
 
     A no-op returning ``[]`` when pyarrow is not installed or nothing is there.
+    See :mod:`netsim.analysis.parquet` (bounded memory, atomic).
     """
+    return [p for p, _ in write_parquet_counts(run_dir)]
+
+
+def write_parquet_counts(run_dir: str | os.PathLike) -> list[tuple[str, int]]:
+    """:func:`write_parquet`, returning ``(path, rows)`` for each file written."""
     try:
         import pyarrow  # noqa: F401
     except ImportError:
         return []
+    from .parquet import csv_to_parquet
     run_dir = os.fspath(run_dir)
     written = []
     for name in TABLE_NAMES:
@@ -206,6 +266,5 @@ def write_parquet(run_dir: str | os.PathLike) -> list[str]:
         if not os.path.exists(csv):
             continue
         out = os.path.join(run_dir, name + ".parquet")
-        read_table(csv, name).to_parquet(out, index=False)
-        written.append(out)
+        written.append((out, csv_to_parquet(csv, out, name)))
     return written

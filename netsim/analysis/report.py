@@ -8,7 +8,8 @@ timeline, messages) are left out of a report whose runs are all flow-list runs
 unit (ns, µs, ms, s), byte counts as integers. The page carries no timestamp
 and no absolute path, so the same runs give the same bytes. Images are PNGs embedded as base64
 ``data:`` URIs, so the file can be mailed or attached to an issue as is.
-Left out: interactivity (open ``trace.json`` in Perfetto for that).
+A run that did not complete (:func:`netsim.analysis.io.run_status`) gets a
+banner saying so. Left out: interactivity (open ``trace.json`` in Perfetto for that).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import pandas as pd
 
 from . import plots
 from ..errors import InputError
+from ..records import atomic_output
 from .io import Run, load_run
 from .links import link_utilization, throughput
 from .metrics import fct_table, iteration_breakdown, pfc_pause_table, queue_table, rank_busy_time
@@ -34,14 +36,15 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("timeline", "Timeline of one iteration"), ("messages", "Message sizes"), ("comparison", "Comparison"),
 )
 
-SUMMARY_KEYS = ("flows", "completed", "bytes_delivered", "drops", "ecn_marks", "pfc_pauses", "pauses",
+SUMMARY_KEYS = ("status", "flows", "completed", "bytes_delivered", "drops", "ecn_marks", "pfc_pauses", "pauses",
                 "cnps", "retransmitted_bytes", "simulated_time_ns", "sim_time_ns", "events", "iteration_time_s",
                 "apnet_iteration_time_s", "samples_per_s", "jain_fairness", "sim_events", "wall_time_s")
 
 _CSS = """body{font-family:system-ui,sans-serif;margin:1.5em auto;padding:0 1em;max-width:1360px;color:#222;box-sizing:border-box}
 h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;margin-top:2em}
 .tw{overflow-x:auto;max-width:100%}table{border-collapse:collapse;font-size:.85em;margin:.5em 0}td,th{border:1px solid #ddd;padding:2px 6px;text-align:right}
-th{background:#f4f4f4}img{max-width:100%;margin:.5em 0}.none{color:#888;font-style:italic}nav a{margin-right:.8em}"""
+th{background:#f4f4f4}img{max-width:100%;margin:.5em 0}.none{color:#888;font-style:italic}nav a{margin-right:.8em}
+.incomplete{background:#fff3cd;border:1px solid #e0b100;padding:.5em 1em;font-weight:bold}"""
 
 
 def _png(fig) -> str:
@@ -192,9 +195,11 @@ def render_report(runs: list[Run], title: str | None = None, graph=None, seed: i
     mapped = ("Flows are mapped onto links with the run's topology." if graph is not None else
               "No topology given: utilization is shown as egress throughput per node "
               "(pass <code>--topology</code> to map flows onto links).")
+    banner = "".join(f'<p class="incomplete">Incomplete run {html.escape(r.label)}: {html.escape(r.status)}. '
+                     "The report shows what it had finished.</p>" for r in runs if not r.complete)
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
              f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>",
-             f"<p>Runs: {', '.join(html.escape(r.label) for r in runs)}. {mapped}</p>{note}<nav>{nav}</nav>"]
+             f"<p>Runs: {', '.join(html.escape(r.label) for r in runs)}. {mapped}</p>{banner}{note}<nav>{nav}</nav>"]
     for key, t in shown:
         parts.append(f'<section id="{key}"><h2>{html.escape(t)}</h2>{bodies[key]}</section>')
     parts.append("</body></html>\n")
@@ -223,7 +228,7 @@ def write_report(run_dirs, out: str | os.PathLike | None = None, title: str | No
         d = os.path.dirname(out)
         if d:
             os.makedirs(d, exist_ok=True)
-        with open(out, "w", encoding="utf-8") as fh:
+        with atomic_output(out, encoding="utf-8") as fh:
             fh.write(text)
     except OSError as exc:
         raise InputError(f"cannot write the report ({exc.strerror})", where="--out", value=out,

@@ -15,19 +15,52 @@ Layout of the timeline:
 * optionally one counter track per switch port from ``queues.csv``.
 
 Timestamps are µs (the format's unit) with ns precision; ``displayTimeUnit``
-is ``ns``. Left out: flow arrows between ops and flows, per-packet events.
+is ``ns``. ``otherData`` says how the trace was built (``ops``, ``flows``,
+``queues``: per item, aggregated or omitted, and why) and holds nothing
+that depends on where the run was written, so identical runs give identical
+files.
+
+Size: the file is written event by event (bounded memory) and kept within
+:data:`MAX_TRACE_EVENTS`. Beyond it flows are aggregated into one
+throughput counter per link (:mod:`netsim.analysis.traceagg`) and, if the
+ops alone exceed half of it, ops into one event per rank, stream and
+iteration; the queue counters are left out when they would not fit.
+
+Left out: flow arrows between ops and flows, per-packet events.
 """
 from __future__ import annotations
 
 import json
 import os
+from typing import Iterator
 
 import pandas as pd
 
-from .io import Run, load_run
+from ..records import atomic_output
+from .io import Run
+from .traceagg import FlowLinks, bin_bytes, coarsen, link_key, throughput_events, used_links
+from .tracesource import FLOW_COLUMNS, TraceSource
 from .traffic import natural_key
 
 STREAM_ORDER = ("compute", "tp", "pp", "dp", "ep")
+
+#: Events beyond which the trace is aggregated. chrome://tracing reads the whole
+#: file into one JavaScript string, capped by V8 at 2**29 - 24 characters (about
+#: 512 MiB) on 64-bit builds, and Perfetto's UI imports JSON in the browser's
+#: memory as well. Our events take 100-250 bytes, so 1 M events is 100-250 MB:
+#: openable in both with at least a 2x margin.
+MAX_TRACE_EVENTS = 1_000_000
+#: Queue samples above which the queue counters are left out (as before: they
+#: would crowd the link tracks; the queues are in queues.csv).
+MAX_QUEUE_ROWS = 200_000
+#: Time bins an aggregated link counter starts from (halved until the counters fit the
+#: budget); 1,024 bins of the ~10,000 links of a 1,024-GPU fabric are ~80 MiB of floats.
+MAX_AGG_BINS = 1_024
+#: Most link x bin cells (fewer bins on fabrics with more links): 16 MiB per float array
+#: (a 1,024-GPU fabric's 9,216 directed links get 227 bins, ~4 ms each over a 1 s step).
+MAX_AGG_CELLS = 2 << 20
+#: Events encoded per ``json.dumps`` call while streaming (a few MiB of text).
+WRITE_BATCH_EVENTS = 20_000
 
 
 def _us(ns) -> float:
@@ -59,53 +92,73 @@ def _meta(pid, name, sort, tid=None) -> list[dict]:
             {"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tid, "args": {"sort_index": sort}}]
 
 
-def _rank_events(ops: pd.DataFrame) -> list[dict]:
-    if not len(ops):
-        return []
-    kinds = sorted(ops["kind"].unique(), key=lambda k: (STREAM_ORDER.index(k) if k in STREAM_ORDER
-                                                       else len(STREAM_ORDER), k))
-    placed = []  # (rank, kind, lane, op, iteration, group, size, start, end)
+def _placed(ops: pd.DataFrame) -> list[tuple]:
+    """(rank, kind, lane, op, iteration, group, size, start, end) of each op, lanes per (rank, kind)."""
+    placed = []
     for (rank, kind), g in ops.groupby(["rank", "kind"], sort=True):
         g = g.sort_values(["start_ns", "end_ns", "op"], kind="stable")
         s, e = g["start_ns"].tolist(), g["end_ns"].tolist()
         for lane, op, it, grp, size, t0, t1 in zip(_lanes(s, e), g["op"].tolist(), g["iteration"].tolist(),
                                                     g["group"].tolist(), g["size_bytes"].tolist(), s, e):
             placed.append((int(rank), kind, lane, op, it, grp, size, t0, t1))
+    return placed
+
+
+def _rank_events(ops: pd.DataFrame, extra: dict | None = None) -> Iterator[dict]:
+    if not len(ops):
+        return
+    kinds = sorted(ops["kind"].unique(), key=lambda k: (STREAM_ORDER.index(k) if k in STREAM_ORDER
+                                                       else len(STREAM_ORDER), k))
+    placed = _placed(ops)
     streams = sorted({(p[1], p[2]) for p in placed}, key=lambda kl: (kinds.index(kl[0]), kl[1]))
     tids = {kl: i for i, kl in enumerate(streams)}
-    meta: list[dict] = []
     for rank in sorted({p[0] for p in placed}):
-        meta += _meta(rank, f"rank {rank}", rank)
+        yield from _meta(rank, f"rank {rank}", rank)
         for kind, lane in sorted({(p[1], p[2]) for p in placed if p[0] == rank}, key=tids.get):
             name = kind if lane == 0 else f"{kind} #{lane + 1}"
-            meta += _meta(rank, name, tids[(kind, lane)], tid=tids[(kind, lane)])
-    body = [{"ph": "X", "name": str(op), "cat": kind, "pid": rank, "tid": tids[(kind, lane)],
-             "ts": _us(t0), "dur": _us(t1 - t0),
-             "args": {"iteration": int(it), "group": str(grp), "size_bytes": int(size)}}
-            for rank, kind, lane, op, it, grp, size, t0, t1 in sorted(placed, key=lambda p: (p[0], p[7], tids[(p[1], p[2])]))]
-    return meta + body
+            yield from _meta(rank, name, tids[(kind, lane)], tid=tids[(kind, lane)])
+    placed.sort(key=lambda p: (p[0], p[7], tids[(p[1], p[2])]))
+    for rank, kind, lane, op, it, grp, size, t0, t1 in placed:
+        args = {"iteration": int(it), "group": str(grp), "size_bytes": int(size)}
+        if extra is not None:
+            args.update(extra[(rank, kind, int(it))])
+        yield {"ph": "X", "name": str(op), "cat": kind, "pid": rank, "tid": tids[(kind, lane)],
+               "ts": _us(t0), "dur": _us(t1 - t0), "args": args}
 
 
-def _link_events(fct: pd.DataFrame, pid0: int, graph=None, router=None, seed: int = 0) -> list[dict]:
-    if not len(fct):
-        return []
-    if graph is not None and router is None:
-        from ..topology import Router
-        router = Router(graph, seed=seed)
+def aggregate_ops(ops: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """One op per (rank, kind, iteration): first start to last end, bytes summed; and each one's op count and busy ns."""
+    g = ops.assign(busy=ops["end_ns"] - ops["start_ns"]).groupby(["rank", "kind", "iteration"], sort=True)
+    agg = g.agg(start_ns=("start_ns", "min"), end_ns=("end_ns", "max"), size_bytes=("size_bytes", "sum"),
+                n=("op", "size"), busy=("busy", "sum")).reset_index()
+    agg["op"] = agg["kind"] + " iteration " + agg["iteration"].astype(str)
+    agg["group"] = ""
+    extra = {(int(r), k, int(i)): {"ops": int(n), "busy_ns": int(b)}
+             for r, k, i, n, b in zip(agg["rank"], agg["kind"], agg["iteration"], agg["n"], agg["busy"])}
+    return agg, extra
+
+
+def _flow_links(fct: pd.DataFrame, router, limit: int) -> dict[str, list[int]] | None:
+    """Link name -> rows of the flows on it; None once more than ``limit`` flow-link pairs."""
     links: dict[str, list[int]] = {}
+    n = 0
     for i, (fid, s, d) in enumerate(zip(fct["flow_id"].to_numpy(), fct["src"], fct["dst"])):
-        if router is None:
-            links.setdefault(f"{s}->{d}", []).append(i)
-        else:
-            path = router.path(s, d, int(fid))
-            for u, v in zip(path, path[1:]):
-                links.setdefault(f"{u}->{v}", []).append(i)
-    cols = {c: fct[c].tolist() for c in ("flow_id", "size_bytes", "start_ns", "end_ns", "op", "group",
-                                          "tag", "iteration", "src", "dst")}
-    meta, body, next_id = [], [], 1
-    for n, link in enumerate(sorted(links, key=lambda k: tuple(natural_key(x) for x in k.split("->")))):
+        path = (s, d) if router is None else router.path(s, d, int(fid))
+        n += len(path) - 1
+        if n > limit:
+            return None
+        for u, v in zip(path, path[1:]):
+            links.setdefault(f"{u}->{v}", []).append(i)
+    return links
+
+
+def _link_events(fct: pd.DataFrame, links: dict[str, list[int]], pid0: int) -> Iterator[dict]:
+    cols = {c: fct[c].tolist() for c in FLOW_COLUMNS}
+    next_id = 1
+    for n, link in enumerate(sorted(links, key=link_key)):
         pid = pid0 + n
-        meta += _meta(pid, f"link {link}", pid) + _meta(pid, "flows", 0, tid=0)
+        yield from _meta(pid, f"link {link}", pid)
+        yield from _meta(pid, "flows", 0, tid=0)
         for i in sorted(links[link], key=lambda i: (cols["start_ns"][i], cols["flow_id"][i])):
             name = cols["op"][i] or cols["tag"][i] or f"flow {cols['flow_id'][i]}"
             args = {"flow_id": int(cols["flow_id"][i]), "size_bytes": int(cols["size_bytes"][i]),
@@ -113,62 +166,132 @@ def _link_events(fct: pd.DataFrame, pid0: int, graph=None, router=None, seed: in
             if cols["group"][i]:
                 args.update(group=cols["group"][i], iteration=int(cols["iteration"][i]))
             common = {"cat": "flow", "name": name, "pid": pid, "tid": 0, "id": next_id}
-            body.append({**common, "ph": "b", "ts": _us(cols["start_ns"][i]), "args": args})
-            body.append({**common, "ph": "e", "ts": _us(cols["end_ns"][i])})
+            yield {**common, "ph": "b", "ts": _us(cols["start_ns"][i]), "args": args}
+            yield {**common, "ph": "e", "ts": _us(cols["end_ns"][i])}
             next_id += 1
-    return meta + body
 
 
-def _queue_events(queues: pd.DataFrame, pid0: int, max_rows: int) -> list[dict]:
-    if not len(queues) or len(queues) > max_rows:
-        return []
+def _queue_events(queues: pd.DataFrame, pid0: int) -> Iterator[dict]:
     q = queues.groupby(["node", "port", "time_ns"], sort=True)["queue_bytes"].sum().reset_index()
-    meta, body = [], []
     ports = sorted({(a, b) for a, b in zip(q["node"], q["port"])},
                    key=lambda p: (natural_key(p[0]), natural_key(p[1])))
     for n, (node, port) in enumerate(ports):
         pid = pid0 + n
-        meta += _meta(pid, f"queue {node}->{port}", pid)
+        yield from _meta(pid, f"queue {node}->{port}", pid)
         g = q[(q["node"] == node) & (q["port"] == port)]
         last = None
         for t, v in zip(g["time_ns"].tolist(), g["queue_bytes"].tolist()):
             if v != last:
-                body.append({"ph": "C", "name": "queue_bytes", "pid": pid, "tid": 0, "ts": _us(t),
-                             "args": {"bytes": int(v)}})
+                yield {"ph": "C", "name": "queue_bytes", "pid": pid, "tid": 0, "ts": _us(t),
+                       "args": {"bytes": int(v)}}
                 last = v
-    return meta + body
 
 
-def build_trace(run: Run, graph=None, router=None, seed: int = 0, queues: bool = True,
-                max_queue_rows: int = 200_000) -> dict:
-    """The trace-event document of a :class:`Run` as a dict (see module doc)."""
-    events = _rank_events(run.ops)
-    top = int(run.ops["rank"].max()) + 1 if len(run.ops) else 0
+def _pid0(ops: pd.DataFrame) -> int:
+    top = int(ops["rank"].max()) + 1 if len(ops) else 0
     pid0 = 1000
     while pid0 <= top:
         pid0 *= 10
-    link_ev = _link_events(run.fct, pid0, graph, router, seed)
-    n_links = sum(1 for e in link_ev if e["name"] == "process_name")
-    qpid0 = pid0 * (2 + n_links // pid0)
-    events += link_ev
-    if queues:
-        events += _queue_events(run.queues, qpid0, max_queue_rows)
-    return {"traceEvents": events, "displayTimeUnit": "ns",
-            "otherData": {"generator": "netsim", "run": run.label}}
+    return pid0
+
+
+def _link_part(src: TraceSource, budget: int, graph, router, seed: int, pid0: int):
+    """(events, number of link processes, description) of the flows within ``budget`` events."""
+    if not src.n_flows:
+        return iter(()), 0, "none (no flows)"
+    if graph is not None and router is None:
+        from ..topology import Router
+        router = Router(graph, seed=seed)
+    if 2 * src.n_flows <= budget:
+        fct = pd.concat(list(src.flow_chunks()), ignore_index=True)
+        links = _flow_links(fct, router, budget // 2)
+        if links is not None:
+            return _link_events(fct, links, pid0), len(links), f"per flow on each link of its path ({len(fct)} flows)"
+    t0 = t1 = None
+    pairs: set = set()
+    for df in src.flow_chunks():
+        if len(df):
+            a, b = int(df["start_ns"].min()), int(df["end_ns"].max())
+            t0, t1 = (a, b) if t0 is None else (min(t0, a), max(t1, b))
+            if router is None:
+                pairs.update(zip(df["src"], df["dst"]))
+    links = FlowLinks(router, graph, pairs)
+    n_bins = max(1, min(MAX_AGG_BINS, MAX_AGG_CELLS // max(1, len(links.names))))
+    width = max(1, -(-(t1 - t0 + 1) // n_bins))
+    binned, width = coarsen(bin_bytes(src.flow_chunks(), links, t0, width, n_bins), width, budget)
+    why = (f"aggregated: throughput per link in {binned.shape[1]} bins of {width} ns ({src.n_flows} flows; "
+           f"per-flow events would exceed the {budget}-event budget)")
+    return throughput_events(binned, links.names, pid0, t0, width, _meta), used_links(binned), why
+
+
+def plan_events(src: TraceSource, graph=None, router=None, seed: int = 0, queues: bool = True,
+                max_events: int = MAX_TRACE_EVENTS, max_queue_rows: int = MAX_QUEUE_ROWS):
+    """(event iterator, metadata) of a trace of ``src`` within about ``max_events`` events."""
+    meta = {"generator": "netsim", "max_events": max_events}
+    ops, extra = src.ops, None
+    if len(ops) > max_events // 2:
+        ops, extra = aggregate_ops(ops)
+        meta["ops"] = (f"aggregated: one event per rank, stream and iteration ({len(src.ops)} ops > "
+                       f"{max_events // 2})")
+    else:
+        meta["ops"] = f"per op ({len(ops)} ops)" if len(ops) else "none (no ops)"
+    pid0 = _pid0(src.ops)
+    op_events = len(ops) + 4 * len(ops[["rank", "kind"]].drop_duplicates()) if len(ops) else 0  # + metadata
+    link_ev, n_links, meta["flows"] = _link_part(src, max(0, max_events - op_events), graph, router, seed, pid0)
+    parts = [_rank_events(ops, extra), link_ev]
+    if not queues or not src.n_queue_rows:
+        meta["queues"] = "none" if queues else "not asked for"
+    elif src.n_queue_rows > max_queue_rows:
+        meta["queues"] = f"omitted ({src.n_queue_rows} samples > {max_queue_rows}; see queues.csv)"
+    else:
+        parts.append(_queue_events(src.queues(), pid0 * (2 + n_links // pid0)))
+        meta["queues"] = f"included ({src.n_queue_rows} samples)"
+    return (e for part in parts for e in part), meta
+
+
+def build_trace(run: Run, graph=None, router=None, seed: int = 0, queues: bool = True,
+                max_queue_rows: int = MAX_QUEUE_ROWS, max_events: int = MAX_TRACE_EVENTS) -> dict:
+    """The trace-event document of a :class:`Run` as a dict (see module doc)."""
+    events, meta = plan_events(TraceSource.of_run(run), graph, router, seed, queues, max_events, max_queue_rows)
+    events = list(events)
+    meta["events"] = len(events)
+    return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": meta}
+
+
+def _write_batch(fh, buf: list[dict], n: int) -> int:
+    """Append ``buf``'s events (one C-encoder call for the batch) after ``n`` written; clear it; return the count."""
+    if buf:
+        text = json.dumps(buf, separators=(",", ":"))[1:-1]
+        fh.write(("," if n else "") + text)
+        n += len(buf)
+        buf.clear()
+    return n
 
 
 def write_trace(run_dir: str | os.PathLike, out: str | os.PathLike | None = None, graph=None,
-                router=None, seed: int = 0, queues: bool = True) -> str:
-    """Write ``trace.json`` (default: inside ``run_dir``) and return its path.
+                router=None, seed: int = 0, queues: bool = True, *, info: dict | None = None,
+                max_events: int = MAX_TRACE_EVENTS) -> str:
+    """Write ``trace.json`` (default: inside ``run_dir``), streamed and atomically; return its path.
 
     Works on whatever the directory holds (missing tables are skipped). Pass
     ``graph`` (and the run's ``seed``) to put flows on the links of their
-    paths instead of on ``src->dst`` pairs.
+    paths instead of on ``src->dst`` pairs. ``info``, if given, receives the
+    trace's ``otherData`` (how it was built, ``events`` written).
     """
-    run = load_run(run_dir)
-    doc = build_trace(run, graph=graph, router=router, seed=seed, queues=queues)
-    out = os.fspath(out) if out is not None else os.path.join(os.fspath(run_dir), "trace.json")
-    with open(out, "w") as fh:
-        fh.write(json.dumps(doc, separators=(",", ":")))  # dumps uses the C encoder; dump does not
-        fh.write("\n")
+    run_dir = os.fspath(run_dir)
+    events, meta = plan_events(TraceSource.of_dir(run_dir), graph, router, seed, queues, max_events)
+    out = os.fspath(out) if out is not None else os.path.join(run_dir, "trace.json")
+    n = 0
+    with atomic_output(out) as fh:
+        fh.write('{"traceEvents":[')
+        buf: list[dict] = []
+        for ev in events:
+            buf.append(ev)
+            if len(buf) >= WRITE_BATCH_EVENTS:
+                n = _write_batch(fh, buf, n)
+        n = _write_batch(fh, buf, n)
+        meta["events"] = n
+        fh.write('],"displayTimeUnit":"ns","otherData":' + json.dumps(meta, separators=(",", ":")) + "}\n")
+    if info is not None:
+        info.update(meta)
     return out

@@ -15,7 +15,7 @@ from typing import Callable
 import simpy
 
 BENCHES: dict[str, Callable[[], dict]] = {}
-AREAS = ("packet", "cc", "training", "flow", "flowgpt")
+AREAS = ("packet", "cc", "training", "flow", "flowgpt", "outputs")
 
 
 def benchmark(name: str):

@@ -5,7 +5,8 @@ TOPOLOGY: YAML/GraphML/HPCC topology.txt or a builder expression. FLOWS: a CSV
 Writes fct.csv, queues.csv, pfc.csv, cc.csv, summary.json (+ fct.txt with
 ``--hpcc-fct``), trace.json (unless ``--no-trace``) and Parquet copies of the
 CSVs (with pyarrow) into DIR and prints a short result. Bad input: one line on
-stderr, exit status 2.
+stderr, exit status 2. A failed (exit 2) or interrupted (SIGINT/SIGTERM, exit
+130) run keeps every flow it finished in fct.csv and says so in summary.json.
 """
 from __future__ import annotations
 
@@ -36,9 +37,11 @@ def _run(args) -> int:
     graph = load_topology(args.topology)
     check_network_params(args.backend, params, graph, source=args.topology)  # node attributes too
     flows = load_flows(args.flows, graph)
-    summary = run_flows(graph, flows, backend=args.backend, cc=args.cc, params=params, cc_params=cc_params,
-                        seed=args.seed, out_dir=args.out, hpcc_fct=args.hpcc_fct, quiet=args.quiet)
-    finalize_outputs(args.out, graph, args.seed, trace=not args.no_trace)
+    from ..interrupts import interrupt_signals
+    with interrupt_signals():  # SIGINT/SIGTERM: outputs flushed, summary.json "interrupted", exit 130
+        summary = run_flows(graph, flows, backend=args.backend, cc=args.cc, params=params, cc_params=cc_params,
+                            seed=args.seed, out_dir=args.out, hpcc_fct=args.hpcc_fct, quiet=args.quiet)
+        finalize_outputs(args.out, graph, args.seed, trace=not args.no_trace)
     fcts = []
     with open(os.path.join(args.out, "fct.csv"), newline="") as fh:
         for row in csv.DictReader(fh):

@@ -1,7 +1,9 @@
 """``netsim report DIR [DIR ...] [--out FILE]``: an HTML report of runs.
 
 Also (re)writes ``trace.json`` (``--trace``) and Parquet copies (``--parquet``)
-of a run directory, e.g. for runs made with ``--no-trace``.
+of a run directory, e.g. for runs made with ``--no-trace``. A run that did not
+complete (failed, interrupted, killed) is reported with what it has, one
+warning line on stderr per such run and a banner in the HTML.
 """
 from __future__ import annotations
 
@@ -67,7 +69,11 @@ def run(args) -> int:
     if args.topology:
         from ..topology import load_topology
         graph = load_topology(args.topology)
-    runs = [load_run(check_run_dir(d)) for d in args.dirs]  # validates every directory first
+    import sys
+    runs = [load_run(check_run_dir(d), warn=False) for d in args.dirs]  # validates every directory first
+    for d, r in zip(args.dirs, runs):
+        if not r.complete:
+            print(f"netsim report: warning: {d}: {r.status}; showing what it has", file=sys.stderr)
     if graph is None:
         graph = _recorded_topology(runs)
     elif graph is not None:

@@ -3,7 +3,9 @@
 Prints the iteration time and its breakdown; writes summary.json, ops.csv,
 fct.csv, traffic_matrix.csv, message_sizes.csv (docs/run.md), trace.json (unless
 ``--no-trace``) and Parquet copies of the CSVs (with pyarrow).  Bad input: one
-line on stderr, exit status 2.
+line on stderr, exit status 2. A run that fails (exit 2) or is interrupted
+(SIGINT/SIGTERM, exit 130) keeps every flow and op it finished in the CSVs and
+says so in summary.json (``status``, ``sim_time_ns``; :mod:`netsim.runfiles`).
 """
 from __future__ import annotations
 
@@ -52,11 +54,13 @@ def _run(args) -> int:
         from ..whatif import WhatIf
         whatif = WhatIf.from_cli(inject_delay=args.inject_delay, straggler=args.straggler,
                                  degrade_link=args.degrade_link, fail_link=args.fail_link)
-    summary = run_training(args.topology, args.workload, backend=args.backend, cc=args.cc, params=params,
-                           cc_params=cc_params, seed=args.seed, iterations=args.iterations, out_dir=args.out,
-                           workload_overrides=overrides, progress=None if not args.quiet else False,
-                           whatif=whatif, allow_oom=args.allow_oom, workload_format=args.workload_format)
-    finalize_outputs(args.out, args.topology, args.seed, trace=not args.no_trace)  # trace.json, Parquet
+    from ..interrupts import interrupt_signals
+    with interrupt_signals():  # SIGINT/SIGTERM: outputs flushed, summary.json "interrupted", exit 130
+        summary = run_training(args.topology, args.workload, backend=args.backend, cc=args.cc, params=params,
+                               cc_params=cc_params, seed=args.seed, iterations=args.iterations, out_dir=args.out,
+                               workload_overrides=overrides, progress=None if not args.quiet else False,
+                               whatif=whatif, allow_oom=args.allow_oom, workload_format=args.workload_format)
+        finalize_outputs(args.out, args.topology, args.seed, trace=not args.no_trace)  # trace.json, Parquet
     if not args.quiet:
         import os
         written = sorted(f for f in os.listdir(args.out) if f.endswith((".csv", ".json", ".parquet", ".txt")))

@@ -14,7 +14,9 @@ import time
 from collections import defaultdict
 
 from ..backends.base import TraceSinks, create_backend
-from ..records import FCT_COLUMNS, CsvSink, ListSink, TeeSink, write_json, write_rows
+from ..records import FCT_COLUMNS, CsvSink, ListSink, TeeSink, write_rows
+from ..runfiles import COMPLETE, close_sinks, prepare_out_dir, stopped_run, write_summary
+from ..units import PS_PER_NS
 from ..workloads import OpGraphBuilder, load_workload, place
 from ..workloads.placement import resolve_partition
 from .apnet import apnet_iteration_time, apnet_stage_aware_iteration_time, effective_bandwidths
@@ -171,7 +173,7 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
     fct_list = ListSink() if keep_records else None
     ops_list = ListSink(OPS_COLUMNS) if keep_records else None
     if out_dir is not None:
-        os.makedirs(out_dir, exist_ok=True)
+        prepare_out_dir(out_dir)    # summary.json (the commit marker) goes first
         p = {n: os.path.join(out_dir, n + ".csv") for n in ("fct", "ops", "queues", "pfc", "cc",
                                                            "traffic_matrix", "message_sizes")}
         paths.update(p)
@@ -190,8 +192,62 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
         host_stack = None if flag in ("0", "false", "no", "off") else HostStack(host_params)
     elif host_stack is False:
         host_stack = None
-    be = create_backend(backend, graph, params=params, seed=seed, cc=cc, cc_params=cc_params,
-                        sinks=TraceSinks(fct=fct_sink, **extra))
+    files = {os.path.basename(s.path): s for s in (*fct_sinks, *ops_sinks, *extra.values())}
+    run = {"be": None, "ex": None}
+    try:
+        summary = _simulate(run, graph, builder, placement, wl, what, host_stack, fct_sink, ops_sink, extra,
+                            traffic, backend=backend, cc=cc, params=params, cc_params=cc_params, seed=seed,
+                            iterations=iterations, progress=progress, t0=t0, topology=topo_label)
+        summary["memory"] = memory
+        if out_dir is not None:
+            outputs = close_sinks(files)
+            outputs["traffic_matrix.csv"] = write_rows(
+                paths["traffic_matrix"], ("iteration", "src", "dst", "bytes"),
+                [(i, s, d, b) for (i, s, d), b in sorted(traffic.matrix.items())])
+            outputs["message_sizes.csv"] = write_rows(
+                paths["message_sizes"], ("group_kind", "collective", "size_bytes", "count"),
+                [(g, c, s, n) for (g, c, s), n in sorted(_message_sizes(run["ex"]).items())])
+            write_summary(out_dir, summary, COMPLETE, _sim_ns(run["be"]), outputs)
+    except BaseException as exc:
+        if out_dir is not None:
+            stopped_run(out_dir, _stopped_summary(run, wl, traffic, backend=backend, cc=cc, seed=seed,
+                                                  iterations=iterations, t0=t0, topology=topo_label),
+                        files, exc, _sim_ns(run["be"]))
+        raise
+    ex = run["ex"]
+    summary["paths"] = paths
+    if keep_records:
+        summary["records"] = {"fct": fct_list.rows, "ops": ops_list.rows}
+        summary["_executor"] = ex
+        summary["_builder"] = builder
+        summary["_placement"] = placement
+    return summary
+
+
+def _sim_ns(be) -> int | None:
+    """Simulated time reached (ns), or None before the backend exists."""
+    return None if be is None else int(be.env.now // PS_PER_NS)
+
+
+def _stopped_summary(run, wl, traffic, *, backend, cc, seed, iterations, t0, topology) -> dict:
+    """What is known about a run that failed or was interrupted (the rest of ``summary.json`` needs an end)."""
+    out = {"workload": wl.name, "workload_source": wl.source, "topology": topology, "backend": backend, "cc": cc,
+           "seed": seed, "iterations": iterations, "flows": traffic.count,
+           "ops": run["ex"]._done_ops if run["ex"] is not None else 0,
+           "wall_time_s": time.perf_counter() - t0}
+    if run["be"] is not None:
+        try:
+            out["network"] = run["be"].stats()
+        except Exception:  # noqa: BLE001 - a half-built backend may not have its counters
+            pass
+    return out
+
+
+def _simulate(run, graph, builder, placement, wl, what, host_stack, fct_sink, ops_sink, extra, traffic, *,
+              backend, cc, params, cc_params, seed, iterations, progress, t0, topology) -> dict:
+    """Build the backend and executor (kept in ``run`` for the caller's error path), run, summarise."""
+    be = run["be"] = create_backend(backend, graph, params=params, seed=seed, cc=cc, cc_params=cc_params,
+                                    sinks=TraceSinks(fct=fct_sink, **extra))
 
     node_groups = _hierarchical_grouper(wl, placement, graph)
 
@@ -203,8 +259,8 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
         run_builder = what.wrap_builder(builder)
     if progress is None:
         progress = sys.stderr.isatty()
-    ex = Executor(be, run_builder, placement.gpu_of, node_groups=node_groups, ops_sink=ops_sink, tag=wl.name,
-                  progress=progress)
+    ex = run["ex"] = Executor(be, run_builder, placement.gpu_of, node_groups=node_groups, ops_sink=ops_sink,
+                              tag=wl.name, progress=progress)
     ex.run(iterations)
     ex.check_complete()
     be.close()
@@ -213,23 +269,8 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
     for s in extra.values():
         s.close()
     wall = time.perf_counter() - t0
-
-    summary = _summary(wl, placement, builder, ex, be, graph, traffic, backend=backend, cc=cc, seed=seed,
-                       iterations=iterations, wall=wall, topology=topo_label)
-    summary["memory"] = memory
-    if out_dir is not None:
-        write_rows(paths["traffic_matrix"], ("iteration", "src", "dst", "bytes"),
-                   [(i, s, d, b) for (i, s, d), b in sorted(traffic.matrix.items())])
-        write_rows(paths["message_sizes"], ("group_kind", "collective", "size_bytes", "count"),
-                   [(g, c, s, n) for (g, c, s), n in sorted(_message_sizes(ex).items())])
-        write_json(paths["summary"], summary)
-    summary["paths"] = paths
-    if keep_records:
-        summary["records"] = {"fct": fct_list.rows, "ops": ops_list.rows}
-        summary["_executor"] = ex
-        summary["_builder"] = builder
-        summary["_placement"] = placement
-    return summary
+    return _summary(wl, placement, builder, ex, be, graph, traffic, backend=backend, cc=cc, seed=seed,
+                    iterations=iterations, wall=wall, topology=topology)
 
 
 def _scheduled_events(env) -> int | None:

@@ -67,3 +67,38 @@ def test_run_from_partial_frames():
                                          "start_ns": [0], "end_ns": [5]}))
     assert r.fct.loc[0, "iteration"] == -1 and r.fct.loc[0, "group"] == ""
     assert list(empty_frame("cc").columns) == list(TABLES["cc"])
+
+
+def test_leftover_partial_is_ignored_and_reported(flows_dir):
+    pytest.importorskip("pyarrow")
+    from netsim.analysis.io import IncompleteRunWarning
+    with open(os.path.join(flows_dir, "fct.parquet.partial"), "wb") as fh:
+        fh.write(b"PAR1 truncated")                       # what a SIGKILL mid-conversion leaves
+    with pytest.warns(IncompleteRunWarning, match="fct.parquet.partial"):
+        run = load_run(flows_dir)
+    assert len(run.fct) == 13 and not run.complete
+
+
+def test_status_and_missing_summary_make_a_run_incomplete(flows_dir):
+    import json
+
+    from netsim.analysis.io import run_status
+    assert load_run(flows_dir).complete                    # a summary without status: written before status existed
+    with open(os.path.join(flows_dir, "summary.json"), "w") as fh:
+        json.dump({"status": "interrupted", "sim_time_ns": 12}, fh)
+    assert run_status(flows_dir, {"status": "interrupted", "sim_time_ns": 12}) == \
+        "incomplete: status 'interrupted' at sim time 12 ns"
+    os.remove(os.path.join(flows_dir, "summary.json"))
+    assert "no summary.json" in run_status(flows_dir, None)
+
+
+def test_truncated_parquet_is_one_line_error(flows_dir):
+    pytest.importorskip("pyarrow")
+    write_parquet(flows_dir)
+    p = os.path.join(flows_dir, "fct.parquet")
+    data = open(p, "rb").read()
+    with open(p, "wb") as fh:
+        fh.write(data[: len(data) // 2])
+    with pytest.raises(InputError, match="fct.parquet: unreadable Parquet file") as e:
+        load_run(flows_dir)
+    assert "\n" not in str(e.value)
