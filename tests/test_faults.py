@@ -142,7 +142,7 @@ def test_signal_mid_run_keeps_every_row(tmp_path, sig):
     assert len(ops) - 1 == s["outputs"]["ops.csv"] > 0
 
 
-def _check_not_misread(out) -> str:
+def _check_not_misread(out, report: bool = True) -> str:
     """Load a killed run's folder: complete, or reported incomplete; whole files only; report works."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -161,7 +161,8 @@ def _check_not_misread(out) -> str:
     if os.path.exists(os.path.join(out, "trace.json")):
         with open(os.path.join(out, "trace.json"), encoding="utf-8") as fh:
             assert json.load(fh)["traceEvents"]
-    assert main(["report", out, "--out", out + ".html"]) == 0
+    if report:
+        assert main(["report", out, "--out", out + ".html"]) == 0
     return run.status
 
 
@@ -188,7 +189,7 @@ def test_sigkill_leaves_nothing_misread(tmp_path, point, capsys):
     hit = _wait_for(proc, KILL_POINTS[point](out))
     proc.kill()
     proc.communicate(timeout=60)
-    status = _check_not_misread(out)
+    status = _check_not_misread(out, report=point != "simulating")   # the report of one is enough
     if hit:
         assert status.startswith("incomplete")
 
