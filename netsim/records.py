@@ -148,9 +148,8 @@ class CsvSink:
         self.chunk_rows = CSV_CHUNK_ROWS if chunk_rows is None else int(chunk_rows)
         self._buf: list[tuple] = []
         self._written = 0
+        self._started = False   # the file is created by the first write (an error before it leaves nothing)
         self.closed = False
-        with open(partial_path(self.path), "w", newline="") as fh:
-            fh.write(",".join(self.columns) + "\n")
 
     @property
     def count(self) -> int:
@@ -168,15 +167,18 @@ class CsvSink:
             self.flush()
 
     def flush(self) -> None:
-        if not self._buf or self.closed:
+        if (not self._buf and self._started) or self.closed:
             return
         with deferred():  # a chunk is written whole or not at all (never twice)
             out = io.StringIO()
+            if not self._started:
+                out.write(",".join(self.columns) + "\n")
             w = csv.writer(out, lineterminator="\n")
             for r in self._buf:
                 w.writerow([_fmt(v) for v in r])
-            with open(partial_path(self.path), "a", newline="") as fh:
+            with open(partial_path(self.path), "a" if self._started else "w", newline="") as fh:
                 fh.write(out.getvalue())
+            self._started = True
             self._written += len(self._buf)
             self._buf.clear()
 

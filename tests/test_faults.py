@@ -241,3 +241,34 @@ def test_sigint_while_writing_outputs(tmp_path):
     else:                                     # it finished before the signal landed
         assert proc.returncode == 0 and s["status"] == "complete"
     assert len(_lines(os.path.join(out, "fct.csv"))) - 1 == s["outputs"]["fct.csv"] == s["flows"]
+
+
+def test_sigterm_is_held_back_in_a_deferred_block_and_the_handler_restored():
+    from netsim.interrupts import deferred, interrupt_signals
+    before = signal.getsignal(signal.SIGTERM)
+    reached = False
+    with pytest.raises(KeyboardInterrupt, match="SIGTERM"):
+        with interrupt_signals():
+            with deferred():
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.05)                 # the handler runs here and holds the interrupt back
+                reached = True
+    assert reached and signal.getsignal(signal.SIGTERM) is before
+
+
+def test_a_sink_closed_after_an_error_has_every_row(tmp_path):
+    from netsim.records import CsvSink
+    p = str(tmp_path / "t.csv")
+    sink = CsvSink(p, ("a", "b"), chunk_rows=3)
+    try:
+        for i in range(7):
+            sink.add((i, f"x{i}"))
+        raise RuntimeError("boom")
+    except RuntimeError:
+        sink.close()
+    assert _lines(p) == ["a,b"] + [f"{i},x{i}" for i in range(7)] and sink.count == 7
+    assert _partials(str(tmp_path)) == []
+    empty = CsvSink(str(tmp_path / "e.csv"), ("a",))
+    assert not os.path.exists(str(tmp_path / "e.csv.partial"))   # nothing on disk before the first write
+    empty.close()
+    assert _lines(str(tmp_path / "e.csv")) == ["a"]
