@@ -16,7 +16,11 @@ Files written into ``out_dir`` (streamed, so a long run keeps bounded memory):
   ``cc_sample_ns`` for each sending flow (empty cells where the algorithm has
   no such state);
 * ``summary.json`` — the backend's counters (see docs/packet.md) plus
-  ``wall_time_s`` (the only field that differs between identical runs);
+  ``wall_time_s`` (the only field that differs between identical runs),
+  ``status``, ``sim_time_ns`` and ``outputs`` (rows per file); written last,
+  also when the run fails or is interrupted (then after every finished flow
+  is in ``fct.csv``). Every file is written as ``NAME.partial`` and renamed
+  when whole (:mod:`netsim.runfiles`);
 * ``fct.txt`` with ``hpcc_fct=True`` — HPCC ns-3's format.
 """
 from __future__ import annotations
