@@ -6,7 +6,6 @@ nothing a run writes may depend on where it is written.
 import json
 import os
 
-import pytest
 
 from netsim.cli import main
 

@@ -1,6 +1,5 @@
 """trace.json streamed within a size budget: same document as in memory, aggregation that conserves bytes and time."""
 import json
-import os
 import shutil
 
 import networkx as nx
