@@ -6,7 +6,6 @@ nothing a run writes may depend on where it is written.
 import json
 import os
 
-
 from netsim.cli import main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
