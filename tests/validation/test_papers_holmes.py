@@ -33,7 +33,7 @@ def test_pp_across_clusters_beats_dp_across(graph):
     for r in (holmes, dp_across):
         cross = sum(f.size_bytes for f in r.flows
                     if graph.nodes[f.src]["cluster"] != graph.nodes[f.dst]["cluster"])
-        kinds = {f.group for f in r.flows if graph.nodes[f.src]["cluster"] != graph.nodes[f.dst]["cluster"]}
+        kinds = {f.group_kind for f in r.flows if graph.nodes[f.src]["cluster"] != graph.nodes[f.dst]["cluster"]}
         r.cross = (cross, kinds)
     assert holmes.cross[1] == {"pp"}                     # only pipeline traffic crosses the clusters
     assert "dp" in dp_across.cross[1]
