@@ -60,8 +60,6 @@ def _check_stage(s: int, order: list[Action], micro_batches: int, virtual_stages
     kinds = "FBW" if split else "FB"
     seen: dict[Action, int] = {}
     for i, a in enumerate(order):
-        if a.kind not in kinds:
-            raise ScheduleError(f"stage {s}: {a.label()} but W passes need them on every stage")
         if a in seen:
             raise ScheduleError(f"stage {s}: {a.label()} appears twice")
         seen[a] = i
