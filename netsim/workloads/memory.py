@@ -147,7 +147,7 @@ def micro_batches_in_flight(schedule: str, stage: int, pp: int, micro_batches: i
     Interleaved 1F1B and ZB-H1 (and ``custom`` with its ``actions``) count the
     schedule's order (:func:`netsim.workloads.schedules.activations_in_flight`):
     interleaving's device 0 holds p + (p−1)/v (Narayanan et al. SC'21), ZB-H1
-    at most p, as 1F1B's first stage.
+    p − s as 1F1B (the smaller state pending W passes keep is not counted).
     """
     if schedule == "gpipe":
         return micro_batches

@@ -17,8 +17,10 @@
 * ``zb_h1`` (Qi et al., ICLR'24 "Zero Bubble Pipeline Parallelism" §3.1): the
   backward splits into B (input gradient) and W (weight gradient); F and B
   keep 1F1B's order and stage s delays its W passes by s backwards, so W
-  passes fill the 1F1B cool-down bubbles (:func:`zb_h1`).  Peak in flight p,
-  as 1F1B.  Bubble (p−1)·(T_F+T_B−T_W).
+  passes fill the 1F1B cool-down bubbles (:func:`zb_h1`).  Between F and B
+  a stage holds p−s micro-batches, as in 1F1B; between F and W at most p.
+  Bubble (p−1)·(T_F+T_B−T_W) when T_F = T_B = T_W (the paper's assumption;
+  otherwise a lower bound).
 * ``custom``: per-stage action lists written by the user
   (:mod:`.schedule_check` parses and validates them).
 
@@ -135,18 +137,17 @@ def max_in_flight(order) -> int:
 def activations_in_flight(order, virtual_stages: int = 1) -> float:
     """Peak activations a stage holds, in units of one micro-batch of the whole stage.
 
-    A micro-batch's activations are held from its F until its last backward
-    pass (W when the backward is split, as ZB-H1 keeps the inputs W needs);
-    one chunk's share is 1/v.  1F1B: p−s; interleaved: up to p + (p−1)/v on
-    device 0 (Narayanan et al. SC'21 §2.2).
+    A micro-batch's activations are held from its F until its B; one chunk's
+    share is 1/v.  1F1B: p−s; interleaved: up to p + (p−1)/v on device 0
+    (Narayanan et al. SC'21 §2.2); ZB-H1: p−s as 1F1B — what a pending W
+    keeps (its layers' inputs and output gradients, Qi et al.'s M_W < M_B)
+    is not counted.
     """
-    split = any(a[0] == "W" for a in order)
     cur = best = 0
     for a in order:
-        kind = a[0]
-        if kind == "F":
+        if a[0] == "F":
             cur += 1
-        elif kind == ("W" if split else "B"):
+        elif a[0] == "B":
             cur -= 1
         best = max(best, cur)
     return best / virtual_stages
