@@ -20,7 +20,7 @@ from ..units import PS_PER_NS
 from ..workloads import OpGraphBuilder, load_workload, place
 from ..workloads.placement import resolve_partition
 from .apnet import apnet_iteration_time, apnet_stage_aware_iteration_time, effective_bandwidths
-from .breakdown import KEYS, breakdowns
+from .breakdown import KEYS, breakdowns, stage_bubbles
 from .executor import OPS_COLUMNS, Executor
 
 PS = 1e-12
@@ -303,6 +303,7 @@ def _summary(wl, placement, builder, ex, be, graph, traffic, *, backend, cc, see
         return imported_summary(wl, ex, be, traffic, times=times, breakdown=breakdown, bds=bds, ranks=ranks, bw=bw,
                                 backend=backend, cc=cc, seed=seed, wall=wall, topology=topology)
     apnet = apnet_iteration_time(wl, builder, bw)
+    bubbles = stage_bubbles(ex, placement, wl.pp)
     staged = apnet_stage_aware_iteration_time(wl, builder, bw)
     counts: dict[str, int] = defaultdict(int)
     op_bytes: dict[str, int] = defaultdict(int)
@@ -322,6 +323,7 @@ def _summary(wl, placement, builder, ex, be, graph, traffic, *, backend, cc, see
                   "layers": wl.model.layers},
         "parallelism": {"dp": wl.dp, "tp": wl.tp, "pp": wl.pp, "micro_batches": wl.micro_batches,
                         "micro_batch": wl.micro_batch, "global_batch": wl.global_batch, "schedule": wl.schedule,
+                        **({"virtual_stages": wl.virtual_stages} if wl.virtual_stages > 1 else {}),
                         "recompute": wl.recompute, "placement": ",".join(wl.order), "gpus": placement.world_size},
         "compute": {"gpu": wl.gpu, "peak_flops": wl.peak_flops, "utilization": wl.utilization},
         "params_per_rank": {"min": min(params_rank), "max": max(params_rank)},
@@ -330,6 +332,7 @@ def _summary(wl, placement, builder, ex, be, graph, traffic, *, backend, cc, see
         "breakdown_s": breakdown,
         "breakdown_iterations_s": [{k: v * PS for k, v in b.items()} for b in bds],
         "critical_ranks": ranks,
+        "pipeline_bubble_s_per_stage": [sum(col) * PS / len(bubbles) for col in zip(*bubbles)],
         "samples_per_s": wl.global_batch / mean if mean > 0 else None,
         "model_tflops_per_gpu": flops_iter / mean / placement.world_size / 1e12 if mean > 0 else None,
         "apnet_iteration_time_s": apnet["T_iter"],

@@ -21,6 +21,12 @@ With free communication this gives exactly APNet'24's split for a pipeline:
 compute = m·(t_f + t_b) and bubble = (p − 1)·(t_f + t_b) on the first stage.
 Communication hidden behind compute (DP buckets overlapping backward) costs
 nothing here, as it should.
+
+*Bubble per stage* (:func:`stage_bubbles`): the same walk for one rank of
+every stage (data- and tensor-parallel index 0), where the idle time after
+the rank's last op of the iteration — waiting for the other stages to finish —
+counts as bubble too.  With free communication every stage's bubble is then
+the schedule's closed form, e.g. (p−1)·(T_F+T_B) for 1F1B on every stage.
 """
 from __future__ import annotations
 
@@ -39,7 +45,8 @@ def _latest_dep(op, rank: int):
     return best
 
 
-def iteration_breakdown(ops_of_rank, start_ps: int, end_ps: int, rank: int, stage_of) -> dict[str, int]:
+def iteration_breakdown(ops_of_rank, start_ps: int, end_ps: int, rank: int, stage_of,
+                        tail_key: str = "other") -> dict[str, int]:
     """Attribute [start_ps, end_ps] of ``rank``'s timeline (ps per key of :data:`KEYS`).
 
     Parameters
@@ -48,6 +55,8 @@ def iteration_breakdown(ops_of_rank, start_ps: int, end_ps: int, rank: int, stag
         The compute/optimizer ops of ``rank`` (any iterations), in stream order.
     stage_of : callable(rank) -> int
         Pipeline stage of a rank.
+    tail_key : str
+        Where the idle time after the rank's last op in the window goes.
     """
     out = dict.fromkeys(KEYS, 0)
     my_stage = stage_of(rank)
@@ -64,7 +73,7 @@ def iteration_breakdown(ops_of_rank, start_ps: int, end_ps: int, rank: int, stag
             out["optimizer" if op.kind == "optimizer" else "compute"] += e - s
         t = max(t, e, s)
     if t < end_ps:
-        out["other"] += end_ps - t
+        out[tail_key] += end_ps - t
     return out
 
 
@@ -91,8 +100,7 @@ def _explain_gap(op, g0: int, g1: int, rank: int, my_stage: int, stage_of, out: 
         out["other"] += t - g0
 
 
-def breakdowns(executor, placement) -> tuple[list[dict], list[int]]:
-    """Per iteration: the breakdown in ps and the critical rank."""
+def _compute_ops(executor) -> dict[int, list]:
     comp: dict[int, list] = {}
     for it in sorted(executor.iteration_ops):
         for op in executor.iteration_ops[it]:
@@ -100,6 +108,28 @@ def breakdowns(executor, placement) -> tuple[list[dict], list[int]]:
                 comp.setdefault(op.ranks[0], []).append(op)
     for lst in comp.values():
         lst.sort(key=lambda o: (o.start_ps, o.seq))
+    return comp
+
+
+def stage_bubbles(executor, placement, stages: int) -> list[list[int]]:
+    """Per iteration, per pipeline stage: the bubble (ps) of the stage's rank with dp and tp index 0."""
+    comp = _compute_ops(executor)
+    out, prev_end = [], 0
+    for it in sorted(executor.iteration_end_ps):
+        end = executor.iteration_end_ps[it]
+        row = []
+        for s in range(stages):
+            rank = placement.rank_at(0, 0, s)
+            row.append(iteration_breakdown(comp.get(rank, []), prev_end, end, rank, placement.stage,
+                                           tail_key="bubble")["bubble"])
+        out.append(row)
+        prev_end = end
+    return out
+
+
+def breakdowns(executor, placement) -> tuple[list[dict], list[int]]:
+    """Per iteration: the breakdown in ps and the critical rank."""
+    comp = _compute_ops(executor)
     out, ranks = [], []
     prev_end = 0
     for it in sorted(executor.iteration_end_ps):

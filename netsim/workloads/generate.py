@@ -1,7 +1,9 @@
 """Workload + placement → the operation graph of each iteration.
 
 Per pipeline stage replica (a TP group), per micro-batch, following the stage's
-schedule (``1f1b``/``gpipe``):
+schedule (:mod:`.schedules`: ``1f1b``, ``gpipe``, ``interleaved_1f1b``,
+``zb_h1`` or ``custom``; with v virtual stages a device runs each pass per
+model chunk, :mod:`.chunks`):
 
 * forward: per layer, per block (attention, MLP, conv, …) one compute op per
   rank, then — when t > 1 — one TP all-reduce of b·s·h values (2 per
@@ -11,11 +13,17 @@ schedule (``1f1b``/``gpipe``):
 * backward: per layer in reverse, the recomputed forward (with its 2 TP
   all-reduces) under activation recomputation, then the backward of each block
   in reverse with its TP all-reduce; the input gradient goes back one stage;
+  with the backward split (W passes) this is the input-gradient pass B, and a
+  separate W pass later runs each block's weight-gradient compute (no
+  communication);
+* point-to-point: between consecutive *virtual* stages (chunk c of device d is
+  virtual stage c·p + d, so device p−1 sends to device 0 for the next chunk);
 * DP: gradients are bucketed as PyTorch DDP does (reverse forward order, first
   bucket ``first_bucket_bytes``, then ``bucket_bytes``; a bucket closes once it
   reaches its cap) and each bucket's all-reduce starts when every rank of the
   DP group has finished the backward (of the last micro-batch) of the block
-  that produces the bucket's last gradient;
+  that produces the bucket's last gradient — its W pass when the backward is
+  split;
 * optimizer step per rank, after its last backward and its last DP bucket.
 
 MoE blocks get an all-to-all dispatch before and a combine after (forward,
@@ -44,7 +52,8 @@ from __future__ import annotations
 from .layers import Layer
 from .moe import route
 from .ops import Op
-from .schedules import schedule
+from .chunks import device_layers, split_ps
+from .schedules import stage_orders
 from .schema import Workload
 
 PS_PER_S = 10**12
@@ -93,23 +102,28 @@ class OpGraphBuilder:
         body = [l for l in layers if l.role == "body"]
         first = [l for l in layers if l.role == "first"]
         last = [l for l in layers if l.role == "last"]
-        counts = w.stage_layer_counts()
-        self.stage_layers: list[list[Layer]] = []
-        start = 0
-        for s, n in enumerate(counts):
-            sl = body[start:start + n]
-            start += n
-            if s == 0:
-                sl = first + sl
-            if s == len(counts) - 1:
-                sl = sl + last
-            self.stage_layers.append(sl)
+        self.v = getattr(w, "virtual_stages", 1)
+        self.stage_layers: list[list[Layer]]
+        self.stage_layers, self.spans = device_layers(body, first, last, w.stage_layer_counts(), w.pp, self.v)
         self.times = [[self._block_times(l) for l in sl] for sl in self.stage_layers]
         self.boundary_elems = [sl[-1].out_elems for sl in self.stage_layers]
+        #: activation elements leaving each virtual stage (index c·p + d)
+        self.vboundary = [0] * (w.pp * self.v)
+        for d in range(w.pp):
+            for sp in self.spans[d]:
+                self.vboundary[sp.virtual] = self.stage_layers[d][sp.end - 1].out_elems
         self.cur: dict[int, Op | None] = {r: None for r in range(placement.world_size)}
         self.pending: dict[int, list] = {}
         self.chain: dict[tuple, Op] = {}
-        self.orders = [schedule(w.schedule, s, w.pp, self.m) for s in range(w.pp)]
+        if w.schedule == "custom":
+            self.orders = [list(o) for o in w.schedule_actions]
+        else:
+            self.orders = stage_orders(w.schedule, w.pp, self.m, self.v)
+        self.split = any(a.kind == "W" for o in self.orders for a in o)
+        grad_kind = "W" if self.split else "B"
+        #: per stage, the order positions of each chunk's last gradient-producing pass
+        self.last_pass = [{max(i for i, a in enumerate(o) if a.kind == grad_kind and a.chunk == c)
+                           for c in range(self.v)} for o in self.orders]
         self.buckets = [self._stage_buckets(s) for s in range(w.pp)]
         self._routes: dict[tuple, tuple] = {}
 
@@ -180,8 +194,8 @@ class OpGraphBuilder:
             for d in range(w.dp):
                 tg = pl.groups["tp"][s * w.dp + d]
                 gi = s * w.dp + d
-                for kind, j in self.orders[s]:
-                    self._pass(s, d, tg, gi, j, kind, last=(j == self.orders[s][-1][1]))
+                for k, a in enumerate(self.orders[s]):
+                    self._pass(s, d, tg, gi, a.micro_batch, a.kind, last=k in self.last_pass[s], chunk=a.chunk)
         for s in range(w.pp):
             for i in range(w.tp):
                 self._dp_sync(s, i)
@@ -220,8 +234,9 @@ class OpGraphBuilder:
 
     # -- pipeline ------------------------------------------------------------------------------
     def _pp_size(self, b_stage: int) -> int:
+        """Bytes sent across the boundary after virtual stage ``b_stage`` (per TP rank)."""
         w = self.w
-        full = self.boundary_elems[b_stage] * self.b * w.act_bytes
+        full = self.vboundary[b_stage] * self.b * w.act_bytes
         return full // w.tp if (w.scatter_gather and w.tp > 1) else full
 
     def _p2p(self, key: tuple, src: int, dst: int, name: str, size: int) -> Op:
@@ -232,25 +247,25 @@ class OpGraphBuilder:
         return op
 
     def _recv(self, s: int, d: int, tg, gi: int, j: int, direction: str, peer_stage: int) -> None:
-        """Make the stage's compute wait for the activation/gradient of micro-batch ``j``."""
+        """Make virtual stage ``s``'s compute wait for the activation/gradient of micro-batch ``j``."""
         w, pl = self.w, self.pl
         b_stage = min(s, peer_stage)
         recvs = []
         for i, r in enumerate(tg):
-            peer = pl.rank_at(i, d, peer_stage)
+            peer = pl.rank_at(i, d, peer_stage % w.pp)
             recvs.append(self._p2p((direction, b_stage, j, d, i), peer, r, f"{direction}{j}.s{peer_stage}-s{s}",
                                    self._pp_size(b_stage)))
         for r, op in zip(tg, recvs):
             self.pending.setdefault(r, []).append(op)
         if w.scatter_gather and w.tp > 1:
-            full = self.boundary_elems[b_stage] * self.b * w.act_bytes
+            full = self.vboundary[b_stage] * self.b * w.act_bytes
             self._tp_collective(tg, gi, f"{direction}{j}.s{s}.gather", "allgather", full)
 
     def _send(self, s: int, d: int, tg, j: int, direction: str, peer_stage: int) -> None:
         w, pl = self.w, self.pl
         b_stage = min(s, peer_stage)
         for i, r in enumerate(tg):
-            peer = pl.rank_at(i, d, peer_stage)
+            peer = pl.rank_at(i, d, peer_stage % w.pp)
             op = self._p2p((direction, b_stage, j, d, i), r, peer, f"{direction}{j}.s{s}-s{peer_stage}",
                            self._pp_size(b_stage))
             op.deps.extend(self._deps(r))
@@ -258,22 +273,32 @@ class OpGraphBuilder:
                 self.cur[r] = op          # Megatron's p2p is synchronous: the sender waits for its send
 
     # -- passes, layers, blocks -----------------------------------------------------------------
-    def _pass(self, s, d, tg, gi, j, kind: str, last: bool) -> None:
-        w = self.w
+    def _pass(self, s, d, tg, gi, j, kind: str, last: bool, chunk: int = 0) -> None:
+        """Pass ``kind`` (F, B or W) of micro-batch ``j`` on chunk ``chunk`` of device ``s``, replica ``d``.
+
+        ``last``: this pass produces the chunk's final gradients of the iteration.
+        """
+        sp = self.spans[s][chunk]
+        u, top = sp.virtual, self.w.pp * self.v - 1     # the virtual stage and the last one
         if kind == "F":
-            if s > 0:
-                self._recv(s, d, tg, gi, j, "F", s - 1)
-            for li, layer in enumerate(self.stage_layers[s]):
-                self._fwd_layer(s, tg, gi, j, li, layer)
-            if s < w.pp - 1:
-                self._send(s, d, tg, j, "F", s + 1)
+            if u > 0:
+                self._recv(u, d, tg, gi, j, "F", u - 1)
+            for li in range(sp.start, sp.end):
+                self._fwd_layer(s, tg, gi, j, li, self.stage_layers[s][li])
+            if u < top:
+                self._send(u, d, tg, j, "F", u + 1)
+        elif kind == "B":
+            if u < top:
+                self._recv(u, d, tg, gi, j, "B", u + 1)
+            for li in range(sp.end - 1, sp.start - 1, -1):
+                self._bwd_layer(s, tg, gi, j, li, self.stage_layers[s][li], last and not self.split)
+            if u > 0:
+                self._send(u, d, tg, j, "B", u - 1)
         else:
-            if s < w.pp - 1:
-                self._recv(s, d, tg, gi, j, "B", s + 1)
-            for li in range(len(self.stage_layers[s]) - 1, -1, -1):
-                self._bwd_layer(s, tg, gi, j, li, self.stage_layers[s][li], last)
-            if s > 0:
-                self._send(s, d, tg, j, "B", s - 1)
+            for li in range(sp.end - 1, sp.start - 1, -1):
+                layer = self.stage_layers[s][li]
+                for bi in range(len(layer.blocks) - 1, -1, -1):
+                    self._block(s, tg, gi, j, li, bi, layer.blocks[bi], layer, "W", last)
 
     def _fwd_layer(self, s, tg, gi, j, li, layer: Layer) -> None:
         """Forward of one layer for micro-batch ``j`` on TP group ``tg``."""
@@ -291,16 +316,28 @@ class OpGraphBuilder:
 
     def _block(self, s, tg, gi, j, li, bi, blk, layer, phase: str, last: bool) -> None:
         name = f"{phase}{j}.{layer.name}.{blk.name}"
-        idx = {"F": 0, "B": 1, "R": 2}[phase]
         if blk.moe:
             self._moe_block(s, tg, j, li, bi, blk, name, phase, last)
             return
+        ps = self._phase_ps(s, li, bi, phase, bool(blk.tensors))
         for r in tg:
-            self._compute(r, name, self.times[s][li][bi][idx])
-            if last and phase == "B":
+            self._compute(r, name, ps)
+            if last and phase in ("B", "W"):
                 self.ready[(r, li, bi)] = self.cur[r]
-        if blk.tp_elems and self.w.tp > 1:
+        if blk.tp_elems and self.w.tp > 1 and phase != "W":
             self._tp_collective(tg, gi, name + ".allreduce", "allreduce", blk.tp_elems * self.b * self.w.act_bytes)
+
+    def _phase_ps(self, s: int, li: int, bi: int, phase: str, has_params: bool) -> int:
+        """Compute ps of one block's pass: F, R (recompute), B (whole, or input gradient if split) or W."""
+        f, b, r = self.times[s][li][bi]
+        if phase == "F":
+            return f
+        if phase == "R":
+            return r
+        if not self.split:
+            return b
+        b_in, w = split_ps(b, has_params)
+        return b_in if phase == "B" else w
 
     # -- MoE -----------------------------------------------------------------------------------
     def _route(self, li: int, j: int, eg: int, ep: int) -> tuple:

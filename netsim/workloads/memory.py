@@ -80,7 +80,7 @@ class StageMemory:
     params: int
     states: StateBytes
     layers: int
-    in_flight: int
+    in_flight: float
     activation_per_layer: float
     working_bytes: float       # one layer's full activations while it is recomputed (full recomputation)
 
@@ -140,10 +140,21 @@ def activation_bytes_per_layer(*, seq: int, micro_batch: int, hidden: int, heads
     return sbh * (10.0 + 24.0 / tp + attn / tp)
 
 
-def micro_batches_in_flight(schedule: str, stage: int, pp: int, micro_batches: int) -> int:
-    """Micro-batches whose activations stage ``stage`` holds at its peak under ``schedule``."""
+def micro_batches_in_flight(schedule: str, stage: int, pp: int, micro_batches: int, *,
+                            virtual_stages: int = 1, actions=None) -> float:
+    """Micro-batches whose activations stage ``stage`` holds at its peak under ``schedule``.
+
+    Interleaved 1F1B and ZB-H1 (and ``custom`` with its ``actions``) count the
+    schedule's order (:func:`netsim.workloads.schedules.activations_in_flight`):
+    interleaving's device 0 holds p + (p−1)/v (Narayanan et al. SC'21), ZB-H1
+    p − s as 1F1B (the smaller state pending W passes keep is not counted).
+    """
     if schedule == "gpipe":
         return micro_batches
+    if schedule in ("interleaved_1f1b", "zb_h1", "custom"):
+        from .schedules import activations_in_flight, stage_orders
+        orders = actions or stage_orders(schedule, pp, micro_batches, virtual_stages)
+        return activations_in_flight(orders[stage], virtual_stages)
     return max(1, min(pp - stage, micro_batches))
 
 
@@ -218,7 +229,9 @@ def stage_memory(wl, builder, settings: MemorySettings) -> list[StageMemory]:
         states = model_state_bytes(params, zero_stage=wl.zero_stage, dp=wl.dp, accounting=settings.accounting)
         layers = sum(1 for layer in builder.stage_layers[s] if layer.role == "body")
         act = work = 0.0
-        inflight = micro_batches_in_flight(wl.schedule, s, wl.pp, wl.micro_batches)
+        inflight = micro_batches_in_flight(wl.schedule, s, wl.pp, wl.micro_batches,
+                                           virtual_stages=getattr(wl, "virtual_stages", 1),
+                                           actions=getattr(wl, "schedule_actions", None))
         if isinstance(wl.model, TransformerModel) and layers:
             m = wl.model
             dims = dict(seq=m.seq_len, micro_batch=wl.micro_batch, hidden=m.hidden, heads=m.heads, tp=wl.tp,

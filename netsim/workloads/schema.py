@@ -26,6 +26,8 @@ from .fields import Fields, SECTIONS, set_dotted
 from .gpus import GPUS, gpu_preset
 from .layers import Layer
 from .modelspec import parse_model
+from .pipeline_fields import pipeline_schedule
+from .schedules import SCHEDULES
 from .transformer import TransformerModel
 
 ALGORITHMS = ("ring", "tree", "halving_doubling", "hierarchical")
@@ -93,6 +95,8 @@ class Workload:
     zero_stage: int = 0
     sequence_parallel: bool = False
     whatif: Any = None                                  # netsim.whatif.WhatIf from the file's whatif: section
+    virtual_stages: int = 1                             # model chunks per pipeline device (interleaved 1F1B)
+    schedule_actions: tuple | None = None               # schedule: custom — Actions per stage (schedule_check)
 
     @property
     def world_size(self) -> int:
@@ -215,7 +219,7 @@ def _build(f: Fields, doc: dict) -> Workload:
     dp = f.pos_int(par, "parallelism.dp", default=1)
     tp = f.pos_int(par, "parallelism.tp", default=1)
     pp = f.pos_int(par, "parallelism.pp", default=1)
-    schedule = f.choice(par, "parallelism.schedule", ("1f1b", "gpipe"), "1f1b")
+    schedule = f.choice(par, "parallelism.schedule", SCHEDULES, "1f1b")
     scatter_gather = f.boolean(par, "parallelism.scatter_gather", default=False)
     overlap_p2p = f.boolean(par, "parallelism.overlap_p2p", default=False)
     bucket = f.size(par, "parallelism.bucket_bytes", 25 * 2**20)
@@ -250,6 +254,8 @@ def _build(f: Fields, doc: dict) -> Workload:
             if n % tp:
                 f.fail("parallelism.tp", f"model {what} = {n} is not divisible by tp", tp, f"a divisor of {n}")
 
+    m = gb // (mb * dp)
+    vstages, actions = pipeline_schedule(f, par, schedule, model, pp, m, moe is not None)
     order = _order(f, plc)
     gpus = plc.get("gpus")
     if gpus is not None:
@@ -311,7 +317,8 @@ def _build(f: Fields, doc: dict) -> Workload:
                     first_bucket_bytes=first_bucket, order=order, gpus=gpus, nic=nic, collectives=collectives,
                     gpu=preset.name, peak_flops=peak, utilization=util, mem_bw_Bps=mem_bw,
                     layer_times_ms=layer_times, optimizer_ns=optimizer_ns, optimizer_bytes_per_param=opt_bpp,
-                    raw=doc, ep=ep, zero_stage=zero, sequence_parallel=sp, whatif=whatif)
+                    raw=doc, ep=ep, zero_stage=zero, sequence_parallel=sp, whatif=whatif,
+                    virtual_stages=vstages, schedule_actions=actions)
 
 
 def _partition(f: Fields, par: dict, model, pp: int):
