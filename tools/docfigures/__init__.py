@@ -37,12 +37,13 @@ import re
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 #: Folder of the committed figure files.
 FIGURE_DIR = os.path.join(ROOT, "docs", "figures")
-#: Relative tolerance of a re-measured value unless a script says otherwise: the simulators are
-#: deterministic for a seed, so any drift is a change of model or default; 1e-6 absorbs only
-#: floating-point noise across platforms.
-DEFAULT_REL_TOL = 1e-6
+#: Relative tolerance of a re-measured value unless a script says otherwise (1 %): the simulators
+#: are deterministic for a seed, so a rerun on the same code gives the same value; a change of
+#: model or default that moves a documented figure by more than 1 % fails until the doc is
+#: regenerated, while one that moves it less leaves the doc right to its stated precision or so.
+DEFAULT_REL_TOL = 0.01
 #: The figure scripts, in the order ``python -m tools.docfigures`` runs them.
-SCRIPTS = ("dcqcn_presets", "sweep_kmin_kmax", "readme_validation")
+SCRIPTS = ("dcqcn_presets", "readme_validation", "sweep_kmin_kmax", "flow_vs_packet")
 
 
 @dataclasses.dataclass(frozen=True)

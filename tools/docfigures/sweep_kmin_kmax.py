@@ -23,8 +23,8 @@ FIGURES = [
     Figure("pauses_kmin5", DOC, "PFC pauses {pauses_5_200_lo:.0f}–{pauses_5_200_hi:.0f} vs "
            "{pauses_5_800_lo:.0f}–{pauses_5_800_hi:.0f}"),
     Figure("fct_all", DOC, "mean FCT {fct_lo_ms:.2f}–{fct_hi_ms:.2f} ms over the 12 points"),
-    Figure("fct_kmin", DOC, "mean FCT {fct_kmin5_ms:.2f} ms at Kmin = 5 KB, {fct_kmin80_ms:.2f} ms at 80 KB "
-           "(Kmax 200 KB, seed 1)"),
+    Figure("fct_kmin", DOC, "with Kmax 200 KB and seed 1: {fct_kmin5_ms:.2f} ms at Kmin = 5 KB, "
+           "{fct_kmin80_ms:.2f} ms at Kmin = 80 KB"),
 ]
 
 
