@@ -63,6 +63,8 @@ def test_a_moved_value_or_an_edited_doc_is_caught(tmp_path, monkeypatch):
     assert [d.split(":")[0] for d in df.differences("dcqcn_presets", moved, rec)] == [f"dcqcn_presets.{key}"]
     moved[key] = rec["values"][key] * 1.005
     assert df.differences("dcqcn_presets", moved, rec) == []
+    moved[key] = float("nan")                   # a NaN compares false with everything: must be caught
+    assert "not a finite number" in df.differences("dcqcn_presets", moved, rec)[0]
     del moved[key]
     assert "only in the record" in df.differences("dcqcn_presets", moved, rec)[0]
     fig = next(f for f in rec["figures"] if f["id"] == "table_default")

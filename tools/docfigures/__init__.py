@@ -142,6 +142,8 @@ def differences(name: str, values: dict, rec: dict) -> list[str]:
             continue
         tol = rec["tolerance"].get(key, DEFAULT_REL_TOL)
         a, b = float(values[key]), float(want[key])
-        if abs(a - b) > tol * max(abs(b), 1e-300):
+        if not math.isfinite(a):
+            out.append(f"{name}.{key}: measured {a!r}, not a finite number")
+        elif abs(a - b) > tol * max(abs(b), 1e-300):
             out.append(f"{name}.{key}: measured {a!r}, docs/figures says {b!r} (rel. tolerance {tol:g})")
     return out

@@ -61,13 +61,15 @@ def _moe(sim) -> tuple[float, float]:
                      sim.workload_path("gpt-moe-350m-small.yaml"), iterations=101, seed=SEED)
     recv: dict = {}
     for f in r.flows:
-        if f.group == "ep" and f.op.endswith("dispatch") and f.iteration in (0, 100):
+        if f.group_kind == "ep" and f.op.endswith("dispatch") and f.iteration in (0, 100):
             by_dst = recv.setdefault((f.iteration, f.op), {})
             by_dst[f.dst] = by_dst.get(f.dst, 0) + f.size_bytes
     cv = {0: [], 100: []}
     for (it, _), by_dst in recv.items():
         v = np.array([by_dst.get(x, 0) for x in r.placement.gpu_of], float)
         cv[it].append(v.std() / v.mean())
+    if not cv[0] or not cv[100]:
+        raise RuntimeError("apnet_papers: no EP dispatch flows found in iterations 0 and 100")
     return float(np.mean(cv[0])), float(np.mean(cv[100]))
 
 
