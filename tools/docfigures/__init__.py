@@ -43,9 +43,9 @@ FIGURE_DIR = os.path.join(ROOT, "docs", "figures")
 #: regenerated, while one that moves it less leaves the doc right to its stated precision or so.
 DEFAULT_REL_TOL = 0.01
 #: The figure scripts, in the order ``python -m tools.docfigures`` runs them.
-SCRIPTS = ("dcqcn_presets", "readme_validation", "lone_flow", "apnet_papers", "cubic_dumbbell",
-           "nccl_busbw", "sweep_kmin_kmax", "sweep_gpt_placement", "flow_ring256", "flow_vs_packet",
-           "flow_vs_packet_steps")
+SCRIPTS = ("dcqcn_presets", "readme_validation", "lone_flow", "dctcp_band", "apnet_papers",
+           "cubic_dumbbell", "nccl_busbw", "sweep_kmin_kmax", "sweep_gpt_placement", "flow_ring256",
+           "flow_vs_packet", "flow_vs_packet_steps")
 
 
 @dataclasses.dataclass(frozen=True)
