@@ -1,9 +1,12 @@
 """Execute the notebooks top to bottom (nbclient, kernel python3) so they cannot rot.
 
-Each runs from notebooks/ (the notebooks find the repository root themselves)
-and writes its outputs under a temporary directory (NETSIM_NB_OUT).
+Each kernel starts in a temporary directory *outside* the checkout (as when
+Jupyter is started anywhere else): the notebooks must find the shipped
+topologies/ and workloads/ themselves, from the installed package. Outputs go
+under that temporary directory (NETSIM_NB_OUT).
 """
 import os
+import re
 import time
 
 import pytest
@@ -35,10 +38,19 @@ def test_notebook_runs(name, tmp_path, monkeypatch):
     # stored without outputs, and no absolute paths in the sources
     assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")
     assert not any("/work/" in c.source or "/home/" in c.source for c in nb.cells)
-    monkeypatch.setenv("NETSIM_NB_OUT", str(tmp_path))
+    # no path relative to the working directory: shipped files are read under ROOT
+    assert not [m for c in nb.cells if c.cell_type == "code"
+                for m in re.findall(r"[\"'](?:topologies|workloads)/", c.source)]
+    cwd = tmp_path / "elsewhere"
+    cwd.mkdir()
+    assert os.path.commonpath([str(cwd.resolve()), ROOT]) != ROOT
+    monkeypatch.delenv("NETSIM_ROOT", raising=False)
+    # the kernel imports this checkout's netsim (as an editable install would), not one on its cwd
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
+    monkeypatch.setenv("NETSIM_NB_OUT", str(tmp_path / "out"))
     monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     client = nbclient.NotebookClient(nb, timeout=BUDGET_S, kernel_name="python3",
-                                     resources={"metadata": {"path": NB_DIR}})
+                                     resources={"metadata": {"path": str(cwd)}})
     t0 = time.perf_counter()
     client.execute()
     wall = time.perf_counter() - t0

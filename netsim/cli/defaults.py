@@ -64,7 +64,7 @@ def _fmt(v) -> str:
 
 
 def _presets_table() -> str:
-    from ..transport.cc.dcqcn import PRESETS
+    from ..transport.cc.dcqcn import DEFAULT_PRESET, DEFAULT_PRESET_REASON, PRESETS
     names = list(PRESETS)
     keys = [k for k in PRESETS[names[0]] if not k.startswith("_")]
     w = max(len(k) for k in keys)
@@ -74,6 +74,7 @@ def _presets_table() -> str:
         lines.append(f"{k:<{w}}  " + "  ".join(f"{_fmt(PRESETS[n][k]):>12}" for n in names))
     for n in names:
         lines.append(f"[{n}] {PRESETS[n]['_source']}")
+    lines.append(f"default preset: {DEFAULT_PRESET} ({DEFAULT_PRESET_REASON})")
     return "\n".join(lines)
 
 

@@ -90,13 +90,14 @@ def test_two_flows_converge_to_fair_share_long(preset):
 def incast_run(tmp_path, cc, n=16, size=4_000_000):
     g = validate(incast_graph(n))
     params = {"buffer_bytes": 2_000_000}
-    if cc == "dcqcn":
-        params.update(ecn_overrides("dcqcn", {}, 100e9))
+    if cc == "dcqcn":                             # the paper's law and thresholds: PFC acts, then settles
+        params.update(ecn_overrides("dcqcn", {"preset": "paper"}, 100e9))
     else:
         params["pfc"] = False                     # lossy Ethernet for TCP
     out = os.path.join(tmp_path, f"incast_{cc}")
     flows = [FlowSpec(f"s{i}", "r0", size, 0) for i in range(n)]
-    summary = run_flows(g, flows, cc=cc, params=params, out_dir=out)
+    ccp = {"dcqcn": {"preset": "paper"}} if cc == "dcqcn" else None
+    summary = run_flows(g, flows, cc=cc, params=params, cc_params=ccp, out_dir=out)
     with open(os.path.join(out, "pfc.csv")) as fh:
         pauses = [int(r["time_ns"]) for r in csv.DictReader(fh) if r["event"] == "pause"]
     with open(os.path.join(out, "fct.csv")) as fh:

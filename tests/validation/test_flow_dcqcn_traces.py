@@ -15,7 +15,7 @@ def _run(backend, sc):
     g = load_graph(sc.topology)
     env = simpy.Environment()
     q, p = ListSink(), ListSink()
-    b = create_backend(backend, g, env=env, cc="dcqcn", sinks=TraceSinks(fct=ListSink(), queues=q, pfc=p))
+    b = create_backend(backend, g, env=env, cc="dcqcn", cc_params={"dcqcn": {"preset": "paper"}}, sinks=TraceSinks(fct=ListSink(), queues=q, pfc=p))
     for i, (s, d, size, _) in enumerate(sc.flows):
         b.send(s, d, size, FlowTag(tag=f"f{i}"))
     env.run()

@@ -110,7 +110,7 @@ def dcqcn_check(ns=(2, 4, 8), size_bytes: int = 4_000_000, ticks_ns=(2_000,)) ->
     return rows
 
 
-def agreement_table(ccs=("none", "dcqcn", "dcqcn:hpcc", "cubic")) -> list[str]:
+def agreement_table(ccs=("none", "dcqcn", "dcqcn:paper", "cubic")) -> list[str]:
     """Markdown rows comparing flow and packet backends on the validation scenarios.
 
     An entry ``ALGO:PRESET`` runs ``ALGO`` with ``--cc-param preset=PRESET``.

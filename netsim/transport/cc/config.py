@@ -14,7 +14,7 @@ by :func:`ecn_overrides`, which ``run_flows`` applies *under* the user's
 
 >>> out = resolve_cc_params("dcqcn", ["g=1/128", "cubic.beta=0.8"])
 >>> out["dcqcn"]["g"], out["cubic"]["beta"], out["dcqcn"]["preset"]
-(0.0078125, 0.8, 'paper')
+(0.0078125, 0.8, 'hpcc')
 """
 from __future__ import annotations
 

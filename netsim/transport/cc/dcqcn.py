@@ -32,8 +32,10 @@ Two RP styles cover the presets:
   per decrease interval if a CNP arrived; with the byte counter off, timer
   events 1..F are fast recovery, event F+1 additive, later ones hyper.
 
-Preset values (``preset`` = paper | hpcc | nvidia) fill every parameter left
-at ``None``; :data:`PRESETS` lists them with their sources. With
+Preset values (``preset`` = hpcc | nvidia | paper) fill every parameter left
+at ``None``; :data:`PRESETS` lists them with their sources. The default is
+:data:`DEFAULT_PRESET` (``hpcc``; :data:`DEFAULT_PRESET_REASON` says why);
+``paper`` reproduces the SIGCOMM'15 figures and must be asked for. With
 ``rate_scale_ref_bps > 0`` (hpcc), ``rai_bps``, ``rhai_bps`` and the ECN
 thresholds are scaled by ``link rate / rate_scale_ref_bps`` as HPCC's run.py
 does.
@@ -41,7 +43,7 @@ does.
 All timers are lazy (:meth:`advance`), batched in closed form where a run of
 ticks is a pure decay or a no-op, so a flow costs no events of its own.
 
->>> cc = DCQCN(DCQCN.PARAMS.resolve(), mss_bytes=1000, line_rate_bps=40e9, base_rtt_ns=10_000)
+>>> cc = DCQCN(DCQCN.PARAMS.resolve({"preset": "paper"}), mss_bytes=1000, line_rate_bps=40e9, base_rtt_ns=10_000)
 >>> cc.on_cnp(0); cc.rate_bps / 1e9
 20.0
 >>> for i in range(1, 6):
@@ -100,6 +102,17 @@ PRESETS: dict[str, dict] = {
     },
 }
 
+#: The preset used unless ``--cc-param preset=...`` says otherwise.
+DEFAULT_PRESET = "hpcc"
+#: Why :data:`DEFAULT_PRESET` is the default (shown by ``netsim defaults --cc dcqcn``).
+DEFAULT_PRESET_REASON = (
+    "what a RoCE deployment at 25-100 Gb/s runs: the Mellanox ConnectX reaction point (alpha every "
+    "1 us, rate cut at most every 4 us, 300 us increase timer, F = 1, 1 Gb/s floor) with switch ECN "
+    "thresholds scaled to the line rate, as HPCC's run.py (cc=dcqcn) sets it for its 100 Gb/s runs; "
+    "nvidia has the firmware's NIC values but no switch thresholds of its own; paper is the 2015 law "
+    "tuned at 40 Gb/s (Kmin 5 KB, Pmax 1 %, 55 us timers), far too slow to recover at 100 Gb/s: "
+    "ask for it (preset=paper) to reproduce the paper")
+
 _P = "None = from the preset"
 #: Parameters a preset may scale with the link rate (left ``None`` until the rate is known).
 SCALED = ("rai_bps", "rhai_bps", "kmin_bytes", "kmax_bytes")
@@ -127,8 +140,20 @@ class PresetParamTable(ParamTable):
         return out
 
 
+def _default_text(name: str) -> str:
+    """The default preset's value of ``name``, as ``netsim defaults`` shows it."""
+    table = PRESETS[DEFAULT_PRESET]
+    v = table[name]
+    text = f"{v:g}" if isinstance(v, float) else str(v)
+    if table["rate_scale_ref_bps"] and name in SCALED:
+        text += f" x link rate / {table['rate_scale_ref_bps'] / 1e9:g} Gb/s"
+    return text
+
+
 def _preset_param(name, kind, doc, **kw):
-    return Param(name, None, kind, f"{doc} ({_P})", "the preset (netsim defaults --cc dcqcn)", **kw)
+    return Param(name, None, kind, f"{doc} ({_P})",
+                 f"preset {DEFAULT_PRESET}: {_default_text(name)} (netsim defaults --cc dcqcn lists every preset)",
+                 **kw)
 
 
 @register
@@ -139,9 +164,9 @@ class DCQCN(CongestionControl):
     transport = "roce"
     ecn_capable = True
     PARAMS = PresetParamTable("dcqcn", [
-        Param("preset", "paper", "choice", "which published parameter set fills the None values",
-              "paper: SIGCOMM'15; hpcc: HPCC ns-3 run.py; nvidia: ConnectX firmware defaults",
-              choices=tuple(PRESETS)),
+        Param("preset", DEFAULT_PRESET, "choice", "which published parameter set fills the None values",
+              f"default {DEFAULT_PRESET} (why: netsim defaults --cc dcqcn); hpcc: HPCC ns-3 run.py; "
+              "nvidia: ConnectX firmware defaults; paper: SIGCOMM'15", choices=tuple(PRESETS)),
         _preset_param("g", "float", "α EWMA gain", minimum=0.0, maximum=1.0),
         _preset_param("alpha_timer_ns", "time", "α update period τ'", minimum=1),
         _preset_param("alpha_update", "choice", "on_cnp (paper) or per_period (Mellanox)",
@@ -175,7 +200,7 @@ class DCQCN(CongestionControl):
         >>> e["rai_bps"] / 1e6, e["kmin_bytes"], e["g"]
         (20.0, 400000, 0.00390625)
         """
-        preset = params.get("preset") or "paper"
+        preset = params.get("preset") or DEFAULT_PRESET
         table = PRESETS[preset]
         out = {}
         for p in cls.PARAMS:
@@ -198,7 +223,7 @@ class DCQCN(CongestionControl):
 
         >>> DCQCN.ecn_settings({"preset": "hpcc"}, 100e9)
         {'ecn_kmin_bytes': 400000, 'ecn_kmax_bytes': 1600000, 'ecn_pmax': 0.2, 'ecn_mark_at': 'dequeue'}
-        >>> DCQCN.ecn_settings({}, 100e9)
+        >>> DCQCN.ecn_settings({"preset": "paper"}, 100e9)
         {'ecn_kmin_bytes': 5000, 'ecn_kmax_bytes': 200000, 'ecn_pmax': 0.01, 'ecn_mark_at': 'dequeue'}
         """
         e = cls.effective_params(params, link_rate_bps)

@@ -46,9 +46,9 @@ def test_cut_phase_halves_rates_while_backlog_is_above_kmax():
 
 def test_rp_state_machine_is_the_packet_one():
     """The flow model drives netsim.transport.cc.dcqcn.DCQCN itself: after the first cut the rate
-    is exactly half the line rate (alpha = initial_alpha = 1)."""
+    is exactly half the line rate (alpha = initial_alpha = 1; the paper preset cuts at the CNP)."""
     from netsim.backends.flow.dcqcnfluid import DcqcnFluid
-    dq = DcqcnFluid({}, [12.5e-3] * 2, [True, True], [0.0, 0.0], 10_000)
+    dq = DcqcnFluid({"preset": "paper"}, [12.5e-3] * 2, [True, True], [0.0, 0.0], 10_000)
 
     class F:
         pass

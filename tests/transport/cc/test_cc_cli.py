@@ -16,6 +16,20 @@ def test_defaults_one_algorithm(capsys):
     assert "cubic" not in out.split("\n", 1)[0]
 
 
+def test_defaults_dcqcn_names_the_default_preset_and_its_values(capsys):
+    assert main(["defaults", "--cc", "dcqcn"]) == 0
+    rows = {}
+    for line in capsys.readouterr().out.splitlines():
+        if line.strip():
+            rows.setdefault(line.split()[0], line)                    # the parameter table comes first
+    assert rows["preset"].split()[1] == "hpcc"                       # the default, not the 2015 law
+    assert "preset hpcc: 300000" in rows["rate_timer_ns"]            # each key shows the default's value
+    assert "preset hpcc: 5e+06 x link rate / 25 Gb/s" in rows["rai_bps"]
+    assert "preset hpcc: 100000 x link rate / 25 Gb/s" in rows["kmin_bytes"]
+    why = rows["default"]
+    assert why.startswith("default preset: hpcc (") and "HPCC's run.py" in why and "preset=paper" in why
+
+
 def test_defaults_all(capsys):
     assert main(["defaults"]) == 0
     out = capsys.readouterr().out

@@ -54,5 +54,6 @@ def test_ecn_overrides():
     assert ecn_overrides("dcqcn", p, 100e9) == {
         "ecn_kmin_bytes": 400_000, "ecn_kmax_bytes": 1_600_000, "ecn_pmax": 0.2, "ecn_mark_at": "dequeue"}
     assert ecn_overrides("dcqcn", {"preset": "hpcc"}, 25e9)["ecn_kmin_bytes"] == 100_000
-    assert ecn_overrides("dcqcn", {}, 25e9)["ecn_kmin_bytes"] == 5_000
+    assert ecn_overrides("dcqcn", {}, 25e9)["ecn_kmin_bytes"] == 100_000      # default preset: hpcc
+    assert ecn_overrides("dcqcn", {"preset": "paper"}, 25e9)["ecn_kmin_bytes"] == 5_000
     assert ecn_overrides("none", {}, 100e9) == {}

@@ -13,6 +13,11 @@ def make(line=40e9, **over):
     return DCQCN(DCQCN.PARAMS.resolve(over), mss_bytes=1000, line_rate_bps=line, base_rtt_ns=10_000)
 
 
+def paper(line=40e9, **over):
+    """The SIGCOMM'15 law: every reproduction of the paper's figures asks for it by name."""
+    return make(line, preset="paper", **over)
+
+
 def test_starts_at_line_rate_no_window():
     cc = make()
     assert cc.rate_bps == 40e9 and math.isinf(cc.cwnd_bytes)
@@ -22,7 +27,7 @@ def test_starts_at_line_rate_no_window():
 
 def test_one_cnp_then_fast_recovery_ticks():
     # reference: 40 Gbps, alpha = 1, one CNP, then 5 timer ticks -> 20, 30, 35, 37.5, 38.75, 39.375
-    cc = make()
+    cc = paper()
     cc.on_cnp(0)
     got = [cc.rate_bps / 1e9]
     for i in range(1, 6):
@@ -36,7 +41,7 @@ def test_alpha_decay_halves_after_177_updates():
     g = 1 / 256
     n_half = math.log(0.5) / math.log(1 - g)
     assert 177 < n_half < 178
-    cc = make()
+    cc = paper()
     cc.on_cnp(0)
     assert cc.alpha == pytest.approx(1.0)            # (1 - g) * 1 + g
     cc.advance(177 * 55 * US)
@@ -66,7 +71,7 @@ def test_lazy_batching_equals_stepwise():
 
 
 def test_additive_then_hyper_increase_paper():
-    cc = make(line=40e9)
+    cc = paper(line=40e9)
     cc.on_cnp(0)                                    # 40 -> 20, R_T = 40
     cc.on_cnp(1)                                    # alpha = 1: 20 -> 10, R_T = 20
     assert cc.rate_bps == pytest.approx(10e9) and cc.target_bps == pytest.approx(20e9)
@@ -121,7 +126,7 @@ def test_per_period_alpha_counts_cnps():
 
 
 def test_min_rate_floor():
-    cc = make()
+    cc = paper()
     for i in range(40):
         cc.on_cnp(i * 50 * US // 100)
     assert cc.rate_bps == pytest.approx(100e6)      # paper preset floor
@@ -139,7 +144,7 @@ def test_overrides_beat_preset():
     assert cc.rai == 7e6 and cc.g == 1 / 16
     assert cc.rhai == pytest.approx(50e6 * 40 / 25)
     assert cc.params["cnp_interval_ns"] == 0 and cc.cnp_interval_ns == 0
-    assert make().cnp_interval_ns == 50 * US
+    assert paper().cnp_interval_ns == 50 * US
 
 
 def test_ecn_settings_scale_with_link_rate():
@@ -154,3 +159,19 @@ def test_ecn_settings_scale_with_link_rate():
 def test_window_cap_optional():
     assert make(window_bytes="64KB").cwnd_bytes == 64_000
     assert make().sample() == (None, 40e9, 1.0)
+
+
+def test_default_preset_is_the_deployment_law():
+    # default = hpcc (Mellanox RP law, ECN thresholds scaled with the line rate), not the 2015 paper law
+    cc = make(line=100e9)
+    hp = make(line=100e9, preset="hpcc")
+    assert cc.params == hp.params
+    assert (cc.rate_period_ns, cc.dec_interval_ns, cc.f_steps, cc.min_rate) == (300 * US, 4 * US, 1, 1e9)
+    assert cc.rai == pytest.approx(5e6 * 100 / 25) and cc.rhai == pytest.approx(50e6 * 100 / 25)
+    assert DCQCN.ecn_settings({}, 100e9) == {
+        "ecn_kmin_bytes": 400_000, "ecn_kmax_bytes": 1_600_000, "ecn_pmax": 0.2, "ecn_mark_at": "dequeue"}
+    # one CNP at 40 Gb/s: the paper cuts at once, the default waits for the 4 us decrease check
+    p, d = paper(), make()
+    p.on_cnp(0)
+    d.on_cnp(0)
+    assert p.rate_bps == 20e9 and d.rate_bps == 40e9

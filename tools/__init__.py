@@ -1,0 +1,1 @@
+"""Maintenance tools run from the checkout (``python -m tools.docfigures``); not installed."""
