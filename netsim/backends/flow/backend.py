@@ -45,7 +45,7 @@ from ...units import PS_PER_S, ps_to_ns
 from ..base import Backend, TraceSinks, register_backend
 from .ccmodel import CCModel
 from .completions import CompletionsMixin
-from .components import FluidFlow
+from .components import FluidFlow, SlowStart
 from .dcqcnhooks import DcqcnHooksMixin
 from .linkchange import LinkChangeMixin
 from .paths import PathsMixin
@@ -139,7 +139,7 @@ class FlowBackend(RatesMixin, CompletionsMixin, PathsMixin, LinkChangeMixin, Dcq
             if src == dst:
                 raise InputError("flow source equals destination", where="flow", value=src)
             info = self._lookup(src, dst, fid)
-        wire, ideal_ns, lat, cap = self._flow_consts(info, size_bytes, model)
+        wire, ideal_ns, lat, cap = self._flow_consts(info, size_bytes, model)   # (a FlowConsts)
         if info.switched:
             self.switched_flows += 1
         f = FluidFlow()
@@ -170,7 +170,7 @@ class FlowBackend(RatesMixin, CompletionsMixin, PathsMixin, LinkChangeMixin, Dcq
         f.pf = False
         if model.init_cwnd_pkts and model.ramp_scale > 0.0:
             charged = min(info.bott, model.rate_cap(info.first_rate))   # as in the latency term
-            f.ramp = [model, info.rtt, charged, charged]
+            f.ramp = SlowStart(model, info.rtt, charged, charged)
         else:
             f.ramp = None
         if model.dynamic and ccname == "dcqcn" and self._rp_line_rate(info) is not None:

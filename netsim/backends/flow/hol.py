@@ -79,8 +79,8 @@ def hol_capacities_plan(paths: Sequence[Sequence[int]], capacity: Mapping[int, f
     """
     if not state:
         return {}
-    grouping, off, _ = state
-    members, start, gflows = grouping[0], grouping[2], grouping[7]
+    grouping, off, _ = state[0]
+    members, start, gflows = grouping.members, grouping.start, grouping.gflows
     shared = port_plan(problem).shared
     held: dict[int, list[int]] = {}
     lim = [r * (1 + 1e-6) for r in rates]

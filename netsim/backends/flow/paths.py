@@ -8,11 +8,22 @@ regular cluster). Caches are bounded and dropped on link changes.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from ...errors import InputError
 from ...units import PS_PER_NS, PS_PER_S
 from ..ideal import hops
 from .ccmodel import CCModel, resolve_model
 from .settings import PathInfo
+
+
+class FlowConsts(NamedTuple):
+    """Constants of a flow of one size and algorithm on one path (shared by paths alike)."""
+
+    wire_bytes: float   #: bytes on the wire: payload plus headers
+    ideal_ns: float     #: ideal FCT (fractional ns), :func:`netsim.backends.ideal.ideal_fct_exact_ns`
+    latency_ps: float   #: time from fluid completion to delivery (ps), slow start and host stack included
+    cap: float          #: per-flow rate cap (bytes/ps; ``inf``: none)
 
 
 class PathsMixin:
@@ -71,8 +82,8 @@ class PathsMixin:
             info.shared = self._by_hops[sig] = {}
         return info
 
-    def _flow_consts(self, info: "PathInfo", size: int, model: CCModel) -> tuple:
-        """``(wire_bytes, ideal_ns, latency_ps, cap)`` of a flow of ``size`` on ``info``'s path."""
+    def _flow_consts(self, info: "PathInfo", size: int, model: CCModel) -> FlowConsts:
+        """The :class:`FlowConsts` of a flow of ``size`` on ``info``'s path."""
         key = (size, model.name)
         cache = info.shared
         v = cache.get(key)
@@ -92,5 +103,5 @@ class PathsMixin:
                                                    info.bott * 8.0 * PS_PER_S)
                 lat += over_ns * PS_PER_NS
                 cap = min(cap, hcap_bps / 8.0 / PS_PER_S)
-            v = cache[key] = (wire, ideal_ns, lat, cap)
+            v = cache[key] = FlowConsts(wire, ideal_ns, lat, cap)
         return v

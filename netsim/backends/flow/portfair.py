@@ -38,17 +38,25 @@ the index structures they run on in :mod:`.portplan`.
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Mapping, NamedTuple, Sequence
 
 from .flatoffer import flat_offer_list, flat_offers  # noqa: F401 (re-exported)
 from .hol import (hol_capacities, hol_capacities_flat, hol_capacities_plan,  # noqa: F401 (re-exported)
                   may_block)
 from .maxmin import maxmin_fill
-from .portplan import port_plan
+from .portplan import Grouping, port_plan
 from .portproblem import PortProblem
 from .portround import iterate
 from .porttree import (INF, _allocate, _node_demands, _offered, _Tree,  # noqa: F401 (re-exported)
                        _KEEP, _waterfill, tree_offers)
+
+
+class RoundState(NamedTuple):
+    """What the last round of :func:`port_fair` leaves for the head-of-line pass (:mod:`.hol`)."""
+
+    grouping: Grouping   #: the groups of shared links and the offers' layout
+    offers: list         #: the offers of the last round, in the grouping's layout
+    order: list          #: per group: the order of its flows in the offers dicts (by ascending demand)
 
 
 def is_flat(paths: Sequence[Sequence[int]]) -> bool:
@@ -92,7 +100,7 @@ def port_fair(paths: Sequence[Sequence[int]], capacity: Mapping[int, float] | Se
     if not plan.shared:
         return base, 0
     grouping = plan.grouping(capacity)
-    members, start, gflows, owner = grouping[0], grouping[2], grouping[7], grouping[8]
+    members, start, gflows, owner = grouping.members, grouping.start, grouping.gflows, grouping.owner
     if warm:  # start from the max-min rates: port fairness is usually a small correction of them
         r0 = maxmin_fill(plan.lpaths, plan.lusers, list(map(capacity.__getitem__, plan.links)), base[:],
                          plan.live)    # (base: the caps and single-flow links, as maxmin_local)
@@ -117,7 +125,7 @@ def port_fair(paths: Sequence[Sequence[int]], capacity: Mapping[int, float] | Se
             for f in fl:
                 rates[f] *= k
     if state is not None:
-        state[:] = grouping, off, last_order
+        state[:] = [RoundState(grouping, off, last_order)]
     if offers is not None:
         group_of = [0] * len(plan.shared)
         made = [None] * len(members)              # each group's offers, made once and copied

@@ -120,9 +120,10 @@ class RatesMixin:
         smaller bandwidth-delay product in fewer rounds (two flows sharing a NIC each need
         half the window; a host-stack cap ends the ramp sooner too)."""
         ramp = f.ramp
-        model, rtt, charged, top = ramp
-        if rate > top:
-            rate = top              # never above the rate of the path and model
+        charged = ramp.charged
+        if rate > ramp.top:
+            rate = ramp.top         # never above the rate of the path and model
         if rate != charged:
+            model, rtt = ramp.model, ramp.rtt_ps
             f.lat_ps += model.ramp_ps(f.rem, rate, rtt, f.mtu) - model.ramp_ps(f.rem, charged, rtt, f.mtu)
-            ramp[2] = rate
+            ramp.charged = rate
