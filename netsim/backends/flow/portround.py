@@ -41,11 +41,11 @@ def iterate(grouping: tuple, strees: list, base: list[float], off: list[float], 
     rounds : int
         Rounds run, ``-1`` when the rates did not settle within ``max_rounds``.
     last_order : list
-        Per group, the order of its flows for the offers dict (as :func:`.flatoffer.flat_offers`).
+        Per group, the positions of its flows by ascending demand (as :func:`.flatoffer.flat_offer_list`).
     """
     members, gcap, start, slots, pairs, triples, others, gflows, owner = grouping
     G = len(members)
-    # per group: the last demands, their undamped offers and the order of those (as flat_offers)
+    # per group: the last demands, their undamped offers and the order of those (as flat_offer_list)
     last_ds: list = [None] * G
     last_o: list = [None] * G
     last_order: list = [range(len(fl)) for fl in gflows]

@@ -18,7 +18,7 @@ import numpy as np
 
 from .components import ComponentFinder, FluidFlow, HeldRates, Rates
 from .maxmin import link_index, maxmin_csr, maxmin_small
-from .portfair import PortProblem, hol_capacities_flat, hol_capacities_plan, may_block, port_fair_auto
+from .portfair import PortProblem, hol_capacities, hol_capacities_flat, may_block, port_fair_auto
 
 #: components with at most this many flows are solved in pure Python
 SMALL_COMPONENT = 32
@@ -208,7 +208,7 @@ class ComponentSolver(ComponentFinder):
             state: list | None = [] if self._hol else None
             rates, rounds = port_fair_auto(paths, lcap, fcap, state=state, problem=prob)
             if rounds >= 0 and self._hol:
-                paused = hol_capacities_plan(paths, lcap, rates, state, prob)
+                paused = hol_capacities(paths, lcap, rates, state, prob)
                 if paused:
                     self.hol_paused_links += len(paused)
                     lcap.update(paused)
