@@ -133,7 +133,7 @@ def hol_capacities_flat(paths: Sequence[Sequence[int]], capacity: Mapping[int, f
     ``l`` gets more (the max-min bottleneck condition), and every link shares
     equally among its flows, so no port-fair offers are needed.
     """
-    links, index, lpaths, on = link_index(paths)      # usually kept from maxmin_small
+    links, index, lpaths, on = link_index(paths)      # usually kept from the solver's earlier stages
     held: dict[int, list[int]] = {}
     get = rates.__getitem__
     for l, u in zip(links, on):

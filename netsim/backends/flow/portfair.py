@@ -41,7 +41,7 @@ from __future__ import annotations
 from typing import Mapping, NamedTuple, Sequence
 
 from .hol import hol_capacities, hol_capacities_flat, may_block  # noqa: F401 (re-exported)
-from .maxmin import maxmin_fill
+from .maxmin import maxmin
 from .portplan import Grouping, port_plan
 from .portproblem import PortProblem
 from .portround import iterate
@@ -98,8 +98,7 @@ def port_fair(paths: Sequence[Sequence[int]], capacity: Mapping[int, float] | Se
     grouping = plan.grouping(capacity)
     gflows, owner = grouping.gflows, grouping.owner
     if warm:  # start from the max-min rates: port fairness is usually a small correction of them
-        r0 = maxmin_fill(plan.lpaths, plan.lusers, list(map(capacity.__getitem__, plan.links)), base[:],
-                         plan.live)    # (base: the caps and single-flow links, as maxmin_local)
+        r0 = maxmin(plan.lpaths, list(map(capacity.__getitem__, plan.links)), base).tolist()
         off = [r0[f] for fl in gflows for f in fl]
     else:
         off = [INF] * (len(owner) - 1)

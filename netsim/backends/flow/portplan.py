@@ -8,7 +8,7 @@ computation on it (:mod:`.portfair`). It lists
   flows in prefix-tree child order (the order :class:`~.porttree._Tree` gives
   a flat tree; ``tree.flows`` and the tree itself otherwise);
 * the single-flow links, which only cap their flow;
-* the local link indices and per-link flows the max-min warm start needs;
+* the local link indices the max-min warm start needs;
 * groups of shared links with the same flows in the same child order: with
   equal capacities they offer exactly the same every round, so the round loop
   (:mod:`.portround`) computes each group once, and every flow's *slots*, the
@@ -45,10 +45,6 @@ class PortPlan:
         Every link, in order of first use (``PortProblem.users`` order).
     lpaths : list of list of int
         Paths as indices into ``links``.
-    lusers : list of list of int
-        Flows of every link of ``links``, in flow order.
-    live : list of int
-        Positions in ``links`` of the links of two flows or more, ascending.
     multi : list of (int, list of int)
         ``(link, flows)`` for the links of two flows or more, in ``links`` order.
     msets : list of int
@@ -62,7 +58,7 @@ class PortPlan:
     Groups of shared links offering alike for given capacities: :meth:`grouping`.
     """
 
-    __slots__ = ("links", "lpaths", "lusers", "live", "multi", "msets", "single", "shared", "index", "sflows",
+    __slots__ = ("links", "lpaths", "multi", "msets", "single", "shared", "index", "sflows",
                  "strees", "_keys", "_caps", "_grouping", "_base", "_link_group", "_base_caps")
 
     def __init__(self, problem):
@@ -70,12 +66,10 @@ class PortPlan:
         pair = problem.pair_links
         index, on, at, self.lpaths = problem.incidence()
         self.links = links = list(index)
-        self.lusers = on
         self.multi = multi = [(l, fl) for l, fl in zip(links, on) if len(fl) > 1]
         sets: dict = {}
         self.msets = [sets.setdefault(tuple(fl), len(sets)) for _, fl in multi]
         self.single = [(l, fl[0]) for l, fl in zip(links, on) if len(fl) == 1]
-        self.live = [j for j, fl in enumerate(on) if len(fl) > 1]
         self.shared = shared = sorted([l for l, _ in multi])
         self.index = dict(zip(shared, range(len(shared))))
         self.sflows = sflows = []

@@ -54,7 +54,7 @@ class PortProblem:
         """
         inc = self._inc
         if inc is None:
-            _, index, lpaths, on = link_index(self.paths)      # shared with maxmin_small
+            _, index, lpaths, on = link_index(self.paths)      # shared with the solver's other stages
             at: list[list[int]] = [[] for _ in on]
             for q in lpaths:
                 i = 0
@@ -93,7 +93,7 @@ class PortProblem:
         """
         if not self.pair_links:
             return True
-        _, index, _, on = link_index(self.paths)      # flows per link (kept for maxmin_small)
+        _, index, _, on = link_index(self.paths)      # flows per link (kept for the solver's other stages)
         walk = []
         for (k, l), n in self._steps:
             if n != len(on[index[l]]):

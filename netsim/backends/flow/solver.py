@@ -5,7 +5,7 @@ components touched by a change are re-solved. Each is solved by the cheapest
 exact method: a lone flow runs at its path's bottleneck (or its cap); several
 flows by port fairness (:mod:`.portfair`, lossless flows whose sharing differs
 from per-flow fairness, plus PFC head-of-line blocking), or max-min fairness
-(:mod:`.maxmin`: pure Python for a handful of flows, vectorized otherwise).
+(:mod:`.maxmin`, vectorized; flat components changed at one instant in one call).
 Solutions are memoized by component signature — rates depend only on the
 paths, caps and congestion-control models, and a training iteration repeats
 the same components many times.
@@ -17,10 +17,11 @@ from itertools import chain
 import numpy as np
 
 from .components import ComponentFinder, FluidFlow, HeldRates, Rates
-from .maxmin import link_index, maxmin_csr, maxmin_small
+from .maxmin import link_index, maxmin_csr
 from .portfair import PortProblem, hol_capacities, hol_capacities_flat, may_block, port_fair_auto
 
-#: components with at most this many flows are solved in pure Python
+#: components with at most this many flows are solved one by one, never batched (their memo
+#: hits are frequent; a batch saves numpy's per-call overhead on larger ones)
 SMALL_COMPONENT = 32
 #: solutions memoized per component signature (cleared when full)
 MEMO_ENTRIES = 50_000
@@ -192,10 +193,6 @@ class ComponentSolver(ComponentFinder):
             prob = prob or PortProblem(paths)
             if not prob.flat:
                 return self._port_fair(comp, paths, prob)
-        if len(comp) <= SMALL_COMPONENT:
-            lcap = self._link_caps(comp)
-            rates = maxmin_small(paths, lcap, [f.cap for f in comp])
-            return self._with_hol(comp, paths, rates, lcap)
         return self._with_hol(comp, paths, self._maxmin(comp))
 
     def _port_fair(self, comp: list[FluidFlow], paths, prob: PortProblem) -> list[float] | Rates:
@@ -220,22 +217,14 @@ class ComponentSolver(ComponentFinder):
         self.port_fair_fallbacks += 1
         return self._maxmin(comp)
 
-    def _with_hol(self, comp: list[FluidFlow], paths, rates: list[float], lcap: dict | None = None) -> list[float]:
-        """Max-min ``rates`` of a flat component, corrected for PFC head-of-line blocking
-        (``lcap``: the component's :meth:`_link_caps`, if known; updated in place)."""
+    def _with_hol(self, comp: list[FluidFlow], paths, rates: list[float]) -> list[float]:
+        """Max-min ``rates`` of a flat component, corrected for PFC head-of-line blocking."""
         if self._hol and all(f.lossless for f in comp) and may_block(paths):
             # flat: max-min is port-fair; head-of-line blocking from the max-min bottlenecks
-            if lcap is None:
-                lcap = self._link_caps(comp)
+            lcap = self._link_caps(comp)
             paused = hol_capacities_flat(paths, lcap, rates)
             if paused:
                 self.hol_paused_links += len(paused)
                 lcap.update(paused)
-                rates = _rates(HeldRates, self._flat(comp, paths, lcap), port_fair=False)
+                rates = _rates(HeldRates, self._maxmin(comp, lcap), port_fair=False)
         return rates
-
-    def _flat(self, comp: list[FluidFlow], paths, lcap: dict | None) -> list[float]:
-        """Max-min rates (``lcap`` overrides link capacities when given)."""
-        if len(comp) <= SMALL_COMPONENT:
-            return maxmin_small(paths, lcap or self._link_caps(comp), [f.cap for f in comp])
-        return self._maxmin(comp, lcap)
