@@ -20,7 +20,7 @@ the number of distinct rates. Each iteration is a handful of
 so the cost is O(iterations · nnz).
 
 This is the flow backend's one max-min solver: components of every size
-(a pure-Python filler for small components, kept until session 5, gave the
+(a pure-Python filler for small components, since removed, gave the
 same traces on the shipped examples and was 10x slower above a thousand
 flows), the warm start of the port-fair iteration (:mod:`.portfair`) and its
 fallback. :func:`link_index` is the local link numbering the solver stages
