@@ -23,6 +23,9 @@ of the efficiency: :mod:`.dcqcnfluid`.
 
 Lossy behaviour (which flow loses a packet and waits a retransmit timeout) is
 not predictable by a fluid model; ``efficiency`` absorbs its average cost.
+
+Left out: windows, ACK clocking, loss and retransmission (only their average
+cost, as ``efficiency``), per-algorithm dynamics other than DCQCN's.
 """
 from __future__ import annotations
 

@@ -5,6 +5,9 @@ A mixin of :class:`~netsim.backends.flow.backend.FlowBackend`. The model itself
 :mod:`.fifo`; here the backend builds it on the first DCQCN flow, evaluates it
 at flow events, periodic ticks while it is not at rest and the instants CNPs
 reach their senders, and turns changed rate caps into dirty links.
+
+Left out here: the model itself (see :mod:`.dcqcnfluid` for what it leaves
+out); DCQCN flows that cross no switch are not added to it.
 """
 from __future__ import annotations
 

@@ -5,6 +5,9 @@ changes a link's capacity from now on, ``fail_link`` removes it and moves every
 flow that crossed it to its new ECMP path. Remaining bytes are advanced at the
 old rates first, so the fluid model loses nothing; a DCQCN flow's bytes queued
 on the failed path leave the fluid FIFO queues with it.
+
+Left out: bytes in flight on a failed link (a fluid flow has none), routing
+convergence time (flows move at the instant of the failure), link recovery.
 """
 from __future__ import annotations
 

@@ -5,6 +5,9 @@ cost — depend only on its size, its algorithm and its path's hops (link rates,
 delays and kinds; node kinds and NIC kinds), so they are computed once per
 (hop signature, size, algorithm) and shared by every path with that signature (one server pair's ECMP paths, every GPU pair of a
 regular cluster). Caches are bounded and dropped on link changes.
+
+Left out: multipath (a flow takes one ECMP path; ``routing=spray`` is ECMP),
+path MTU discovery (a flow's MTU is its source node's).
 """
 from __future__ import annotations
 

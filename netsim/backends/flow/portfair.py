@@ -35,6 +35,9 @@ line blocking) and :func:`hol_capacities` share them. Head-of-line blocking
 (:func:`hol_capacities`, :func:`hol_capacities_flat`, :func:`may_block`) is in
 :mod:`.hol` and re-exported here; the rounds themselves are in :mod:`.portround`,
 the index structures they run on in :mod:`.portplan`.
+
+Left out: per-priority queues (all lossless flows share one FIFO), weights,
+pause timing (shares are long-run averages), buffer sizes.
 """
 from __future__ import annotations
 

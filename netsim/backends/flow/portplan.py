@@ -13,6 +13,9 @@ computation on it (:mod:`.portfair`). It lists
   equal capacities they offer exactly the same every round, so the round loop
   (:mod:`.portround`) computes each group once, and every flow's *slots*, the
   positions of its offers (:meth:`PortPlan.grouping`, kept per capacities).
+
+It models nothing by itself (pure indexing); groups never merge links whose
+capacities differ.
 """
 from __future__ import annotations
 

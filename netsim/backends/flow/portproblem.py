@@ -6,6 +6,9 @@ two flows from the same previous link (only those can have a non-flat prefix
 tree, :mod:`.porttree`), whether port fairness reduces to max-min fairness
 (:attr:`PortProblem.flat`), the prefix trees it needed, and the index plan of
 the port-fair round loop (:mod:`.portplan`), each built once.
+
+It models nothing by itself (the structure of the paths); capacities, caps and
+rates are the solvers' inputs.
 """
 from __future__ import annotations
 

@@ -8,6 +8,9 @@ the least of its cap and its offers. Rates are in the unit of the capacities.
 Groups whose flows' demands are the same as in the last round keep their
 offers (undamped) or their last undamped offers (damped), so a round mostly
 costs a comparison per group once the rates settle.
+
+Left out: convergence guarantees (the caller falls back to max-min when the
+rates do not settle within ``max_rounds``).
 """
 from __future__ import annotations
 

@@ -9,6 +9,9 @@ rescheduled on the heap (ps, ties in flow-id order). A flow alone on all its
 links starts at its solo rate at once, without a settle. Window-based
 algorithms pay slow start at a flow's first rate when it is below the rate
 its latency term was charged at.
+
+Left out: rate changes between events (a flow's rate is constant between two
+solves of its component), per-packet pacing.
 """
 from __future__ import annotations
 
