@@ -30,7 +30,7 @@ The rate solver
 
 Rate controllers
     :mod:`.ccmodel` — congestion control as efficiency, cap and slow-start ramp.
-    :mod:`.dcqcnhooks` — the backend's side of fluid DCQCN: building, stepping, ticks.
+    :mod:`.dcqcnhooks` — fluid DCQCN as a rate controller the backend owns (admit, release, ticks).
     :mod:`.dcqcnfluid` — DCQCN's reaction points driven by fluid queues, CNPs, traces.
     :mod:`.fifo` — fluid FIFO queues with per-ingress PFC.
 

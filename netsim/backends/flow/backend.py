@@ -46,7 +46,7 @@ from ..base import Backend, TraceSinks, register_backend
 from .ccmodel import CCModel
 from .completions import CompletionsMixin
 from .components import FluidFlow, SlowStart
-from .dcqcnhooks import DcqcnHooksMixin
+from .dcqcnhooks import DcqcnController
 from .linkchange import LinkChangeMixin
 from .paths import PathsMixin
 from .rates import RatesMixin
@@ -55,7 +55,7 @@ from .solver import ComponentSolver
 
 
 
-class FlowBackend(RatesMixin, CompletionsMixin, PathsMixin, LinkChangeMixin, DcqcnHooksMixin, Backend):
+class FlowBackend(RatesMixin, CompletionsMixin, PathsMixin, LinkChangeMixin, Backend):
     """Max-min fair fluid network over a topology graph (``--backend flow``)."""
 
     name = "flow"
@@ -107,9 +107,7 @@ class FlowBackend(RatesMixin, CompletionsMixin, PathsMixin, LinkChangeMixin, Dcq
         self._fresh: list[FluidFlow] = []       # flows started since the last recomputation
         self._settle_pending = False
         self._timers: set[int] = set()
-        self._dq = None              # fluid DCQCN model (dcqcnfluid.py), built on first use
-        self._dq_tick = False
-        self._dq_due: set[int] = set()   # instants at which a pending CNP is due (ps)
+        self.dcqcn = DcqcnController(self)   # fluid DCQCN, the dynamic rate controller
         # counters
         self.n_flows = 0
         self.switched_flows = 0      # flows whose path crosses a network switch
@@ -173,14 +171,8 @@ class FlowBackend(RatesMixin, CompletionsMixin, PathsMixin, LinkChangeMixin, Dcq
             f.ramp = SlowStart(model, info.rtt, charged, charged)
         else:
             f.ramp = None
-        if model.dynamic and ccname == "dcqcn" and self._rp_line_rate(info) is not None:
-            dq = self._dq or self._make_dq()
-            self._dq_step()
-            line = self._rp_line_rate(info)
-            dq.add(f, now, line, info.mtu, info.rtt)
-            f.cap = f.ceil = min(cap, line)
-            f.solo = info.bott if info.bott < f.cap else f.cap
-            self._dq_schedule()
+        if model.dynamic and ccname == "dcqcn":
+            self.dcqcn.admit(f, info, cap, now)
         users = self._users
         alone = f.rp is None
         for l in links:
@@ -199,6 +191,11 @@ class FlowBackend(RatesMixin, CompletionsMixin, PathsMixin, LinkChangeMixin, Dcq
             if not self._settle_pending:
                 self._request_settle()
         return ev
+
+    @property
+    def _dq(self):
+        """The fluid DCQCN model (:class:`~.dcqcnfluid.DcqcnFluid`), ``None`` until used."""
+        return self.dcqcn.model
 
     # -- reporting --------------------------------------------------------------
     def stats(self) -> dict[str, Any]:

@@ -86,8 +86,7 @@ class CompletionsMixin:
             done_any = True
             fid = f.fid
             if f.rp is not None:
-                self._dq_step()
-                self._dq.remove(f)
+                self.dcqcn.release(f)
             for l in f.links:
                 u = users[l]
                 del u[fid]

@@ -55,8 +55,7 @@ class LinkChangeMixin:
         if not rate > 0:
             raise InputError("link rate must be positive", where=f"link {a}:{b}", value=rate_bps,
                              accepted="a positive rate in bit/s")
-        if self._dq is not None:
-            self._dq_step()              # integrate the fluid queues at the old capacity
+        self.dcqcn.catch_up()            # integrate the fluid queues at the old capacity
         self.graph.edges[a, b]["rate_bps"] = rate
         cap = rate / 8.0 / PS_PER_S
         self._cap[lab] = self._cap[lba] = cap
@@ -92,8 +91,7 @@ class LinkChangeMixin:
         """
         from ...errors import RoutingError
         lab, lba = self._link_ids(a, b, "fail_link")
-        if self._dq is not None:
-            self._dq_step()
+        self.dcqcn.catch_up()
         now = self.env.now
         self.graph.remove_edge(a, b)
         self.router.invalidate()
@@ -113,7 +111,7 @@ class LinkChangeMixin:
                 f.rem -= f.rate * (now - f.t_upd)
             f.t_upd = now
             if f.rp is not None:
-                self._dq.net.detach(f)   # its queued bytes were on the failed path
+                self.dcqcn.detach(f)     # its queued bytes were on the failed path
             for l in f.links:
                 del users[l][fid]
             dirty.update(f.links)
@@ -122,6 +120,6 @@ class LinkChangeMixin:
                 users[l][fid] = f
             dirty.update(f.links)
             if f.rp is not None:
-                self._dq.net.attach(f)
+                self.dcqcn.attach(f)
             self._repath(f, info)
         self._request_settle()
