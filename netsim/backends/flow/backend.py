@@ -43,19 +43,18 @@ from ...errors import InputError
 from ...records import EMPTY_TAG, FlowTag
 from ...units import PS_PER_S, ps_to_ns
 from ..base import Backend, TraceSinks, register_backend
-from .ccmodel import CCModel
 from .completions import CompletionsMixin
 from .components import FluidFlow, SlowStart
 from .dcqcnhooks import DcqcnController
 from .linkchange import LinkChangeMixin
-from .paths import PathsMixin
+from .paths import PathTable
 from .rates import RatesMixin
-from .settings import PathInfo, ideal_function, resolve_network_params
+from .settings import resolve_network_params
 from .solver import ComponentSolver
 
 
 
-class FlowBackend(RatesMixin, CompletionsMixin, PathsMixin, LinkChangeMixin, Backend):
+class FlowBackend(RatesMixin, CompletionsMixin, LinkChangeMixin, Backend):
     """Max-min fair fluid network over a topology graph (``--backend flow``)."""
 
     name = "flow"
@@ -75,17 +74,18 @@ class FlowBackend(RatesMixin, CompletionsMixin, PathsMixin, LinkChangeMixin, Bac
             from ...topology import Router
             router = Router(graph, seed=seed)
         self.router = router
-        self._ideal = ideal_function()
-        self._models: dict[str, CCModel] = {}
-        self.host_stack = None   # netsim.hoststack.HostStack; the runtime sets it (issue 5)
-        self._prio_default: dict[str, int] = {}
+        self._lid: dict[tuple[str, str], int] = {}   # directed link (a, b) -> id
+        caps: list[float] = []                      # directed-link capacities (bytes/ps), filled below
+        self.paths = PathTable(graph, self.params, router, self.cc_params, self._lid, caps)
+        # the path table's lookups, bound once (the hot path of send)
+        self._models, self._prio_default, self._pair = self.paths.models, self.paths.prio_default, self.paths.pair
+        self._model, self._lookup, self._info = self.paths.model, self.paths.lookup, self.paths.info
+        self._flow_consts, self._ideal = self.paths.flow_consts, self.paths.ideal
         fair = self.params["flow_fairness"]
         self._lossless_prios = self.params["_lossless"] if fair == "auto" else (
             frozenset(range(8)) if fair == "port" else frozenset())
         self._model(self.cc)  # validate the default algorithm now
         # directed links
-        self._lid: dict[tuple[str, str], int] = {}
-        caps: list[float] = []
         for u, v in sorted((min(a, b), max(a, b)) for a, b in graph.edges()):
             rate = float(graph.edges[u, v]["rate_bps"]) / 8.0 / PS_PER_S  # bytes per ps
             for a, b in ((u, v), (v, u)):
@@ -95,10 +95,6 @@ class FlowBackend(RatesMixin, CompletionsMixin, PathsMixin, LinkChangeMixin, Bac
         self._users: list[dict[int, FluidFlow]] = [dict() for _ in caps]
         self.solver = ComponentSolver(caps, self._users, port_max=int(self.params["flow_port_fair_max_flows"]),
                                       hol=bool(self.params["flow_pfc_hol"]))
-        # caches
-        self._pair: dict[tuple[str, str], PathInfo | None] = {}
-        self._path_info: dict[tuple, PathInfo] = {}
-        self._by_hops: dict[tuple, dict] = {}   # hop signature -> per-(size, algorithm) constants
         # dynamic state
         self._heap: list = []
         self._next_fid = 0
@@ -191,6 +187,16 @@ class FlowBackend(RatesMixin, CompletionsMixin, PathsMixin, LinkChangeMixin, Bac
             if not self._settle_pending:
                 self._request_settle()
         return ev
+
+    @property
+    def host_stack(self):
+        """The runtime's :class:`netsim.hoststack.HostStack` (``None``: no host cost), read by the
+        path table's constants."""
+        return self.paths.host_stack
+
+    @host_stack.setter
+    def host_stack(self, stack) -> None:
+        self.paths.host_stack = stack
 
     @property
     def _dq(self):

@@ -28,9 +28,7 @@ class LinkChangeMixin:
 
     def _forget_paths(self) -> None:
         """Drop every cache derived from link rates or routes (path constants, solver memo)."""
-        self._pair.clear()
-        self._path_info.clear()
-        self._by_hops.clear()
+        self.paths.forget()
         self.solver.reset_capacities()
 
     def _repath(self, f: FluidFlow, info: "PathInfo") -> None:
