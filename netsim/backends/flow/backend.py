@@ -46,7 +46,7 @@ from ..base import Backend, TraceSinks, register_backend
 from .completions import CompletionsMixin
 from .components import FluidFlow, SlowStart
 from .dcqcnhooks import DcqcnController
-from .linkchange import LinkChangeMixin
+from .linkchange import LinkChanges
 from .paths import PathTable
 from .rates import RatesMixin
 from .settings import resolve_network_params
@@ -54,7 +54,7 @@ from .solver import ComponentSolver
 
 
 
-class FlowBackend(RatesMixin, CompletionsMixin, LinkChangeMixin, Backend):
+class FlowBackend(RatesMixin, CompletionsMixin, Backend):
     """Max-min fair fluid network over a topology graph (``--backend flow``)."""
 
     name = "flow"
@@ -104,6 +104,7 @@ class FlowBackend(RatesMixin, CompletionsMixin, LinkChangeMixin, Backend):
         self._settle_pending = False
         self._timers: set[int] = set()
         self.dcqcn = DcqcnController(self)   # fluid DCQCN, the dynamic rate controller
+        self.links = LinkChanges(self)       # degrade / fail a link during the run
         # counters
         self.n_flows = 0
         self.switched_flows = 0      # flows whose path crosses a network switch
@@ -187,6 +188,15 @@ class FlowBackend(RatesMixin, CompletionsMixin, LinkChangeMixin, Backend):
             if not self._settle_pending:
                 self._request_settle()
         return ev
+
+    # -- link changes (the netsim.whatif protocol) ---------------------------------
+    def set_link_rate(self, a: str, b: str, rate_bps: float) -> None:
+        """Link a–b runs at ``rate_bps`` (both directions) from now on (:meth:`.LinkChanges.set_link_rate`)."""
+        self.links.set_link_rate(a, b, rate_bps)
+
+    def fail_link(self, a: str, b: str) -> None:
+        """Remove link a–b now; its flows move to their new ECMP paths (:meth:`.LinkChanges.fail_link`)."""
+        self.links.fail_link(a, b)
 
     @property
     def host_stack(self):
