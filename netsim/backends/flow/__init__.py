@@ -13,8 +13,8 @@ The fluid network
     :mod:`.rates` — the settle of an instant, the solve, the rate update; lone flows started at once.
     :mod:`.completions` — the completion timer, departures, which departures need no solve.
     :mod:`.components` — connected components of flows, arrivals that need no solve; the flow record.
-    :mod:`.paths` — routes and per-path constants (wire bytes, ideal FCT, latency, caps).
-    :mod:`.linkchange` — ``set_link_rate`` / ``fail_link`` during a run.
+    :mod:`.paths` — the path table: routes, CC models, per-path constants (wire bytes, ideal FCT, latency, caps).
+    :mod:`.linkchange` — link changes: ``set_link_rate`` / ``fail_link`` during a run.
     :mod:`.settings` — the backend's parameters, network parameters, path record, ideal FCT.
 
 The rate solver
