@@ -43,6 +43,7 @@ import numpy as np
 #: relative tolerance when comparing fair shares (two links within it tie)
 REL_TOL = 1e-9
 INF = float("inf")
+_TRUE = np.ones(1, dtype=bool)   # the first entry of a run (np.concatenate: cheaper than np.r_)
 
 
 def maxmin_csr(flow_ptr: np.ndarray, flow_links: np.ndarray, capacity: np.ndarray,
@@ -90,8 +91,8 @@ def maxmin_csr(flow_ptr: np.ndarray, flow_links: np.ndarray, capacity: np.ndarra
     iterations = 0
     while True:
         iterations += 1
-        fstart = np.flatnonzero(np.r_[True, nnz_flow[1:] != nnz_flow[:-1]])
-        lstart = np.flatnonzero(np.r_[True, lk_link[1:] != lk_link[:-1]])
+        fstart = np.flatnonzero(np.concatenate((_TRUE, nnz_flow[1:] != nnz_flow[:-1])))
+        lstart = np.flatnonzero(np.concatenate((_TRUE, lk_link[1:] != lk_link[:-1])))
         used = lk_link[lstart]
         np.maximum(rem, 0.0, out=rem)
         share.fill(np.inf)

@@ -172,9 +172,16 @@ class ComponentSolver(ComponentFinder):
         """Vectorized max-min fair rates of ``comp`` (``lcap``: final link capacities, if given)."""
         n = len(comp)
         lens = np.fromiter((len(f.links) for f in comp), dtype=np.int64, count=n)
-        glinks = np.fromiter(chain.from_iterable(f.links for f in comp), dtype=np.int64,
-                             count=int(lens.sum()))
-        uniq, local = np.unique(glinks, return_inverse=True)
+        if n <= SMALL_COMPONENT:   # local link numbers in first-use order: cheaper than np.unique here
+            index: dict[int, int] = {}
+            get = index.setdefault
+            local = np.fromiter([get(l, len(index)) for f in comp for l in f.links], dtype=np.int64,
+                                count=int(lens.sum()))
+            uniq = list(index)
+        else:                      # (the rates do not depend on how links are numbered)
+            glinks = np.fromiter(chain.from_iterable(f.links for f in comp), dtype=np.int64,
+                                 count=int(lens.sum()))
+            uniq, local = np.unique(glinks, return_inverse=True)
         capacity = self._cap_arr[uniq]
         eta = np.fromiter((f.eta for f in comp), dtype=np.float64, count=n)
         if lcap is not None:
