@@ -7,7 +7,7 @@ queue and the set of paused ingress links are the reference.
 import simpy
 
 from netsim.backends.base import TraceSinks, create_backend
-from netsim.backends.flow.scenarios import incast, load_graph
+from flow_scenarios import incast, load_graph
 from netsim.records import FlowTag, ListSink
 
 

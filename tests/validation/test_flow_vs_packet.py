@@ -21,7 +21,7 @@ import pytest
 import simpy
 
 from netsim.backends.base import BACKENDS, TraceSinks, create_backend
-from netsim.backends.flow.scenarios import (compare_fct, dumbbell_long, incast, load_graph, p99_fct_ns,
+from flow_scenarios import (compare_fct, dumbbell_long, incast, load_graph, p99_fct_ns,
                                             permutation, run_flows_on)
 from netsim.records import ListSink
 

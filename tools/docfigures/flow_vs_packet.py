@@ -1,6 +1,6 @@
 """Flow backend against packet backend, per-flow FCT: the agreement table of docs/flow-backend.md.
 
-Scenarios of :mod:`netsim.backends.flow.scenarios` (packet defaults: 100 Gb/s,
+Scenarios of ``tests/validation/flow_scenarios.py`` (packet defaults: 100 Gb/s,
 1 µs links, PFC on priority 3): a dumbbell of 4 × 2 MB, a 16-to-1 incast of
 1 MB, and 16 × 2 MB permutations of seeds 1–4 (flows pooled). For each
 congestion control — ``none``, ``dcqcn`` (default preset, ``hpcc``),
@@ -10,6 +10,11 @@ last-completion errors, the p99 FCT of each backend and the packet drops.
 The README's validation row quotes the DCQCN rows of the first two scenarios.
 """
 from __future__ import annotations
+
+import sys as _sys
+from pathlib import Path as _Path
+
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[2] / "tests" / "validation"))  # flow_scenarios
 
 from . import Figure
 
@@ -24,7 +29,7 @@ CCS = {"none": "none", "dcqcn": "dcqcn", "paper": "dcqcn:paper", "cubic": "cubic
 
 
 def _scenarios(key):
-    from netsim.backends.flow.scenarios import dumbbell_long, incast, permutation
+    from flow_scenarios import dumbbell_long, incast, permutation
     if key == "dumbbell":
         return [dumbbell_long(4, 2_000_000)]
     if key == "incast":
@@ -51,7 +56,7 @@ FIGURES = [_row(k, c) for k in SCENARIOS for c in CCS] + [
 
 def measure() -> dict:
     """Every table cell, as fractions (errors), µs (p99) and counts."""
-    from netsim.backends.flow.scenarios import compare_fct, load_graph, p99_fct_ns, run_flows_on
+    from flow_scenarios import compare_fct, load_graph, p99_fct_ns, run_flows_on
     out = {}
     for key in SCENARIOS:
         for cc, label in CCS.items():

@@ -11,6 +11,11 @@ Packet and flow defaults, ``--cc none`` unless named, seed 0.
 """
 from __future__ import annotations
 
+import sys as _sys
+from pathlib import Path as _Path
+
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[2] / "tests" / "validation"))  # flow_scenarios
+
 import os
 
 from . import ROOT, Figure
@@ -39,7 +44,7 @@ def _ring(backend):
     import simpy
 
     from netsim.backends.base import TraceSinks, create_backend
-    from netsim.backends.flow.scenarios import load_graph
+    from flow_scenarios import load_graph
     from netsim.collectives.api import run_collective
     from netsim.records import ListSink
     from netsim.topology import gpus
@@ -59,7 +64,7 @@ def _gpt(backend):
 
 
 def _lossy_cubic() -> dict:
-    from netsim.backends.flow.scenarios import compare_fct, incast, load_graph, run_flows_on
+    from flow_scenarios import compare_fct, incast, load_graph, run_flows_on
     sc = incast(16, 1_000_000)
     g = load_graph(sc.topology)
     params = {"pfc": "off", "buffer_bytes": "1MB"}
@@ -72,7 +77,7 @@ def _lossy_cubic() -> dict:
 
 def measure() -> dict:
     """Times in µs / ms, errors as fractions, drops as a count."""
-    from netsim.backends.flow.scenarios import compare_fct
+    from flow_scenarios import compare_fct
     (tf, rf), (tp, rp) = _ring("flow"), _ring("packet")
     c = compare_fct(rf, rp)
     out = {"ring_flow_us": tf, "ring_packet_us": tp, "ring_err": abs(tf - tp) / tp,

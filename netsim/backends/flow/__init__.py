@@ -1,12 +1,43 @@
 """Flow-level (fluid) backend, event-driven (``--backend flow``).
 
-Modules: :mod:`.backend` (the seam: send, completions, stats), :mod:`.solver`
-(components and which solver), :mod:`.maxmin` (vectorized max-min),
-:mod:`.portfair` (ingress-port fairness and PFC head-of-line blocking),
-:mod:`.ccmodel` (congestion control as efficiency / cap / ramp),
-:mod:`.settings` (parameters), :mod:`.scenarios` and :mod:`.calibrate`
-(comparison with the packet backend). Importing this package registers the
-``flow`` backend factory.
+A fluid model of the network: flows share directed links by max-min or
+ingress-port (PFC) fairness, rates change only when a flow starts or ends,
+and congestion control is a model (efficiency, cap, slow-start ramp; DCQCN
+its own rate law on fluid FIFO queues). Left out: packets, drops, queueing
+delay outside the DCQCN model, priorities (classes are not isolated) — see
+docs/flow-backend.md. Importing this package registers the ``flow`` backend
+factory. Modules, by part:
+
+The fluid network
+    :mod:`.backend` — the seam: ``send``, set-up of links and caches, ``stats``.
+    :mod:`.rates` — the settle of an instant, the solve, the rate update; lone flows started at once.
+    :mod:`.completions` — the completion timer, departures, which departures need no solve.
+    :mod:`.components` — connected components of flows, arrivals that need no solve; the flow record.
+    :mod:`.paths` — the path table: routes, CC models, per-path constants (wire bytes, ideal FCT, latency, caps).
+    :mod:`.linkchange` — link changes: ``set_link_rate`` / ``fail_link`` during a run.
+    :mod:`.settings` — the backend's parameters, network parameters, path record, ideal FCT.
+
+The rate solver
+    :mod:`.solver` — one component's rates: memo, max-min or port fairness, head-of-line pass.
+    :mod:`.maxmin` — the one max-min solver (vectorized progressive filling) and link numbering.
+    :mod:`.portfair` — ingress-port fairness: the fixed point, warm start, feasibility.
+    :mod:`.portround` — the round loop of the port-fair fixed point.
+    :mod:`.portplan` — integer-indexed groups of shared links the round loop runs on.
+    :mod:`.portproblem` — the link structure of one component (incidence, flatness, trees).
+    :mod:`.porttree` — path-prefix trees, their hierarchical split and offers.
+    :mod:`.flatoffer` — offers of a flat tree (two and three flows unrolled).
+    :mod:`.hol` — PFC head-of-line blocking as a post-pass (paused ingress capacities).
+
+Rate controllers
+    :mod:`.ccmodel` — congestion control as efficiency, cap and slow-start ramp.
+    :mod:`.dcqcnhooks` — fluid DCQCN as a rate controller the backend owns (admit, release, ticks).
+    :mod:`.dcqcnfluid` — DCQCN's reaction points driven by fluid queues, CNPs, traces.
+    :mod:`.fifo` — fluid FIFO queues with per-ingress PFC.
+
+Calibration against the packet backend and the agreement scenarios are not
+installed: ``tools/flow_calibrate.py`` and ``tests/validation/flow_scenarios.py``
+in a checkout; ``tools/flow_golden.py`` checks outputs byte-for-byte between two
+checkouts.
 """
 from .backend import FlowBackend, create_flow_backend  # noqa: F401  (registers "flow")
 from .settings import FLOW_PARAMS  # noqa: F401

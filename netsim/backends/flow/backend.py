@@ -43,19 +43,18 @@ from ...errors import InputError
 from ...records import EMPTY_TAG, FlowTag
 from ...units import PS_PER_S, ps_to_ns
 from ..base import Backend, TraceSinks, register_backend
-from .ccmodel import CCModel
 from .completions import CompletionsMixin
-from .components import FluidFlow
-from .dcqcnhooks import DcqcnHooksMixin
-from .linkchange import LinkChangeMixin
-from .paths import PathsMixin
+from .components import FluidFlow, SlowStart
+from .dcqcnhooks import DcqcnController
+from .linkchange import LinkChanges
+from .paths import PathTable
 from .rates import RatesMixin
-from .settings import PathInfo, ideal_function, resolve_network_params
+from .settings import resolve_network_params
 from .solver import ComponentSolver
 
 
 
-class FlowBackend(RatesMixin, CompletionsMixin, PathsMixin, LinkChangeMixin, DcqcnHooksMixin, Backend):
+class FlowBackend(RatesMixin, CompletionsMixin, Backend):
     """Max-min fair fluid network over a topology graph (``--backend flow``)."""
 
     name = "flow"
@@ -75,17 +74,18 @@ class FlowBackend(RatesMixin, CompletionsMixin, PathsMixin, LinkChangeMixin, Dcq
             from ...topology import Router
             router = Router(graph, seed=seed)
         self.router = router
-        self._ideal = ideal_function()
-        self._models: dict[str, CCModel] = {}
-        self.host_stack = None   # netsim.hoststack.HostStack; the runtime sets it (issue 5)
-        self._prio_default: dict[str, int] = {}
+        self._lid: dict[tuple[str, str], int] = {}   # directed link (a, b) -> id
+        caps: list[float] = []                      # directed-link capacities (bytes/ps), filled below
+        self.paths = PathTable(graph, self.params, router, self.cc_params, self._lid, caps)
+        # the path table's lookups, bound once (the hot path of send)
+        self._models, self._prio_default, self._pair = self.paths.models, self.paths.prio_default, self.paths.pair
+        self._model, self._lookup, self._info = self.paths.model, self.paths.lookup, self.paths.info
+        self._flow_consts, self._ideal = self.paths.flow_consts, self.paths.ideal
         fair = self.params["flow_fairness"]
         self._lossless_prios = self.params["_lossless"] if fair == "auto" else (
             frozenset(range(8)) if fair == "port" else frozenset())
         self._model(self.cc)  # validate the default algorithm now
         # directed links
-        self._lid: dict[tuple[str, str], int] = {}
-        caps: list[float] = []
         for u, v in sorted((min(a, b), max(a, b)) for a, b in graph.edges()):
             rate = float(graph.edges[u, v]["rate_bps"]) / 8.0 / PS_PER_S  # bytes per ps
             for a, b in ((u, v), (v, u)):
@@ -95,10 +95,6 @@ class FlowBackend(RatesMixin, CompletionsMixin, PathsMixin, LinkChangeMixin, Dcq
         self._users: list[dict[int, FluidFlow]] = [dict() for _ in caps]
         self.solver = ComponentSolver(caps, self._users, port_max=int(self.params["flow_port_fair_max_flows"]),
                                       hol=bool(self.params["flow_pfc_hol"]))
-        # caches
-        self._pair: dict[tuple[str, str], PathInfo | None] = {}
-        self._path_info: dict[tuple, PathInfo] = {}
-        self._by_hops: dict[tuple, dict] = {}   # hop signature -> per-(size, algorithm) constants
         # dynamic state
         self._heap: list = []
         self._next_fid = 0
@@ -107,9 +103,8 @@ class FlowBackend(RatesMixin, CompletionsMixin, PathsMixin, LinkChangeMixin, Dcq
         self._fresh: list[FluidFlow] = []       # flows started since the last recomputation
         self._settle_pending = False
         self._timers: set[int] = set()
-        self._dq = None              # fluid DCQCN model (dcqcnfluid.py), built on first use
-        self._dq_tick = False
-        self._dq_due: set[int] = set()   # instants at which a pending CNP is due (ps)
+        self.dcqcn = DcqcnController(self)   # fluid DCQCN, the dynamic rate controller
+        self.links = LinkChanges(self)       # degrade / fail a link during the run
         # counters
         self.n_flows = 0
         self.switched_flows = 0      # flows whose path crosses a network switch
@@ -139,7 +134,7 @@ class FlowBackend(RatesMixin, CompletionsMixin, PathsMixin, LinkChangeMixin, Dcq
             if src == dst:
                 raise InputError("flow source equals destination", where="flow", value=src)
             info = self._lookup(src, dst, fid)
-        wire, ideal_ns, lat, cap = self._flow_consts(info, size_bytes, model)
+        wire, ideal_ns, lat, cap = self._flow_consts(info, size_bytes, model)   # (a FlowConsts)
         if info.switched:
             self.switched_flows += 1
         f = FluidFlow()
@@ -170,17 +165,11 @@ class FlowBackend(RatesMixin, CompletionsMixin, PathsMixin, LinkChangeMixin, Dcq
         f.pf = False
         if model.init_cwnd_pkts and model.ramp_scale > 0.0:
             charged = min(info.bott, model.rate_cap(info.first_rate))   # as in the latency term
-            f.ramp = [model, info.rtt, charged, charged]
+            f.ramp = SlowStart(model, info.rtt, charged, charged)
         else:
             f.ramp = None
-        if model.dynamic and ccname == "dcqcn" and self._rp_line_rate(info) is not None:
-            dq = self._dq or self._make_dq()
-            self._dq_step()
-            line = self._rp_line_rate(info)
-            dq.add(f, now, line, info.mtu, info.rtt)
-            f.cap = f.ceil = min(cap, line)
-            f.solo = info.bott if info.bott < f.cap else f.cap
-            self._dq_schedule()
+        if model.dynamic and ccname == "dcqcn":
+            self.dcqcn.admit(f, info, cap, now)
         users = self._users
         alone = f.rp is None
         for l in links:
@@ -199,6 +188,30 @@ class FlowBackend(RatesMixin, CompletionsMixin, PathsMixin, LinkChangeMixin, Dcq
             if not self._settle_pending:
                 self._request_settle()
         return ev
+
+    # -- link changes (the netsim.whatif protocol) ---------------------------------
+    def set_link_rate(self, a: str, b: str, rate_bps: float) -> None:
+        """Link a–b runs at ``rate_bps`` (both directions) from now on (:meth:`.LinkChanges.set_link_rate`)."""
+        self.links.set_link_rate(a, b, rate_bps)
+
+    def fail_link(self, a: str, b: str) -> None:
+        """Remove link a–b now; its flows move to their new ECMP paths (:meth:`.LinkChanges.fail_link`)."""
+        self.links.fail_link(a, b)
+
+    @property
+    def host_stack(self):
+        """The runtime's :class:`netsim.hoststack.HostStack` (``None``: no host cost), read by the
+        path table's constants."""
+        return self.paths.host_stack
+
+    @host_stack.setter
+    def host_stack(self, stack) -> None:
+        self.paths.host_stack = stack
+
+    @property
+    def _dq(self):
+        """The fluid DCQCN model (:class:`~.dcqcnfluid.DcqcnFluid`), ``None`` until used."""
+        return self.dcqcn.model
 
     # -- reporting --------------------------------------------------------------
     def stats(self) -> dict[str, Any]:

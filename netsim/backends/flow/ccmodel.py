@@ -3,7 +3,7 @@
 The flow backend does not simulate windows, ACKs or marks. A congestion-control
 algorithm shows up as three numbers per flow, each a named :class:`Param`
 whose default was calibrated against the packet backend by
-``python -m netsim.backends.flow.calibrate`` (numbers and method in
+``tools/flow_calibrate.py`` in a checkout (numbers and method in
 docs/flow-backend.md):
 
 * ``efficiency`` — the fraction of a *shared* link's payload capacity the
@@ -23,6 +23,9 @@ of the efficiency: :mod:`.dcqcnfluid`.
 
 Lossy behaviour (which flow loses a packet and waits a retransmit timeout) is
 not predictable by a fluid model; ``efficiency`` absorbs its average cost.
+
+Left out: windows, ACK clocking, loss and retransmission (only their average
+cost, as ``efficiency``), per-algorithm dynamics other than DCQCN's.
 """
 from __future__ import annotations
 
@@ -32,7 +35,7 @@ from dataclasses import dataclass
 from ...errors import InputError
 from ...params import Param, ParamTable
 
-_SRC = "calibrated against the packet backend (netsim.backends.flow.calibrate; docs/flow-backend.md)"
+_SRC = "calibrated against the packet backend (tools/flow_calibrate.py; docs/flow-backend.md)"
 
 
 def _table(name: str, efficiency: float, ramp_scale: float, init_cwnd: int, lossy: bool,
@@ -62,7 +65,7 @@ def _table(name: str, efficiency: float, ramp_scale: float, init_cwnd: int, loss
 MODEL_TABLES: dict[str, ParamTable] = {
     "none": _table("none", 1.0, 0.0, 0, False,
                    eff_src="fixed BDP window on a lossless class keeps the bottleneck busy (netsim issue #2)"),
-    # calibrate.py, 2026-11-29 11:16 UTC, packet backend defaults, dumbbell 100 Gbps, N = 2, 4, 8 x 4 MB:
+    # tools/flow_calibrate.py (then in the package), 2026-11-29 11:16 UTC, packet backend defaults, dumbbell 100 Gbps, N = 2, 4, 8 x 4 MB:
     # dcqcn 0.940 / 0.329 / 0.348 (mean 0.539); cubic 0.992 / 0.999 / 1.000 (mean 0.997);
     # dctcp 0.992 / 0.999 / 1.000 (mean 0.997). Lone-flow slow-start penalty of cubic and dctcp:
     # 9.2 / 10.7 / 10.7 us measured at 0.1 / 1 / 10 MB vs 9.2 / 10.7 / 10.7 us modelled at scale 1 -> 1.00

@@ -5,6 +5,9 @@ One SimPy timer is pending for the backend: the earliest fluid completion
 ties go in flow-id order). At a completion the flow leaves its links, its
 record is written, its event fires ``latency`` later, and only links that
 held another flow back are marked for recomputation (:func:`_may_gain`).
+
+Left out: the receiver side (a flow is done when its last byte has left the
+sender plus its latency term), ACKs, reordering.
 """
 from __future__ import annotations
 
@@ -83,8 +86,7 @@ class CompletionsMixin:
             done_any = True
             fid = f.fid
             if f.rp is not None:
-                self._dq_step()
-                self._dq.remove(f)
+                self.dcqcn.release(f)
             for l in f.links:
                 u = users[l]
                 del u[fid]

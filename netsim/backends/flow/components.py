@@ -41,12 +41,29 @@ class HeldRates(Rates):
     __slots__ = ()
 
 
+class SlowStart:
+    """The slow start of a window-based flow, charged at the rate it gets at its start instant.
+
+    ``model``: its :class:`~.ccmodel.CCModel`; ``rtt_ps``: its path's base RTT; ``charged``:
+    the rate (bytes/ps) its latency term's ramp was charged at; ``top``: the rate of its path
+    and model, above which the ramp is never charged.
+    """
+
+    __slots__ = ("model", "rtt_ps", "charged", "top")
+
+    def __init__(self, model, rtt_ps: float, charged: float, top: float):
+        self.model = model
+        self.rtt_ps = rtt_ps
+        self.charged = charged
+        self.top = top
+
+
 class FluidFlow:
     """One active flow: remaining wire bytes (float) at ``t_upd`` (ps), rate in bytes/ps;
     ``held``: its component had a head-of-line pause at its last solve; ``pf``: it was solved
-    by port fairness (see :class:`Rates`); ``ramp``: ``[model, rtt_ps, rate charged, rate of
-    path and model]`` of a window-based algorithm, whose slow-start cost depends on the rate
-    the flow gets at its start instant, else ``None``."""
+    by port fairness (see :class:`Rates`); ``ramp``: the :class:`SlowStart` of a window-based
+    algorithm, whose slow-start cost depends on the rate the flow gets at its start instant,
+    else ``None``."""
 
     __slots__ = ("held", "pf", "fid", "src", "dst", "size", "start_ps", "links", "rem", "t_upd", "rate", "finish",
                  "ver", "cap", "lat_ps", "ideal_ns", "event", "tag", "cc", "prio", "eta", "lossless",

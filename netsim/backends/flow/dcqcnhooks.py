@@ -1,10 +1,22 @@
-"""The flow backend's side of the fluid DCQCN model: building it, stepping it, scheduling its ticks.
+"""Fluid DCQCN as the flow backend's dynamic rate controller: building it, stepping it, its ticks.
 
-A mixin of :class:`~netsim.backends.flow.backend.FlowBackend`. The model itself
-(reaction points, fluid FIFO queues, PFC, marks) is :mod:`.dcqcnfluid` and
-:mod:`.fifo`; here the backend builds it on the first DCQCN flow, evaluates it
-at flow events, periodic ticks while it is not at rest and the instants CNPs
-reach their senders, and turns changed rate caps into dirty links.
+:class:`DcqcnController` is owned by :class:`~netsim.backends.flow.backend.FlowBackend`
+(``backend.dcqcn``). The model itself (reaction points, fluid FIFO queues, PFC,
+marks) is :mod:`.dcqcnfluid` and :mod:`.fifo`; here it is built on the first
+DCQCN flow, evaluated at flow events, at periodic ticks while it is not at
+rest and at the instants CNPs reach their senders, and its changed rate caps
+become dirty links of the backend.
+
+Its hooks, called by the backend: :meth:`DcqcnController.admit` (a flow
+starts: the controller may take it and cap it), :meth:`~DcqcnController.release`
+(a flow it holds completes), :meth:`~DcqcnController.catch_up` (before a link
+change: integrate the queues to now), :meth:`~DcqcnController.detach` /
+:meth:`~DcqcnController.attach` (a flow is rerouted). The static controllers —
+the congestion-control model's efficiency, cap and ramp (:mod:`.ccmodel`) and
+the host stack's cost — are per-flow constants (:mod:`.paths`).
+
+Left out here: the model itself (see :mod:`.dcqcnfluid` for what it leaves
+out); DCQCN flows that cross no switch are not added to it.
 """
 from __future__ import annotations
 
@@ -14,31 +26,74 @@ from ...units import PS_PER_NS
 from .settings import PathInfo
 
 
-class DcqcnHooksMixin:
-    """Fluid DCQCN hooks of the flow backend."""
+class DcqcnController:
+    """The fluid DCQCN model of one backend, built on first use (``model``: its
+    :class:`~.dcqcnfluid.DcqcnFluid`, ``None`` until a DCQCN flow crosses a switch)."""
 
-    def _make_dq(self):
+    def __init__(self, backend):
+        self._b = backend
+        self.model = None
+        self._tick = False
+        self._due: set[int] = set()   # instants at which a pending CNP is due (ps)
+
+    # -- hooks ------------------------------------------------------------------
+    def admit(self, f, info: "PathInfo", cap: float, now: int) -> bool:
+        """Take DCQCN flow ``f`` starting now on ``info``'s path (per-flow ``cap``, bytes/ps)
+        when its path crosses a switch: its rate is then capped by its RP's current rate.
+        False (and nothing done) otherwise."""
+        if self.line_rate(info) is None:
+            return False
+        dq = self.model or self._make()
+        self.step()
+        line = self.line_rate(info)
+        dq.add(f, now, line, info.mtu, info.rtt)
+        f.cap = f.ceil = min(cap, line)
+        f.solo = info.bott if info.bott < f.cap else f.cap
+        self._schedule()
+        return True
+
+    def release(self, f) -> None:
+        """Flow ``f``, held by the model, completes now."""
+        self.step()
+        self.model.remove(f)
+
+    def catch_up(self) -> None:
+        """Integrate the model to now (before a link changes its capacity or fails)."""
+        if self.model is not None:
+            self.step()
+
+    def detach(self, f) -> None:
+        """``f`` leaves its path (its queued bytes were on a failed link)."""
+        self.model.net.detach(f)
+
+    def attach(self, f) -> None:
+        """``f`` joins its new path."""
+        self.model.net.attach(f)
+
+    # -- the model ---------------------------------------------------------------
+    def _make(self):
         from .dcqcnfluid import DcqcnFluid
-        g = self.graph
-        tail_switch = [False] * len(self._cap)
-        gap = [0.0] * len(self._cap)     # PFC XOFF - XON of each link into a switch (bytes)
-        mtu = float(self.params["mtu_bytes"])
-        for (a, b), l in self._lid.items():
-            tail_switch[l] = g.nodes[a].get("kind") == "switch"
-            e = g.edges[a, b]
-            gap[l] = 2.0 * float(e["delay_ns"]) * PS_PER_NS * self._cap[l] + 2.0 * mtu
-        self._dq = DcqcnFluid(self.cc_params.get("dcqcn") or {}, self._cap, tail_switch, gap,
-                              int(self.params["flow_dcqcn_tick_ns"]))
-        self._dq.t_last = self.env.now
-        sk = self.sinks
+        b = self._b
+        g = b.graph
+        tail_switch = [False] * len(b._cap)
+        gap = [0.0] * len(b._cap)     # PFC XOFF - XON of each link into a switch (bytes)
+        mtu = float(b.params["mtu_bytes"])
+        for (u, v), l in b._lid.items():
+            tail_switch[l] = g.nodes[u].get("kind") == "switch"
+            e = g.edges[u, v]
+            gap[l] = 2.0 * float(e["delay_ns"]) * PS_PER_NS * b._cap[l] + 2.0 * mtu
+        self.model = DcqcnFluid(b.cc_params.get("dcqcn") or {}, b._cap, tail_switch, gap,
+                                int(b.params["flow_dcqcn_tick_ns"]))
+        self.model.t_last = b.env.now
+        sk = b.sinks
         if sk.queues is not None or sk.pfc is not None or sk.cc is not None:
             from .dcqcnfluid import DcqcnTracer
-            names = {l: ab for ab, l in self._lid.items()}
-            self._dq.tracer = DcqcnTracer(sk, names, int(self.params.get("roce_priority", 3)),
-                                          int(self.params["queue_sample_ns"]), int(self.params["cc_sample_ns"]))
-        return self._dq
+            names = {l: ab for ab, l in b._lid.items()}
+            self.model.tracer = DcqcnTracer(sk, names, int(b.params.get("roce_priority", 3)),
+                                            int(b.params["queue_sample_ns"]), int(b.params["cc_sample_ns"]))
+        return self.model
 
-    def _rp_line_rate(self, info: "PathInfo"):
+    def line_rate(self, info: "PathInfo"):
         """The DCQCN RP's line rate (bytes/ps): its path's first fabric link, as the packet backend
         (the NIC's rate, not the GPU's NVLink/PCIe hop before it). ``None`` when the path crosses
         no switch: nothing can mark it (an NVLink/PCIe path), so the flow runs at its line rate
@@ -46,47 +101,49 @@ class DcqcnHooksMixin:
         v = info.consts.get("rp_line", 0)
         if v == 0:
             from ..packet.backend import FABRIC_KINDS
-            g = self.graph
+            b = self._b
+            g = b.graph
             v = None
             if any(g.nodes[n].get("kind") == "switch" for n in info.path[1:-1]):
                 v = info.first_rate
-                for (a, b), l in zip(zip(info.path, info.path[1:]), info.links):
-                    if g.edges[a, b].get("kind") in FABRIC_KINDS:
-                        v = self._cap[l]
+                for (u, w), l in zip(zip(info.path, info.path[1:]), info.links):
+                    if g.edges[u, w].get("kind") in FABRIC_KINDS:
+                        v = b._cap[l]
                         break
             info.consts["rp_line"] = v
         return v
 
-    def _dq_step(self) -> None:
-        """Evaluate the DCQCN model up to now; changed caps make their links dirty."""
-        dq = self._dq
-        dirty = dq.step(self.env.now)
+    def step(self) -> None:
+        """Evaluate the model up to now; changed caps make their links dirty."""
+        b = self._b
+        dq = self.model
+        dirty = dq.step(b.env.now)
         if dirty:
-            self._dirty |= dirty
-            self._request_settle()
+            b._dirty |= dirty
+            b._request_settle()
         if dq.pending:
             # a CNP on its way back is applied when it reaches the RP: evaluate then
             due = math.ceil(min(dq.pending.values()))
-            if due not in self._dq_due:
-                self._dq_due.add(due)
-                self.env.timeout(max(0, due - self.env.now)).callbacks.append(self._dq_on_due)
+            if due not in self._due:
+                self._due.add(due)
+                b.env.timeout(max(0, due - b.env.now)).callbacks.append(self._on_due)
 
-    def _dq_on_due(self, _ev) -> None:
-        self._dq_due.discard(self.env.now)
-        if self._dq.flows:
-            self._dq_step()
-            self._dq_schedule()
+    def _on_due(self, _ev) -> None:
+        self._due.discard(self._b.env.now)
+        if self.model.flows:
+            self.step()
+            self._schedule()
 
-    def _dq_schedule(self) -> None:
-        if not self._dq_tick:
-            self._dq_tick = True
-            self.env.timeout(self._dq.tick_ps).callbacks.append(self._dq_on_tick)
+    def _schedule(self) -> None:
+        if not self._tick:
+            self._tick = True
+            self._b.env.timeout(self.model.tick_ps).callbacks.append(self._on_tick)
 
-    def _dq_on_tick(self, _ev) -> None:
-        self._dq_tick = False
-        dq = self._dq
+    def _on_tick(self, _ev) -> None:
+        self._tick = False
+        dq = self.model
         if not dq.flows:
             return
-        self._dq_step()
+        self.step()
         if not dq.at_rest():
-            self._dq_schedule()
+            self._schedule()

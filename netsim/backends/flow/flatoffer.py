@@ -3,28 +3,20 @@
 Then the link splits its capacity max-min among the flows by their demands
 (:func:`.porttree._waterfill`), and a flow held by its demand is offered the
 water level it would get if it asked for everything (:func:`.porttree._level`):
-the same arithmetic as :func:`.porttree.tree_offers`, without the tree. Two and
-three flows, the usual cases, are worked out without sorting. Rates are in the
-unit of the capacity given.
+the same arithmetic as :func:`.porttree.tree_offer_list`, without the tree. Two
+and three flows, the usual cases, are worked out without sorting (the same
+operations in the same order, so the same bits). Rates are in the unit of the
+capacity given. Left out: nothing of the tree case; a non-flat tree goes to
+:func:`.porttree.tree_offer_list`.
 """
 from __future__ import annotations
 
 from .porttree import _KEEP, INF, _level
 
 
-def flat_offers(budget: float, flows: list[int], ds: list[float]) -> dict[int, float]:
-    """:func:`.porttree.tree_offers` for a flat tree: ``flows`` in child order, ``ds`` their demands.
-
-    Same arithmetic as the general case (one water-filling, one level per
-    distinct demand of a demand-held flow).
-    """
-    o, order = flat_offer_list(budget, ds)
-    return {flows[i]: o[i] for i in order}
-
-
 def flat_offer_list(budget: float, ds: list[float]) -> tuple[list[float], list[int]]:
-    """:func:`flat_offers` by child position: ``(offers, order)``, ``order`` being the
-    positions by ascending demand (the order in which :func:`flat_offers` lists the flows)."""
+    """Offers of a flat tree by child position (``ds``: the demands in child order):
+    ``(offers, order)``, ``order`` being the positions by ascending demand."""
     n = len(ds)
     if n == 2:
         a, b, swap = flat_offer_two(budget, ds[0], ds[1])

@@ -3,10 +3,15 @@
 A flow held at a shared link keeps the ingress link just before it paused part
 of the time, and while paused that ingress carries nothing for any flow (one
 FIFO per priority). :func:`hol_capacities` turns this into reduced capacities
-for a port-fair solution (:mod:`.portfair`; :func:`hol_capacities_plan` from the
-solver's own offers), :func:`hol_capacities_flat` for a
-flat component solved by max-min; :func:`may_block` is the cheap precondition.
-Capacities and rates are in any one rate unit (the flow backend uses bytes/ps).
+for a port-fair solution (:mod:`.portfair`, from the round loop's own offers),
+:func:`hol_capacities_flat` for a flat component solved by max-min (held flows
+are then the max-min bottlenecked ones, and every link shares equally);
+:func:`may_block` is the cheap precondition. Capacities and rates are in any
+one rate unit (the flow backend uses bytes/ps).
+
+Left out: pauses that spread further upstream than one hop (one pass, not a
+fixed point: iterating it did not change the one case measured, the mixed-NIC
+cluster of docs/flow-backend.md), pause timing (a pause is a duty cycle, not events).
 """
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ from typing import Mapping, Sequence
 from .maxmin import link_index
 from .portplan import port_plan
 from .portproblem import PortProblem
-from .porttree import INF, _allocate, _node_demands
+from .porttree import INF, tree_allocation
 
 
 def may_block(paths: Sequence[Sequence[int]]) -> bool:
@@ -36,8 +41,9 @@ def may_block(paths: Sequence[Sequence[int]]) -> bool:
 
 
 def hol_capacities(paths: Sequence[Sequence[int]], capacity: Mapping[int, float], rates: Sequence[float],
-                   offers: dict[int, dict[int, float]], problem: PortProblem | None = None) -> dict[int, float]:
-    """Reduced capacities of ingress links paused by PFC (head-of-line blocking).
+                   state: list, problem: PortProblem | None = None) -> dict[int, float]:
+    """Reduced capacities of ingress links paused by PFC (head-of-line blocking), after a
+    port-fair solve.
 
     A flow held at a shared link ``l`` (its rate is what ``l`` offers it) keeps
     the ingress ``k`` just before ``l`` paused part of the time; while paused,
@@ -46,41 +52,17 @@ def hol_capacities(paths: Sequence[Sequence[int]], capacity: Mapping[int, float]
     everything), the held flow gets ``rate_f = d·s_f``: ``k`` is on a fraction
     ``d`` of the time, so every flow on ``k`` is limited to ``d·s_f``.
     Returns ``{k: d·C_k}`` for the paused links (empty when none).
-    ``problem``: the :class:`PortProblem` of ``paths``, if already built.
-    """
-    problem = problem or PortProblem(paths)
-    index, on, at, _ = problem.incidence()
-    held: dict[int, list[int]] = {}
-    for l, per_flow in offers.items():
-        u = None
-        for f, o in per_flow.items():
-            if o <= rates[f] * (1 + 1e-6):
-                if u is None:
-                    m = index[l]
-                    u = on[m]
-                    pos = at[m]
-                i = pos[u.index(f)]     # the position of l in f's path
-                if i >= 1:
-                    k = paths[f][i - 1]
-                    h = held.get(k)
-                    if h is None:
-                        held[k] = [f]
-                    else:
-                        h.append(f)
-    return _paused(held, problem, capacity, rates)
 
-
-def hol_capacities_plan(paths: Sequence[Sequence[int]], capacity: Mapping[int, float], rates: Sequence[float],
-                        state: list, problem: PortProblem) -> dict[int, float]:
-    """:func:`hol_capacities` from the round loop's own offers: ``state`` is what
-    :func:`.portfair.port_fair` left in its ``state`` list (the grouping, the offers and
-    their order; empty: no shared link). The same pauses, without the offers dicts:
-    the flows of a group of links are tested once for all its links.
+    ``state`` is what :func:`.portfair.port_fair` left in its ``state`` list (a
+    :class:`~.portfair.RoundState`: the grouping and the offers of the last round;
+    empty: no shared link); the flows of a group of links are tested once for all its
+    links. ``problem``: the :class:`PortProblem` of ``paths``, if already built.
     """
     if not state:
         return {}
-    grouping, off, _ = state
-    members, start, gflows = grouping[0], grouping[2], grouping[7]
+    problem = problem or PortProblem(paths)
+    grouping, off, _ = state[0]
+    members, start, gflows = grouping.members, grouping.start, grouping.gflows
     shared = port_plan(problem).shared
     held: dict[int, list[int]] = {}
     lim = [r * (1 + 1e-6) for r in rates]
@@ -111,7 +93,7 @@ def _hold(held: dict[int, list[int]], path: Sequence[int], l: int, f: int) -> No
 
 def _paused(held: dict[int, list[int]], problem: PortProblem, capacity: Mapping[int, float],
             rates: Sequence[float]) -> dict[int, float]:
-    """The paused links of :func:`hol_capacities` from ``held``: ``{ingress link: flows held
+    """The paused links of a port-fair solution from ``held``: ``{ingress link: flows held
     just after it}`` (in any order, repeats allowed)."""
     out: dict[int, float] = {}
     if not held:
@@ -135,8 +117,7 @@ def _paused(held: dict[int, list[int]], problem: PortProblem, capacity: Mapping[
                 left -= a
                 n -= 1
         else:
-            dem = dict.fromkeys(u, INF)
-            share = _allocate(tree, c, dem, _node_demands(tree, dem))
+            share = dict(zip(tree.flows, tree_allocation(tree, c, [INF] * len(tree.flows))))
         d = min([rates[f] / share[f] for f in flows if share[f] > 0])
         # a victim: a flow on k that gets more than the paused link would let through
         if d < 1.0 - 1e-9 and any([rates[f] > d * share[f] * (1 + 1e-9) for f in u]):
@@ -152,7 +133,7 @@ def hol_capacities_flat(paths: Sequence[Sequence[int]], capacity: Mapping[int, f
     ``l`` gets more (the max-min bottleneck condition), and every link shares
     equally among its flows, so no port-fair offers are needed.
     """
-    links, index, lpaths, on = link_index(paths)      # usually kept from maxmin_small
+    links, index, lpaths, on = link_index(paths)      # usually kept from the solver's earlier stages
     held: dict[int, list[int]] = {}
     get = rates.__getitem__
     for l, u in zip(links, on):

@@ -1,10 +1,13 @@
 """Link changes during a flow-backend run (the :mod:`netsim.whatif` protocol): degrade and fail.
 
-A mixin of :class:`~netsim.backends.flow.backend.FlowBackend`: ``set_link_rate``
+Owned by :class:`~netsim.backends.flow.backend.FlowBackend` (``backend.links``): ``set_link_rate``
 changes a link's capacity from now on, ``fail_link`` removes it and moves every
 flow that crossed it to its new ECMP path. Remaining bytes are advanced at the
 old rates first, so the fluid model loses nothing; a DCQCN flow's bytes queued
 on the failed path leave the fluid FIFO queues with it.
+
+Left out: bytes in flight on a failed link (a fluid flow has none), routing
+convergence time (flows move at the instant of the failure), link recovery.
 """
 from __future__ import annotations
 
@@ -14,25 +17,31 @@ from .settings import PathInfo
 from .components import FluidFlow
 
 
-class LinkChangeMixin:
-    """``set_link_rate`` and ``fail_link`` of the flow backend."""
+class LinkChanges:
+    """``set_link_rate`` and ``fail_link`` of one flow backend (``backend.links``), which it
+    changes: capacities, graph, routes, caches, and the flows on the changed links."""
+
+    def __init__(self, backend):
+        self._net = backend
+        self._lid_rev: dict | None = None   # link id -> (a, b), built on first use
 
     def _link_ids(self, a: str, b: str, where: str) -> tuple[int, int]:
-        lab, lba = self._lid.get((a, b)), self._lid.get((b, a))
-        if lab is None or lba is None or not self.graph.has_edge(a, b):
+        net = self._net
+        lab, lba = net._lid.get((a, b)), net._lid.get((b, a))
+        if lab is None or lba is None or not net.graph.has_edge(a, b):
             raise InputError("no such link", where=where, value=f"{a}:{b}")
         return lab, lba
 
     def _forget_paths(self) -> None:
         """Drop every cache derived from link rates or routes (path constants, solver memo)."""
-        self._pair.clear()
-        self._path_info.clear()
-        self._by_hops.clear()
-        self.solver.reset_capacities()
+        net = self._net
+        net.paths.forget()
+        net.solver.reset_capacities()
 
     def _repath(self, f: FluidFlow, info: "PathInfo") -> None:
         """Refresh ``f``'s path constants (bottleneck, solo rate, latency) from ``info``."""
-        _, _, lat, _ = self._flow_consts(info, f.size, self._model(f.cc))
+        net = self._net
+        _, _, lat, _ = net._flow_consts(info, f.size, net._model(f.cc))
         f.bott = info.bott
         f.solo = info.bott if info.bott < f.cap else f.cap
         f.lat_ps = lat
@@ -41,37 +50,38 @@ class LinkChangeMixin:
         """Link a–b runs at ``rate_bps`` (both directions) from now on.
 
         Remaining bytes of every flow are advanced to now at its old rate
-        (:meth:`_apply` does it when the rate changes), the two directed
+        (the backend's ``_apply`` does it when the rate changes), the two directed
         capacities and the graph edge are updated, path constants and memoized
         solutions are dropped, and the components through the link are re-solved
         at this instant. Running flows keep their per-flow cap and ideal FCT;
         their bottleneck and latency term follow the new rate.
         """
+        net = self._net
         lab, lba = self._link_ids(a, b, "set_link_rate")
         rate = float(rate_bps)
         if not rate > 0:
             raise InputError("link rate must be positive", where=f"link {a}:{b}", value=rate_bps,
                              accepted="a positive rate in bit/s")
-        if self._dq is not None:
-            self._dq_step()              # integrate the fluid queues at the old capacity
-        self.graph.edges[a, b]["rate_bps"] = rate
+        net.dcqcn.catch_up()            # integrate the fluid queues at the old capacity
+        net.graph.edges[a, b]["rate_bps"] = rate
         cap = rate / 8.0 / PS_PER_S
-        self._cap[lab] = self._cap[lba] = cap
+        net._cap[lab] = net._cap[lba] = cap
         self._forget_paths()
         seen: set[int] = set()
         for l in (lab, lba):
-            for fid, f in self._users[l].items():
+            for fid, f in net._users[l].items():
                 if fid not in seen:
                     seen.add(fid)
                     path = tuple([f.src] + [self._dst_of(x) for x in f.links])
-                    self._repath(f, self._info(path))
-        self._dirty.update((lab, lba))
-        self._request_settle()
+                    self._repath(f, net._info(path))
+        net._dirty.update((lab, lba))
+        net._request_settle()
 
     def _dst_of(self, l: int) -> str:
-        rev = getattr(self, "_lid_rev", None)
-        if rev is None or len(rev) != len(self._lid):
-            rev = self._lid_rev = {v: k for k, v in self._lid.items()}
+        net = self._net
+        rev = self._lid_rev
+        if rev is None or len(rev) != len(net._lid):
+            rev = self._lid_rev = {v: k for k, v in net._lid.items()}
         return rev[l][1]
 
     def fail_link(self, a: str, b: str) -> None:
@@ -87,30 +97,30 @@ class LinkChangeMixin:
         RoutingError
             A running flow's endpoints are no longer connected.
         """
+        net = self._net
         from ...errors import RoutingError
         lab, lba = self._link_ids(a, b, "fail_link")
-        if self._dq is not None:
-            self._dq_step()
-        now = self.env.now
-        self.graph.remove_edge(a, b)
-        self.router.invalidate()
+        net.dcqcn.catch_up()
+        now = net.env.now
+        net.graph.remove_edge(a, b)
+        net.router.invalidate()
         self._forget_paths()
-        users = self._users
+        users = net._users
         moved = sorted({**users[lab], **users[lba]}.items())
-        dirty = self._dirty
+        dirty = net._dirty
         dirty.update((lab, lba))
         for fid, f in moved:
             try:
-                path = tuple(self.router.path(f.src, f.dst, fid))
+                path = tuple(net.router.path(f.src, f.dst, fid))
             except RoutingError as e:
                 raise RoutingError(f"link {a}:{b} failed at {ps_to_ns(now)} ns and flow {fid} "
                                    f"{f.src}->{f.dst} has no path left ({e})") from None
-            info = self._info(path)
+            info = net._info(path)
             if f.rate > 0.0:             # advance to now at the old rate before the links change
                 f.rem -= f.rate * (now - f.t_upd)
             f.t_upd = now
             if f.rp is not None:
-                self._dq.net.detach(f)   # its queued bytes were on the failed path
+                net.dcqcn.detach(f)     # its queued bytes were on the failed path
             for l in f.links:
                 del users[l][fid]
             dirty.update(f.links)
@@ -119,6 +129,6 @@ class LinkChangeMixin:
                 users[l][fid] = f
             dirty.update(f.links)
             if f.rp is not None:
-                self._dq.net.attach(f)
+                net.dcqcn.attach(f)
             self._repath(f, info)
-        self._request_settle()
+        net._request_settle()

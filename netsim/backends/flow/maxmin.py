@@ -19,6 +19,13 @@ the number of distinct rates. Each iteration is a handful of
 ``numpy.ufunc.reduceat`` passes over the link×flow incidence (CSR both ways),
 so the cost is O(iterations · nnz).
 
+This is the flow backend's one max-min solver: components of every size
+(a pure-Python filler for small components, since removed, gave the
+same traces on the shipped examples and was 10x slower above a thousand
+flows), the warm start of the port-fair iteration (:mod:`.portfair`) and its
+fallback. :func:`link_index` is the local link numbering the solver stages
+share.
+
 Deliberately left out: weights (weighted max-min), multipath flows.
 
 >>> maxmin([[0, 1], [0], [1]], [1.0, 1.0]).tolist()    # 3 flows on 2 links
@@ -36,6 +43,7 @@ import numpy as np
 #: relative tolerance when comparing fair shares (two links within it tie)
 REL_TOL = 1e-9
 INF = float("inf")
+_TRUE = np.ones(1, dtype=bool)   # the first entry of a run (np.concatenate: cheaper than np.r_)
 
 
 def maxmin_csr(flow_ptr: np.ndarray, flow_links: np.ndarray, capacity: np.ndarray,
@@ -83,8 +91,8 @@ def maxmin_csr(flow_ptr: np.ndarray, flow_links: np.ndarray, capacity: np.ndarra
     iterations = 0
     while True:
         iterations += 1
-        fstart = np.flatnonzero(np.r_[True, nnz_flow[1:] != nnz_flow[:-1]])
-        lstart = np.flatnonzero(np.r_[True, lk_link[1:] != lk_link[:-1]])
+        fstart = np.flatnonzero(np.concatenate((_TRUE, nnz_flow[1:] != nnz_flow[:-1])))
+        lstart = np.flatnonzero(np.concatenate((_TRUE, lk_link[1:] != lk_link[:-1])))
         used = lk_link[lstart]
         np.maximum(rem, 0.0, out=rem)
         share.fill(np.inf)
@@ -128,30 +136,16 @@ def maxmin(paths: Sequence[Sequence[int]], capacity: Sequence[float],
                       None if cap is None else np.asarray(cap, dtype=np.float64))[0]
 
 
-def maxmin_small(paths: Sequence[Sequence[int]], capacity: dict | Sequence[float],
-                 cap: Sequence[float]) -> list[float]:
-    """Pure-Python progressive filling for a handful of flows (no numpy overhead).
-
-    Same result as :func:`maxmin`; ``capacity`` is indexable by the link ids
-    used in ``paths``. Each round finds the lowest fair share (remaining
-    capacity / unfrozen flows) over the links still in use and the lowest
-    cap, freezes every flow held at that level, and takes the level off its
-    links. The link numbering of ``paths`` (:func:`link_index`) is kept for
-    the next call on the same tuple paths (and :func:`.hol.hol_capacities_flat`).
-    """
-    links, _, lpaths, on = link_index(paths)
-    return maxmin_local(lpaths, on, list(map(capacity.__getitem__, links)), cap)
-
-
 _last: tuple = (None, None)   # the last link_index: (paths as a tuple, its result)
 
 
 def link_index(paths: Sequence[Sequence[int]]) -> tuple[list, dict, list, list]:
     """Local link numbering of ``paths``.
 
-    The last result is kept when every path is a tuple (immutable), so solving
-    the same paths again (after a pause, :mod:`.hol`) does not rebuild it; the
-    result must therefore not be modified.
+    The last result is kept when every path is a tuple (immutable), so the
+    solver stages reading the same paths (link capacities, the port-fair
+    problem, the head-of-line pass, :mod:`.hol`) do not rebuild it; the result
+    must therefore not be modified.
 
     Returns
     -------
@@ -181,96 +175,3 @@ def link_index(paths: Sequence[Sequence[int]]) -> tuple[list, dict, list, list]:
     if all([type(p) is tuple for p in paths]):
         _last = key, out
     return out
-
-
-def maxmin_local(lpaths: list[list[int]], on: list[list[int]], rem: list[float],
-                 cap: Sequence[float]) -> list[float]:
-    """:func:`maxmin_small` on local link indices.
-
-    Parameters
-    ----------
-    lpaths : list of list of int
-        Local link indices (``0 .. L-1``) of every flow's path.
-    on : list of list of int
-        The flows of every local link, in flow order (not modified).
-    rem : list of float
-        Link capacities by local index; used as the remaining capacity (modified).
-    cap : sequence of float
-        Per-flow rate caps.
-
-    Returns
-    -------
-    list of float
-        The max-min rates, in the unit of ``rem``.
-    """
-    cap = list(cap)
-    live = []                     # shared links with unfrozen flows
-    for j, u in enumerate(on):
-        if len(u) > 1:
-            live.append(j)
-        elif u:                   # a link of one flow only caps it (its share is its capacity)
-            f = u[0]
-            c = rem[j]
-            if c < cap[f]:
-                cap[f] = c
-    return maxmin_fill(lpaths, on, rem, cap, live)
-
-
-def maxmin_fill(lpaths: list[list[int]], on: list[list[int]], rem: list[float], cap: list[float],
-                live: list[int]) -> list[float]:
-    """The rounds of :func:`maxmin_local` once its single-flow links are folded into the caps.
-
-    Parameters
-    ----------
-    lpaths, on, rem
-        As in :func:`maxmin_local`; ``lpaths`` may leave out the links of one flow
-        (they are not read again), and only ``rem`` of the others is used (modified).
-    cap : list of float
-        Per flow: the least of its cap and the capacities of its single-flow links.
-    live : list of int
-        The local links of two flows or more, ascending (not modified).
-
-    Returns
-    -------
-    list of float
-        The max-min rates, in the unit of ``rem``.
-    """
-    F = len(lpaths)
-    rate = [0.0] * F
-    cnt = list(map(len, on))
-    by_cap = sorted(range(F), key=cap.__getitem__)    # the caps never change: freeze in this order
-    flag = [False] * F
-    first = 0                     # by_cap[first]: the unfrozen flow of the lowest cap
-    left = F
-    while left:
-        shares = [rem[j] / cnt[j] for j in live]
-        best = min(shares) if shares else INF       # (no NaN: rem is clamped at 0)
-        while flag[by_cap[first]]:
-            first += 1
-        ccap = cap[by_cap[first]]
-        level = best if best <= ccap else ccap
-        lim = level * (1.0 + 1e-12)
-        frozen = []
-        for i in range(first, F):
-            f = by_cap[i]
-            if not cap[f] <= lim:
-                break
-            if not flag[f]:
-                flag[f] = True
-                frozen.append(f)
-        if not best > lim:        # some link may be a bottleneck at this level (or NaN)
-            for j, s in zip(live, shares):
-                if s <= lim:
-                    for f in on[j]:
-                        if not flag[f]:
-                            flag[f] = True
-                            frozen.append(f)
-        for f in frozen:
-            rate[f] = level
-            for j in lpaths[f]:
-                cnt[j] -= 1
-                r = rem[j] - level
-                rem[j] = r if r > 0.0 else 0.0
-        left -= len(frozen)
-        live = [j for j in live if cnt[j]]
-    return rate

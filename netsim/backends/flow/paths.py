@@ -1,43 +1,90 @@
 """Path set-up of the flow backend: congestion-control models, routes and per-path constants.
 
+:class:`PathTable` is owned by :class:`~netsim.backends.flow.backend.FlowBackend`
+(``backend.paths``) and owns the route lookups, the resolved models and the
+path caches.
+
 A flow's constants — wire bytes, ideal FCT, latency term, rate cap, host-stack
 cost — depend only on its size, its algorithm and its path's hops (link rates,
 delays and kinds; node kinds and NIC kinds), so they are computed once per
 (hop signature, size, algorithm) and shared by every path with that signature (one server pair's ECMP paths, every GPU pair of a
 regular cluster). Caches are bounded and dropped on link changes.
+
+Left out: multipath (a flow takes one ECMP path; ``routing=spray`` is ECMP),
+path MTU discovery (a flow's MTU is its source node's).
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from ...errors import InputError
 from ...units import PS_PER_NS, PS_PER_S
 from ..ideal import hops
 from .ccmodel import CCModel, resolve_model
-from .settings import PathInfo
+from .settings import PathInfo, ideal_function
 
 
-class PathsMixin:
-    """Route lookup and per-path constants of :class:`~.backend.FlowBackend`."""
+class FlowConsts(NamedTuple):
+    """Constants of a flow of one size and algorithm on one path (shared by paths alike)."""
 
-    def _model(self, name: str) -> CCModel:
-        m = self._models.get(name)
+    wire_bytes: float   #: bytes on the wire: payload plus headers
+    ideal_ns: float     #: ideal FCT (fractional ns), :func:`netsim.backends.ideal.ideal_fct_exact_ns`
+    latency_ps: float   #: time from fluid completion to delivery (ps), slow start and host stack included
+    cap: float          #: per-flow rate cap (bytes/ps; ``inf``: none)
+
+
+class PathTable:
+    """Routes, congestion-control models and per-path constants of one backend.
+
+    ``lid`` maps a directed link ``(a, b)`` to its id and ``cap`` holds the
+    directed-link capacities (bytes/ps), both the backend's and read here;
+    ``host_stack`` (set by the runtime through the backend) adds its cost to
+    the constants. ``pair``: per ``(src, dst)``, the path info of a pair with a
+    single path (``None``: several).
+    """
+
+    def __init__(self, graph, params: dict, router, cc_params: dict, lid: dict, cap: list[float]):
+        self.graph = graph
+        self.params = params
+        self.router = router
+        self.cc_params = cc_params
+        self.lid = lid
+        self.cap = cap
+        self.ideal = ideal_function()
+        self.host_stack = None     # netsim.hoststack.HostStack; the runtime sets it (issue 5)
+        self.models: dict[str, CCModel] = {}
+        self.prio_default: dict[str, int] = {}
+        self.pair: dict[tuple[str, str], PathInfo | None] = {}
+        self._path_info: dict[tuple, PathInfo] = {}
+        self._by_hops: dict[tuple, dict] = {}   # hop signature -> per-(size, algorithm) constants
+
+    def forget(self) -> None:
+        """Drop every cache derived from link rates or routes (after a link change)."""
+        self.pair.clear()
+        self._path_info.clear()
+        self._by_hops.clear()
+
+    def model(self, name: str) -> CCModel:
+        """The :class:`CCModel` of algorithm ``name`` (resolved once) and its default priority."""
+        m = self.models.get(name)
         if m is None:
-            m = self._models[name] = resolve_model(name, self.cc_params)
+            m = self.models[name] = resolve_model(name, self.cc_params)
             key = "tcp_priority" if m.lossy else "roce_priority"
-            self._prio_default[name] = int(self.params.get(key, 0))
+            self.prio_default[name] = int(self.params.get(key, 0))
         return m
 
-    def _lookup(self, src: str, dst: str, fid: int) -> "PathInfo":
+    def lookup(self, src: str, dst: str, fid: int) -> "PathInfo":
         """Path of a flow and its cached constants (one cache entry per single-path pair)."""
         key = (src, dst)
-        if key not in self._pair:
+        if key not in self.pair:
             path = self.router.unique_path(src, dst) if hasattr(self.router, "unique_path") else None
-            self._pair[key] = None if path is None else self._info(path)
-        info = self._pair[key]
+            self.pair[key] = None if path is None else self.info(path)
+        info = self.pair[key]
         if info is None:
-            info = self._info(tuple(self.router.path(src, dst, fid)))
+            info = self.info(tuple(self.router.path(src, dst, fid)))
         return info
 
-    def _info(self, path: tuple) -> "PathInfo":
+    def info(self, path: tuple) -> "PathInfo":
         """Constants of ``path``; paths alike hop by hop — link rates, delays and kinds, node
         kinds and NIC kinds, all that the constants and the host stack's cost read — share
         one per-size cache (one server pair's ECMP paths, every GPU pair of a regular cluster)."""
@@ -47,7 +94,7 @@ class PathsMixin:
         if len(self._path_info) > 500_000:
             self._path_info.clear()
             self._by_hops.clear()
-        lid = self._lid
+        lid = self.lid
         links = tuple(lid[(a, b)] for a, b in zip(path, path[1:]))
         mtu = int(self.graph.nodes[path[0]].get("mtu_bytes", self.params["mtu_bytes"]))
         hdr = int(self.params["header_bytes"])
@@ -59,8 +106,8 @@ class PathsMixin:
         for a, b in zip(path, path[1:]):
             e = self.graph.edges[a, b]
             rtt += 2 * float(e["delay_ns"]) * PS_PER_NS + (mtu + ack) * 8 * PS_PER_S / float(e["rate_bps"])
-        info = self._path_info[path] = PathInfo(path, links, min(self._cap[l] for l in links), mtu, hdr,
-                                                 rtt, self._cap[links[0]])
+        info = self._path_info[path] = PathInfo(path, links, min(self.cap[l] for l in links), mtu, hdr,
+                                                 rtt, self.cap[links[0]])
         g = self.graph
         nodes = g.nodes
         info.switched = any(nodes[n].get("kind") == "switch" for n in path[1:-1])
@@ -71,8 +118,8 @@ class PathsMixin:
             info.shared = self._by_hops[sig] = {}
         return info
 
-    def _flow_consts(self, info: "PathInfo", size: int, model: CCModel) -> tuple:
-        """``(wire_bytes, ideal_ns, latency_ps, cap)`` of a flow of ``size`` on ``info``'s path."""
+    def flow_consts(self, info: "PathInfo", size: int, model: CCModel) -> FlowConsts:
+        """The :class:`FlowConsts` of a flow of ``size`` on ``info``'s path."""
         key = (size, model.name)
         cache = info.shared
         v = cache.get(key)
@@ -80,7 +127,7 @@ class PathsMixin:
             if len(cache) > 4096:
                 cache.clear()
             wire = size * info.mtu / (info.mtu - info.hdr)
-            ideal_ns = float(self._ideal(self.graph, list(info.path), size, info.mtu, info.hdr))
+            ideal_ns = float(self.ideal(self.graph, list(info.path), size, info.mtu, info.hdr))
             cap = model.rate_cap(info.first_rate)
             lat = max(0.0, ideal_ns * PS_PER_NS - wire / info.bott)
             if model.init_cwnd_pkts:
@@ -92,5 +139,5 @@ class PathsMixin:
                                                    info.bott * 8.0 * PS_PER_S)
                 lat += over_ns * PS_PER_NS
                 cap = min(cap, hcap_bps / 8.0 / PS_PER_S)
-            v = cache[key] = (wire, ideal_ns, lat, cap)
+            v = cache[key] = FlowConsts(wire, ideal_ns, lat, cap)
         return v

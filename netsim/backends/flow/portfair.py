@@ -35,20 +35,28 @@ line blocking) and :func:`hol_capacities` share them. Head-of-line blocking
 (:func:`hol_capacities`, :func:`hol_capacities_flat`, :func:`may_block`) is in
 :mod:`.hol` and re-exported here; the rounds themselves are in :mod:`.portround`,
 the index structures they run on in :mod:`.portplan`.
+
+Left out: per-priority queues (all lossless flows share one FIFO), weights,
+pause timing (shares are long-run averages), buffer sizes.
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Mapping, NamedTuple, Sequence
 
-from .flatoffer import flat_offer_list, flat_offers  # noqa: F401 (re-exported)
-from .hol import (hol_capacities, hol_capacities_flat, hol_capacities_plan,  # noqa: F401 (re-exported)
-                  may_block)
-from .maxmin import maxmin_fill
-from .portplan import port_plan
+from .hol import hol_capacities, hol_capacities_flat, may_block  # noqa: F401 (re-exported)
+from .maxmin import maxmin
+from .portplan import Grouping, port_plan
 from .portproblem import PortProblem
 from .portround import iterate
-from .porttree import (INF, _allocate, _node_demands, _offered, _Tree,  # noqa: F401 (re-exported)
-                       _KEEP, _waterfill, tree_offers)
+from .porttree import INF, _Tree, _waterfill  # noqa: F401 (re-exported)
+
+
+class RoundState(NamedTuple):
+    """What the last round of :func:`port_fair` leaves for the head-of-line pass (:mod:`.hol`)."""
+
+    grouping: Grouping   #: the groups of shared links and the offers' layout
+    offers: list         #: the offers of the last round, in the grouping's layout
+    order: list          #: per group: the positions of its flows by ascending demand
 
 
 def is_flat(paths: Sequence[Sequence[int]]) -> bool:
@@ -64,16 +72,15 @@ def is_flat(paths: Sequence[Sequence[int]]) -> bool:
 
 def port_fair(paths: Sequence[Sequence[int]], capacity: Mapping[int, float] | Sequence[float],
               cap: Sequence[float], *, max_rounds: int = 300, rel_tol: float = 1e-7,
-              damping: float = 0.7, offers: dict | None = None, warm: bool = True,
+              damping: float = 0.7, warm: bool = True,
               problem: PortProblem | None = None, state: list | None = None) -> tuple[list[float], int]:
     """Ingress-port-fair rates of flows on ``paths`` (link ids into ``capacity``).
 
     Returns ``(rates, rounds)``; ``rounds = -1`` when the iteration did not
     settle within ``max_rounds`` (the caller should fall back to max-min).
-    ``problem``: the :class:`PortProblem` of ``paths``, if already built. ``offers``, if
-    given, receives ``{link: {flow: offer}}`` for the shared links; ``state``, if given, is
-    set to ``[grouping, offers, order]`` of the last round (left empty when no link is
-    shared), for :func:`.hol.hol_capacities_plan`.
+    ``problem``: the :class:`PortProblem` of ``paths``, if already built. ``state``, if given, is
+    set to ``[RoundState]`` of the last round (left empty when no link is shared), for
+    :func:`.hol.hol_capacities`.
 
     >>> r, _ = port_fair([[0, 2], [1, 2], [1, 2]], [10.0, 10.0, 10.0], [INF] * 3)  # 2 ports into link 2
     >>> [round(x, 6) for x in r]
@@ -92,10 +99,9 @@ def port_fair(paths: Sequence[Sequence[int]], capacity: Mapping[int, float] | Se
     if not plan.shared:
         return base, 0
     grouping = plan.grouping(capacity)
-    members, start, gflows, owner = grouping[0], grouping[2], grouping[7], grouping[8]
+    gflows, owner = grouping.gflows, grouping.owner
     if warm:  # start from the max-min rates: port fairness is usually a small correction of them
-        r0 = maxmin_fill(plan.lpaths, plan.lusers, list(map(capacity.__getitem__, plan.links)), base[:],
-                         plan.live)    # (base: the caps and single-flow links, as maxmin_local)
+        r0 = maxmin(plan.lpaths, list(map(capacity.__getitem__, plan.links)), base).tolist()
         off = [r0[f] for fl in gflows for f in fl]
     else:
         off = [INF] * (len(owner) - 1)
@@ -117,38 +123,22 @@ def port_fair(paths: Sequence[Sequence[int]], capacity: Mapping[int, float] | Se
             for f in fl:
                 rates[f] *= k
     if state is not None:
-        state[:] = grouping, off, last_order
-    if offers is not None:
-        group_of = [0] * len(plan.shared)
-        made = [None] * len(members)              # each group's offers, made once and copied
-        for g, m in enumerate(members):
-            for j in m:
-                group_of[j] = g
-        for l, g in zip(plan.shared, group_of):       # ascending link ids, as the offers dict
-            d = made[g]
-            if d is None:
-                flows, k = gflows[g], start[g]
-                offers[l] = made[g] = {flows[i]: off[k + i] for i in last_order[g]}
-            else:
-                offers[l] = d.copy()
+        state[:] = [RoundState(grouping, off, last_order)]
     return rates, rounds
 
 
-def port_fair_auto(paths, capacity, cap, *, offers: dict | None = None, fast_rounds: int = 50,
+def port_fair_auto(paths, capacity, cap, *, fast_rounds: int = 50,
                    problem: PortProblem | None = None, state: list | None = None):
     """:func:`port_fair`, first undamped (converges in a few rounds on the path trees of real
     topologies: ~3x fewer rounds on components from a 256-GPU training step), then, if that
     does not settle within ``fast_rounds``, with the default damping. Same fixed point and
-    tolerance either way. ``offers``, ``state``: as in :func:`port_fair`, from the solve returned.
+    tolerance either way. ``state``: as in :func:`port_fair`, from the solve returned.
     """
-    trial: dict | None = {} if offers is not None else None
     problem = problem or PortProblem(paths)
-    rates, rounds = port_fair(paths, capacity, cap, damping=1.0, max_rounds=fast_rounds, offers=trial,
+    rates, rounds = port_fair(paths, capacity, cap, damping=1.0, max_rounds=fast_rounds,
                               problem=problem, state=state)
     if rounds >= 0:
-        if offers is not None:
-            offers.update(trial)
         return rates, rounds
-    return port_fair(paths, capacity, cap, offers=offers, problem=problem, state=state)
+    return port_fair(paths, capacity, cap, problem=problem, state=state)
 
 

@@ -8,13 +8,35 @@ computation on it (:mod:`.portfair`). It lists
   flows in prefix-tree child order (the order :class:`~.porttree._Tree` gives
   a flat tree; ``tree.flows`` and the tree itself otherwise);
 * the single-flow links, which only cap their flow;
-* the local link indices and per-link flows the max-min warm start needs;
+* the local link indices the max-min warm start needs;
 * groups of shared links with the same flows in the same child order: with
   equal capacities they offer exactly the same every round, so the round loop
   (:mod:`.portround`) computes each group once, and every flow's *slots*, the
   positions of its offers (:meth:`PortPlan.grouping`, kept per capacities).
+
+It models nothing by itself (pure indexing); groups never merge links whose
+capacities differ.
 """
 from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Grouping(NamedTuple):
+    """Groups of shared links offering alike for given capacities (:meth:`PortPlan.grouping`).
+
+    The offers of all groups are kept in one list, group ``g``'s from ``start[g]`` on.
+    """
+
+    members: list        #: per group: positions in ``PortPlan.shared`` of its links
+    gcap: list           #: per group: its links' capacity
+    start: list          #: per group: position of its first offer
+    slots: list          #: per flow: its offer positions, one per shared link, in ``shared`` order
+    pairs: list          #: ``(group, flow, flow, start)`` of the flat groups of two flows (child order)
+    triples: list        #: ``(group, flow, flow, flow, start)`` of the flat groups of three flows
+    others: list         #: the other groups
+    gflows: list         #: per group: its flows in child order
+    owner: list          #: per offer position: its group (and ``owner[-1] = -1``)
 
 
 class PortPlan:
@@ -26,10 +48,6 @@ class PortPlan:
         Every link, in order of first use (``PortProblem.users`` order).
     lpaths : list of list of int
         Paths as indices into ``links``.
-    lusers : list of list of int
-        Flows of every link of ``links``, in flow order.
-    live : list of int
-        Positions in ``links`` of the links of two flows or more, ascending.
     multi : list of (int, list of int)
         ``(link, flows)`` for the links of two flows or more, in ``links`` order.
     msets : list of int
@@ -43,20 +61,18 @@ class PortPlan:
     Groups of shared links offering alike for given capacities: :meth:`grouping`.
     """
 
-    __slots__ = ("links", "lpaths", "lusers", "live", "multi", "msets", "single", "shared", "index", "sflows",
-                 "strees", "_keys", "_caps", "_grouping", "_base", "_base_caps")
+    __slots__ = ("links", "lpaths", "multi", "msets", "single", "shared", "index", "sflows",
+                 "strees", "_keys", "_caps", "_grouping", "_base", "_link_group", "_base_caps")
 
     def __init__(self, problem):
         paths = problem.paths
         pair = problem.pair_links
         index, on, at, self.lpaths = problem.incidence()
         self.links = links = list(index)
-        self.lusers = on
         self.multi = multi = [(l, fl) for l, fl in zip(links, on) if len(fl) > 1]
         sets: dict = {}
         self.msets = [sets.setdefault(tuple(fl), len(sets)) for _, fl in multi]
         self.single = [(l, fl[0]) for l, fl in zip(links, on) if len(fl) == 1]
-        self.live = [j for j, fl in enumerate(on) if len(fl) > 1]
         self.shared = shared = sorted([l for l, _ in multi])
         self.index = dict(zip(shared, range(len(shared))))
         self.sflows = sflows = []
@@ -92,12 +108,12 @@ class PortPlan:
         self._caps = None
         self._grouping = None
         self._base = None
+        self._link_group = None
         self._base_caps = None
 
-    def grouping(self, capacity) -> tuple:
+    def grouping(self, capacity) -> Grouping:
         """Groups of shared links with the same flows in the same child order and the same
-        capacity, for these capacities: ``(members, gcap, start, slots, pairs, triples,
-        others, gflows, owner)``.
+        capacity, for these capacities (a :class:`Grouping`).
 
         ``members[g]``: positions in :attr:`shared` of group ``g``, ``gcap[g]`` its
         capacity and ``gflows[g]`` its flows in child order; the offers of all groups are
@@ -117,17 +133,17 @@ class PortPlan:
         if caps == self._caps:
             return self._grouping
         if self._base is None:
-            self._base = self._lay_out(caps)
+            self._base, self._link_group = self._lay_out(caps)
             self._base_caps = caps
-            grouping = self._base[:9]
+            grouping = self._base
         else:
             grouping = self._refine(caps)
         self._caps = caps
         self._grouping = grouping
         return grouping
 
-    def _lay_out(self, caps: list[float]) -> tuple:
-        """The grouping for ``caps`` (as :meth:`grouping`), then the group of each link."""
+    def _lay_out(self, caps: list[float]) -> tuple[Grouping, list[int]]:
+        """The grouping for ``caps`` (as :meth:`grouping`), and the group of each shared link."""
         sflows = self.sflows
         strees = self.strees
         group_of: dict = {}
@@ -170,11 +186,12 @@ class PortPlan:
                 slots[f].append(s)
                 s += 1
         owner.append(-1)
-        return members, gcap, start, slots, pairs, triples, others, gflows, owner, link_group
+        return Grouping(members, gcap, start, slots, pairs, triples, others, gflows, owner), link_group
 
-    def _refine(self, caps: list[float]) -> tuple:
+    def _refine(self, caps: list[float]) -> Grouping:
         """:meth:`grouping` for ``caps`` by splitting the groups of the base grouping."""
-        members, _, start, slots, pairs, triples, others, gflows, owner, link_group = self._base
+        members, _, start, slots, pairs, triples, others, gflows, owner = self._base
+        link_group = self._link_group
         base = self._base_caps
         touched = sorted({link_group[j] for j, c, b in zip(range(len(caps)), caps, base) if c != b})
         copied = False
@@ -223,7 +240,8 @@ class PortPlan:
                         slots[f][flinks[f].index(j)] = s
         if copied:
             owner.append(-1)
-        return members, [caps[m[0]] for m in members], start, slots, pairs, triples, others, gflows, owner
+        return Grouping(members, [caps[m[0]] for m in members], start, slots, pairs, triples, others, gflows,
+                        owner)
 
 
 def port_plan(problem) -> PortPlan:

@@ -6,6 +6,9 @@ two flows from the same previous link (only those can have a non-flat prefix
 tree, :mod:`.porttree`), whether port fairness reduces to max-min fairness
 (:attr:`PortProblem.flat`), the prefix trees it needed, and the index plan of
 the port-fair round loop (:mod:`.portplan`), each built once.
+
+It models nothing by itself (the structure of the paths); capacities, caps and
+rates are the solvers' inputs.
 """
 from __future__ import annotations
 
@@ -54,7 +57,7 @@ class PortProblem:
         """
         inc = self._inc
         if inc is None:
-            _, index, lpaths, on = link_index(self.paths)      # shared with maxmin_small
+            _, index, lpaths, on = link_index(self.paths)      # shared with the solver's other stages
             at: list[list[int]] = [[] for _ in on]
             for q in lpaths:
                 i = 0
@@ -93,7 +96,7 @@ class PortProblem:
         """
         if not self.pair_links:
             return True
-        _, index, _, on = link_index(self.paths)      # flows per link (kept for maxmin_small)
+        _, index, _, on = link_index(self.paths)      # flows per link (kept for the solver's other stages)
         walk = []
         for (k, l), n in self._steps:
             if n != len(on[index[l]]):

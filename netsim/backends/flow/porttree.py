@@ -11,9 +11,11 @@ offers and ``min(demand, budget)`` when allocating, so chains of single
 children are collapsed when the tree is built: the offers are unchanged, the
 allocations only differ by float rounding where a flow gets its whole demand.
 A tree whose root has only flows as children is *flat* and has a faster
-path (:func:`.flatoffer.flat_offers`). :func:`tree_offer_list` is
-:func:`tree_offers` on demands by flow position, as the round loop
-(:mod:`.portround`) keeps them.
+path (:func:`.flatoffer.flat_offer_list`). :func:`tree_offer_list` gives the
+offers (by flow position, as the round loop :mod:`.portround` keeps the
+demands); :func:`tree_allocation` the split itself (the head-of-line pass,
+:mod:`.hol`, reads it). Left out: weights, and trees of more than one link
+(each link's tree is split on its own).
 """
 from __future__ import annotations
 
@@ -128,33 +130,6 @@ class _Tree:
         return node
 
 
-def _node_demands(tree: _Tree, dem) -> list[float]:
-    """Total demand of every node (children after parents in ``kids``, so go backwards)."""
-    out = [0.0] * len(tree.kids)
-    for node in range(len(tree.kids) - 1, -1, -1):
-        tot = 0.0
-        for kind, x in tree.kids[node]:
-            tot += dem[x] if kind == "f" else out[x]
-        out[node] = tot
-    return out
-
-
-def _allocate(tree: _Tree, budget: float, dem, nd: list[float]) -> dict[int, float]:
-    """Hierarchical max-min split of ``budget`` among the flows (``dem``: flow demands)."""
-    out: dict[int, float] = {}
-    stack = [(0, budget)]
-    while stack:
-        node, b = stack.pop()
-        kids = tree.kids[node]
-        ds = [dem[x] if kind == "f" else nd[x] for kind, x in kids]
-        for (kind, x), a in zip(kids, _waterfill(b, ds)):
-            if kind == "f":
-                out[x] = a
-            else:
-                stack.append((x, a))
-    return out
-
-
 def _level(budget: float, srt: list[float], mine: float) -> float:
     """Water level one child of demand ``mine`` gets when it asks for everything.
 
@@ -178,41 +153,15 @@ def _level(budget: float, srt: list[float], mine: float) -> float:
     return left / k
 
 
-def _offered(tree: _Tree, budget: float, dem, nd: list[float], f: int, sorted_ds: dict) -> float:
-    """What flow ``f`` would get at this link if it wanted everything (others keep ``dem``).
-
-    ``sorted_ds`` caches each node's ascending child demands for this round.
-    At every node on ``f``'s route the child toward ``f`` asks for everything:
-    it gets the water level left after the children asking less are served
-    (the others keep their demands), as :func:`_waterfill` would give it.
-    """
-    for node, pos in tree.route[f]:
-        srt = sorted_ds.get(node)
-        if srt is None:
-            kids = tree.kids[node]
-            srt = sorted_ds[node] = sorted(dem[x] if kind == "f" else nd[x] for kind, x in kids)
-        kind, x = tree.kids[node][pos]
-        budget = _level(budget, srt, dem[x] if kind == "f" else nd[x])
-    return budget
-
-
-def tree_offers(tree: _Tree, budget: float, dem: dict) -> dict[int, float]:
-    """Offer of the link to every flow of ``tree``: its allocation, or, when it is held by
-    its demand, what it would get if it wanted everything (:func:`_offered`)."""
-    nd = _node_demands(tree, dem)
-    alloc = _allocate(tree, budget, dem, nd)
-    o = {}
-    srt: dict = {}
-    for f in tree.flows:
-        a = alloc[f]
-        o[f] = _offered(tree, budget, dem, nd, f, srt) if a >= dem[f] * (1 - HELD_TOL) else a
-    return o
-
-
 def tree_offer_list(tree: _Tree, budget: float, ds: list[float]) -> Sequence[float]:
-    """:func:`tree_offers` by flow position: ``ds[i]`` is the demand of ``tree.flows[i]``,
-    and so is the offer returned (a list or tuple, not to be modified). The same operations
-    in the same order, but each water level computed once: the budget reaching a node is the
+    """Offer of the link to every flow of ``tree``: ``ds[i]`` is the demand of
+    ``tree.flows[i]``, and so is the offer returned (a list or tuple, not to be modified).
+
+    A flow's offer is its allocation in the hierarchical max-min split of ``budget``
+    (:func:`tree_allocation`), or, when it is held by its demand, what it would get if it
+    wanted everything, the others keeping their demands: at every node on its route the
+    child toward it gets the water level left after the children asking less are served
+    (:func:`_level`). Each water level is computed once: the budget reaching a node is the
     same on every route through it, so a level depends only on the node and the demand of
     the child asking.
 
@@ -233,16 +182,25 @@ def tree_offer_list(tree: _Tree, budget: float, ds: list[float]) -> Sequence[flo
     return o
 
 
-def _tree_offer_list(kids: list[list[int]], routes: list, budget: float, ds: list[float]) -> list[float]:
-    """:func:`tree_offer_list` on the compiled tree ``kids``, ``routes`` (no cache)."""
+def tree_allocation(tree: _Tree, budget: float, ds: list[float]) -> list[float]:
+    """Hierarchical max-min split of ``budget`` among the flows of ``tree`` (``ds[i]``: the
+    demand of ``tree.flows[i]``; the result by the same positions): every node splits what
+    reaches it among its children by their demands (:func:`_waterfill`), a node's demand
+    being the sum of its children's."""
+    return _allocation(tree.compiled()[0], budget, ds)[0]
+
+
+def _allocation(kids: list[list[int]], budget: float, ds: list[float]) -> tuple[list[float], list]:
+    """:func:`tree_allocation` on the compiled tree ``kids``; also, per node, the demands of
+    its children."""
     n = len(kids)
-    nd = [0.0] * n                   # _node_demands (the root's total is not needed)
+    nd = [0.0] * n                   # per node: its demand (the root's total is not needed)
     for node in range(n - 1, 0, -1):
         tot = 0.0
         for x in kids[node]:
             tot += ds[x] if x >= 0 else nd[~x]
         nd[node] = tot
-    alloc = [0.0] * len(ds)          # _allocate
+    alloc = [0.0] * len(ds)
     dems: list = [None] * n          # per node: the demands of its children
     stack = [(0, budget)]
     while stack:
@@ -254,10 +212,16 @@ def _tree_offer_list(kids: list[list[int]], routes: list, budget: float, ds: lis
                 alloc[x] = a
             else:
                 stack.append((~x, a))
+    return alloc, dems
+
+
+def _tree_offer_list(kids: list[list[int]], routes: list, budget: float, ds: list[float]) -> list[float]:
+    """:func:`tree_offer_list` on the compiled tree ``kids``, ``routes`` (no cache)."""
+    alloc, dems = _allocation(kids, budget, ds)
     srt: dict = {}
     levels: dict = {}
     for i, a in enumerate(alloc):
-        if a >= ds[i] * _KEEP:       # held by its demand: _offered
+        if a >= ds[i] * _KEEP:       # held by its demand: the level if it asked for everything
             a = budget
             for node, pos in routes[i]:
                 mine = dems[node][pos]

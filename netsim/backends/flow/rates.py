@@ -9,6 +9,9 @@ rescheduled on the heap (ps, ties in flow-id order). A flow alone on all its
 links starts at its solo rate at once, without a settle. Window-based
 algorithms pay slow start at a flow's first rate when it is below the rate
 its latency term was charged at.
+
+Left out: rate changes between events (a flow's rate is constant between two
+solves of its component), per-packet pacing.
 """
 from __future__ import annotations
 
@@ -120,9 +123,10 @@ class RatesMixin:
         smaller bandwidth-delay product in fewer rounds (two flows sharing a NIC each need
         half the window; a host-stack cap ends the ramp sooner too)."""
         ramp = f.ramp
-        model, rtt, charged, top = ramp
-        if rate > top:
-            rate = top              # never above the rate of the path and model
+        charged = ramp.charged
+        if rate > ramp.top:
+            rate = ramp.top         # never above the rate of the path and model
         if rate != charged:
+            model, rtt = ramp.model, ramp.rtt_ps
             f.lat_ps += model.ramp_ps(f.rem, rate, rtt, f.mtu) - model.ramp_ps(f.rem, charged, rtt, f.mtu)
-            ramp[2] = rate
+            ramp.charged = rate

@@ -6,6 +6,9 @@ The flow backend reads the packet backend's network parameters
 network, and adds a few of its own (:data:`FLOW_PARAMS`). The ideal FCT comes
 from ``netsim.backends.ideal`` so a lone flow finishes exactly when the packet
 backend's ideal says.
+
+Left out: per-link MTU (a flow's MTU is its source node's), per-priority
+parameters of the packet backend that the fluid model does not read.
 """
 from __future__ import annotations
 

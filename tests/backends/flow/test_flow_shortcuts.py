@@ -91,7 +91,7 @@ def _uncollapsed_offer(paths, users, budget, dem, f):
 
 
 def test_collapsed_tree_offers_equal_full_waterfilling():
-    from netsim.backends.flow.porttree import tree_offers
+    from netsim.backends.flow.porttree import tree_offer_list
     rng = random.Random(3)
     for _ in range(300):
         paths = _random_paths(rng, n_flows=(2, 20))
@@ -100,7 +100,8 @@ def test_collapsed_tree_offers_equal_full_waterfilling():
             if len(u) < 2:
                 continue
             dem = {f: rng.choice([rng.random(), 0.25, 0.25, 2.0]) for f, _ in u}
-            o = tree_offers(prob.tree(l), 1.0, dem)
+            tree = prob.tree(l)
+            o = dict(zip(tree.flows, tree_offer_list(tree, 1.0, [dem[f] for f in tree.flows])))
             for f, _ in u:
                 if o[f] >= dem[f] * (1 - 1e-12):
                     assert o[f] == pytest.approx(_uncollapsed_offer(paths, u, 1.0, dem, f), rel=1e-12)

@@ -1,6 +1,7 @@
 """Calibrate the flow backend's congestion-control model against the packet backend.
 
-``python -m netsim.backends.flow.calibrate [--cc none,dcqcn,cubic,dctcp] [--quick] [--dcqcn] [--table]``
+``python tools/flow_calibrate.py [--cc none,dcqcn,cubic,dctcp] [--quick] [--dcqcn] [--table]``
+(from a checkout: the scenarios are in ``tests/validation/flow_scenarios.py``)
 
 For every algorithm it runs, on the packet backend:
 
@@ -16,11 +17,11 @@ For every algorithm it runs, on the packet backend:
    (0 for algorithms without a ramp in the model).
 
 3. **DCQCN check** (``--dcqcn``) — DCQCN is not a fitted efficiency but the
-   algorithm's own law on fluid FIFO queues (:mod:`.dcqcnfluid`); the same
+   algorithm's own law on fluid FIFO queues (``netsim.backends.flow.dcqcnfluid``); the same
    dumbbell runs on both backends compare the efficiency and the number of
    CNPs per flow (the length of the cut phase), for the tick periods given.
 
-It prints a table and the values to put in :data:`.ccmodel.MODEL_TABLES`
+It prints a table and the values to put in ``netsim.backends.flow.ccmodel.MODEL_TABLES``
 (documented in docs/flow-backend.md). It never edits code. The agreement
 tests use other scenarios (incast, permutation, collectives, training), so
 they check the calibration rather than repeat it.
@@ -31,9 +32,13 @@ import argparse
 import json
 import statistics
 import sys
+from pathlib import Path
 
-from .ccmodel import resolve_model
-from .scenarios import load_graph, run_flows_on
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "validation"))   # flow_scenarios
+
+from flow_scenarios import load_graph, run_flows_on  # noqa: E402
+
+from netsim.backends.flow.ccmodel import resolve_model  # noqa: E402
 
 LINK_BPS = 100e9
 
@@ -61,13 +66,13 @@ def efficiency(cc: str, ns=(2, 4, 8), size_bytes: int = 4_000_000, params: dict 
 
 def ramp(cc: str, sizes=(100_000, 1_000_000, 10_000_000), params: dict | None = None) -> dict:
     """Measured lone-flow extra time vs the model's slow-start penalty at scale 1."""
-    from .backend import FlowBackend  # noqa: F401  (registers "flow")
+    from netsim.backends.flow.backend import FlowBackend  # noqa: F401  (registers "flow")
     g = load_graph("dumbbell:n_left=1,n_right=1")
     model = resolve_model(cc, {cc: {"flow_ramp_scale": 1.0}})
     p = _net_params(params)
     mtu, hdr = p["mtu_bytes"], p["header_bytes"]
     rate = LINK_BPS / 8 / 1e12            # bytes per ps
-    from ...topology import Router
+    from netsim.topology import Router
     path = Router(g).path("left0", "right0", 0)
     rtt_ps = 0.0
     for a, b in zip(path, path[1:]):
@@ -86,7 +91,7 @@ def ramp(cc: str, sizes=(100_000, 1_000_000, 10_000_000), params: dict | None = 
 
 def dcqcn_check(ns=(2, 4, 8), size_bytes: int = 4_000_000, ticks_ns=(2_000,)) -> list[dict]:
     """Fluid DCQCN vs packet DCQCN on the dumbbell: efficiency and CNPs per flow."""
-    from .backend import FlowBackend  # noqa: F401  (registers "flow")
+    from netsim.backends.flow.backend import FlowBackend  # noqa: F401  (registers "flow")
     rows = []
     for n in ns:
         g = load_graph(f"dumbbell:n_left={n},n_right={n}")
@@ -115,7 +120,7 @@ def agreement_table(ccs=("none", "dcqcn", "dcqcn:paper", "cubic")) -> list[str]:
 
     An entry ``ALGO:PRESET`` runs ``ALGO`` with ``--cc-param preset=PRESET``.
     """
-    from .scenarios import compare_fct, dumbbell_long, incast, p99_fct_ns, permutation
+    from flow_scenarios import compare_fct, dumbbell_long, incast, p99_fct_ns, permutation
     rows = ["| scenario | cc | flows | median err | p95 err | mean FCT err | last compl. err "
             "| p99 flow / packet (us) | packet drops |",
             "|---|---|---|---|---|---|---|---|---|"]
@@ -143,7 +148,7 @@ def agreement_table(ccs=("none", "dcqcn", "dcqcn:paper", "cubic")) -> list[str]:
 
 
 def _net_params(params: dict | None) -> dict:
-    from ..packet.defaults import resolve_params
+    from netsim.backends.packet.defaults import resolve_params
     return resolve_params(params or {})
 
 

@@ -1,7 +1,9 @@
 """Shared scenarios on which the flow backend is compared with the packet backend.
 
-Used by the agreement tests (tests/validation/test_flow_vs_packet.py), by the
-calibration script (:mod:`.calibrate`) and by the docs' comparison table. A
+Used by the agreement tests (tests/validation/test_flow_vs_packet.py,
+test_flow_dcqcn_traces.py), by the calibration script (tools/flow_calibrate.py)
+and by the docs' comparison table; kept beside the tests, outside the
+installed package. A
 scenario is a topology expression plus a list of flows ``(src, dst,
 size_bytes, start_ns)``; :func:`run_flows_on` plays it on any registered
 backend through the :class:`~netsim.backends.base.Backend` seam and returns
@@ -18,9 +20,9 @@ from dataclasses import dataclass, field
 
 import simpy
 
-from ...records import FlowRecord, FlowTag, ListSink
-from ...units import PS_PER_NS
-from ..base import TraceSinks, create_backend
+from netsim.backends.base import TraceSinks, create_backend
+from netsim.records import FlowRecord, FlowTag, ListSink
+from netsim.units import PS_PER_NS
 
 Flow = tuple[str, str, int, int]
 
@@ -68,7 +70,7 @@ def permutation(leaves: int = 4, spines: int = 2, hosts_per_leaf: int = 4, size_
 
 
 def load_graph(topology: str):
-    from ...topology import load_topology
+    from netsim.topology import load_topology
     return load_topology(topology)
 
 
