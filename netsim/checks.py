@@ -30,7 +30,7 @@ def check_network_params(backend: str, params: dict | None, graph=None, *, sourc
     InputError
         One line naming ``--set`` (or the file and node), the key, the value and what is accepted.
     """
-    from .backends.packet.defaults import resolve_params
+    from .network.params import resolve_params
     from .hoststack import HostStack, split_host_params
     try:
         net_params, host_params = split_host_params(dict(params or {}))
@@ -51,7 +51,7 @@ def check_network_params(backend: str, params: dict | None, graph=None, *, sourc
 
 def check_node_params(graph, *, source: str | None = None) -> None:
     """Check every node attribute of ``graph`` that overrides a network parameter (all backends alike)."""
-    from .backends.packet.defaults import PER_PRIORITY, node_overrides, parse_override
+    from .network.params import PER_PRIORITY, node_overrides, parse_override
     for name in sorted(graph.nodes, key=str):
         attrs = graph.nodes[name]
         try:

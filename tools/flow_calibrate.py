@@ -148,7 +148,7 @@ def agreement_table(ccs=("none", "dcqcn", "dcqcn:paper", "cubic")) -> list[str]:
 
 
 def _net_params(params: dict | None) -> dict:
-    from netsim.backends.packet.defaults import resolve_params
+    from netsim.network.params import resolve_params
     return resolve_params(params or {})
 
 

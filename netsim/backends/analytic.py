@@ -48,7 +48,7 @@ from .base import Backend, TraceSinks, register_backend
 from .ideal import ideal_fct_exact_ns
 
 try:  # share the packet backend's wire parameters when it is installed
-    from .packet.defaults import SIM_PARAMS as _SIM
+    from ..network.params import SIM_PARAMS as _SIM
 except ImportError:  # pragma: no cover - packet backend absent
     _SIM = None
 
@@ -100,7 +100,7 @@ def resolve_analytic_params(params: dict | None) -> dict:
         if key in ANALYTIC_PARAMS:
             out[key] = ANALYTIC_PARAMS.parse_one(key, value)
         elif _SIM is not None and key.split(".")[0] in _SIM:
-            from .packet.defaults import parse_override
+            from ..network.params import parse_override
             parse_override(key, value)  # not modelled here, but checked as on every backend
         else:
             raise ANALYTIC_PARAMS.unknown(key, where="--set")

@@ -14,7 +14,7 @@ import importlib
 
 #: (module, ParamTable attribute, title) of every other table of defaults, in print order
 TABLES = (
-    ("netsim.backends.packet.defaults", "SIM_PARAMS", "packet network (--set KEY=VALUE)"),
+    ("netsim.network.params", "SIM_PARAMS", "packet network (--set KEY=VALUE)"),
     ("netsim.backends.analytic", "ANALYTIC_PARAMS",
      "analytic backend (--backend analytic --set KEY=VALUE; other network keys are accepted and ignored)"),
     ("netsim.backends.flow.settings", "FLOW_PARAMS", "flow backend (--backend flow --set KEY=VALUE)"),

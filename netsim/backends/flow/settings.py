@@ -1,7 +1,7 @@
 """Set-up of the flow backend: its own parameters, the network parameters, path constants.
 
 The flow backend reads the packet backend's network parameters
-(``netsim.backends.packet.defaults``: ``mtu_bytes``, ``header_bytes``,
+(``netsim.network.params``: ``mtu_bytes``, ``header_bytes``,
 ``ack_bytes``, ``pfc``, priorities) so that both backends model the same
 network, and adds a few of its own (:data:`FLOW_PARAMS`). The ideal FCT comes
 from ``netsim.backends.ideal`` so a lone flow finishes exactly when the packet
@@ -31,7 +31,7 @@ class PathInfo:
 
 
 #: parameters of the flow backend itself (``--set`` accepts them next to the network's)
-from ..packet.defaults import lossless_set, resolve_params  # noqa: E402
+from ...network.params import lossless_set, resolve_params  # noqa: E402
 
 FLOW_PARAMS = ParamTable("flow-backend", [
     Param("flow_fairness", "auto", "choice",

@@ -3,4 +3,4 @@
 Importing this package registers the ``packet`` backend.
 """
 from .backend import PacketBackend  # noqa: F401
-from .defaults import SIM_PARAMS, resolve_params  # noqa: F401
+from ...network.params import SIM_PARAMS, resolve_params  # noqa: F401

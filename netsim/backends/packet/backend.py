@@ -27,10 +27,10 @@ from ...transport.packet import N_DATA_PRIORITIES, N_PRIORITIES
 from ...units import PS_PER_NS
 from ..base import Backend, register_backend
 from ..ideal import hops, ideal_fct_exact_ns
+from ...network.params import resolve_params
 from . import linkchange
 from .accounting import FlowAccounting
 from .hpccfct import hpcc_ip, hpcc_row  # noqa: F401  (hpcc_ip: re-exported)
-from .defaults import resolve_params
 from .network import Network
 from .node import ENDPOINT_KINDS
 

@@ -17,7 +17,7 @@ import random
 from ...errors import InputError
 from ...transport.packet import N_DATA_PRIORITIES, N_PRIORITIES
 from ...units import PS_PER_NS
-from .defaults import lossless_set, node_overrides, per_priority
+from ...network.params import lossless_set, node_overrides, per_priority
 from .node import ENDPOINT_KINDS, Endpoint, Forwarder
 from .port import Port
 from .scheduler import Scheduler

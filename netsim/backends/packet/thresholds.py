@@ -38,7 +38,7 @@ from __future__ import annotations
 from ...errors import InputError
 from ...transport.packet import N_DATA_PRIORITIES
 from ...units import PS_PER_NS
-from .defaults import per_priority
+from ...network.params import per_priority
 
 #: headroom of an ingress into a forwarding device without a finite buffer (credit-based hops)
 UNBOUNDED = float("inf")

@@ -7,7 +7,7 @@ import pytest
 import cc_fixtures  # noqa: F401
 from pkt_helpers import run, star
 
-from netsim.backends.packet.defaults import SIM_PARAMS, per_priority, resolve_params
+from netsim.network.params import SIM_PARAMS, per_priority, resolve_params
 from netsim.errors import InputError
 from netsim.flowfile import load_flows
 from netsim.simulate import run_flows

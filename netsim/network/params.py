@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ...errors import InputError
-from ...params import Param, ParamTable
+from ..errors import InputError
+from ..params import Param, ParamTable
 
 _HDR = ("RoCEv2 per IBTA Annex A17: Ethernet 14 + FCS 4 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 = 62 B "
         "(preamble/IFG not modelled)")
