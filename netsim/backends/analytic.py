@@ -2,7 +2,7 @@
 
 A flow of ``S`` bytes on its routed path takes exactly the time it would take
 *alone* on that path with packetized store-and-forward — the packet helper's
-:func:`netsim.backends.ideal.ideal_fct_exact_ns` (tandem of deterministic
+:func:`netsim.network.ideal.ideal_fct_exact_ns` (tandem of deterministic
 servers; packets of at most ``mtu_bytes`` incl. ``header_bytes``). For whole
 packets that is ``a + 8 W / r_b``: ``W`` wire bytes, ``r_b`` the bottleneck
 rate, ``a`` = propagation plus one packet's serialization on every other
@@ -45,7 +45,7 @@ from ..params import Param, ParamTable
 from ..records import EMPTY_TAG, FlowTag, make_record
 from ..units import PS_PER_S, ps_to_ns
 from .base import Backend, TraceSinks, register_backend
-from .ideal import ideal_fct_exact_ns
+from ..network.ideal import ideal_fct_exact_ns
 
 try:  # share the packet backend's wire parameters when it is installed
     from ..network.params import SIM_PARAMS as _SIM
@@ -129,7 +129,7 @@ def lone_flow_ps(rates_bps: list[float], delays_ns: list[float], size_bytes: int
                  header_bytes: int) -> float:
     """Time for a flow alone on a path to deliver its last byte, ps.
 
-    Delegates to :func:`netsim.backends.ideal.ideal_fct_exact_ns` (the packet
+    Delegates to :func:`netsim.network.ideal.ideal_fct_exact_ns` (the packet
     backend's exact lone-flow formula), so ``ideal_fct_ns`` agrees across backends.
 
     >>> lone_flow_ps([8e9, 8e9], [0, 0], 2000, 1000, 0)  # 2 packets of 1 us each, 2 hops

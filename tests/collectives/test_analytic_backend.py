@@ -100,7 +100,7 @@ def test_stats_and_csv_columns(tmp_path):
 
 
 def test_matches_ideal_fct_of_packet_helper_when_available():
-    ideal = pytest.importorskip("netsim.backends.ideal")
+    ideal = pytest.importorskip("netsim.network.ideal")
     from netsim.topology import Router, gpu_cluster
     g = gpu_cluster(servers=2, gpus_per_server=2, spines=0)
     be, _ = _be(g)

@@ -1,6 +1,6 @@
 """A lone flow's FCT equals the analytic ideal (store-and-forward pipelining) within 1 %.
 
-Oracle: netsim.backends.ideal (closed form for a tandem of deterministic
+Oracle: netsim.network.ideal (closed form for a tandem of deterministic
 servers), independent of the simulator's event machinery.
 """
 import os
@@ -11,7 +11,7 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "backends", "packet"))
 from pkt_helpers import gpu_path_graph, run  # noqa: E402
 
-from netsim.backends.ideal import hops, ideal_fct_exact_ns  # noqa: E402
+from netsim.network.ideal import hops, ideal_fct_exact_ns  # noqa: E402
 from netsim.topology import Router, load_topology  # noqa: E402
 from netsim.topology.builders import dumbbell  # noqa: E402
 

@@ -25,7 +25,7 @@ import os
 
 import pytest
 
-from netsim.backends.ideal import ideal_fct_exact_ns
+from netsim.network.ideal import ideal_fct_exact_ns
 from netsim.flowfile import FlowSpec
 from netsim.runtime import run_training
 from netsim.simulate import run_flows

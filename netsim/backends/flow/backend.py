@@ -18,7 +18,7 @@ What is modelled
 * Latency: a flow completes ``latency`` after its fluid completion, where
   ``latency = ideal_fct − wire_bytes/bottleneck_rate`` — propagation and the
   store-and-forward of the first packet — so a flow alone on its path finishes
-  in exactly :func:`netsim.backends.ideal.ideal_fct_ns`.
+  in exactly :func:`netsim.network.ideal.ideal_fct_ns`.
 * Congestion control as a model (:mod:`.ccmodel`): a per-algorithm efficiency
   on shared links, a per-flow cap, a slow-start ramp added to the latency;
   DCQCN runs its own rate law on fluid queues (:mod:`.dcqcnfluid`), its

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from ...errors import InputError
 from ...units import PS_PER_NS, PS_PER_S
-from ..ideal import hops
+from ...network.ideal import hops
 from .ccmodel import CCModel, resolve_model
 from .settings import PathInfo, ideal_function
 

@@ -4,7 +4,7 @@ The flow backend reads the packet backend's network parameters
 (``netsim.network.params``: ``mtu_bytes``, ``header_bytes``,
 ``ack_bytes``, ``pfc``, priorities) so that both backends model the same
 network, and adds a few of its own (:data:`FLOW_PARAMS`). The ideal FCT comes
-from ``netsim.backends.ideal`` so a lone flow finishes exactly when the packet
+from ``netsim.network.ideal`` so a lone flow finishes exactly when the packet
 backend's ideal says.
 
 Left out: per-link MTU (a flow's MTU is its source node's), per-priority
@@ -71,7 +71,7 @@ def resolve_network_params(params: dict) -> dict:
 
 def ideal_function():
     """``f(graph, path, size_bytes, mtu_bytes, header_bytes) -> ns`` (fractional): the packet model's ideal FCT."""
-    from ..ideal import hops, ideal_fct_exact_ns
+    from ...network.ideal import hops, ideal_fct_exact_ns
 
     def ideal_fct_ns(graph, path, size_bytes, mtu_bytes, header_bytes):
         return ideal_fct_exact_ns(hops(graph, path), size_bytes, mtu_bytes, header_bytes)

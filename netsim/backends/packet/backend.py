@@ -26,7 +26,7 @@ from ...records import EMPTY_TAG, FlowTag, make_record
 from ...transport.packet import N_DATA_PRIORITIES, N_PRIORITIES
 from ...units import PS_PER_NS
 from ..base import Backend, register_backend
-from ..ideal import hops, ideal_fct_exact_ns
+from ...network.ideal import hops, ideal_fct_exact_ns
 from ...network.params import resolve_params
 from . import linkchange
 from .accounting import FlowAccounting

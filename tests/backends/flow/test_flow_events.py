@@ -9,7 +9,7 @@
 import simpy
 
 from netsim.backends.base import TraceSinks, create_backend
-from netsim.backends.ideal import ideal_fct_ns
+from netsim.network.ideal import ideal_fct_ns
 from netsim.records import FlowTag, ListSink
 from netsim.topology import load_topology
 
