@@ -30,18 +30,11 @@ def check_network_params(backend: str, params: dict | None, graph=None, *, sourc
     InputError
         One line naming ``--set`` (or the file and node), the key, the value and what is accepted.
     """
-    from .network.params import resolve_params
+    from .backends.base import resolve_backend_params
     from .hoststack import HostStack, split_host_params
     try:
         net_params, host_params = split_host_params(dict(params or {}))
-        if backend == "flow":
-            from .backends.flow.settings import resolve_network_params
-            resolve_network_params(net_params)
-        elif backend == "analytic":
-            from .backends.analytic import resolve_analytic_params
-            resolve_analytic_params(net_params)
-        else:
-            resolve_params(net_params)
+        resolve_backend_params(backend, net_params)   # the backend's registered resolver (no name branch)
         HostStack(host_params)
     except InputError as exc:
         raise _blame(exc, "--set") from None

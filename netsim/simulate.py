@@ -31,7 +31,7 @@ from typing import Iterable
 
 import simpy
 
-from .backends.base import TraceSinks, create_backend
+from .backends.base import TraceSinks, check_flags, create_backend
 from .checks import check_network_params, check_node_params  # noqa: F401  (the one validator)
 from .errors import InputError
 from .records import FCT_COLUMNS, CsvSink, ListSink, atomic_output
@@ -45,7 +45,7 @@ CC_COLUMNS = ("time_ns", "flow_id", "cc", "cwnd_bytes", "rate_bps", "alpha", "sr
 
 def check_cc_params(cc: str, cc_params: dict | None) -> dict:
     """Resolve ``cc`` and every ``cc_params`` entry now, so a bad name or key fails before the run."""
-    from .backends.packet.backend import cc_registry
+    from .network.send import cc_registry
     reg = cc_registry()
     if cc not in reg:
         raise InputError("unknown congestion control", where="--cc", value=cc,
@@ -97,6 +97,7 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
     from .records import FlowTag
     flows = list(flows)
     params = dict(params or {})
+    check_flags(backend, ["--hpcc-fct"] if hpcc_fct else [])  # a flag the backend cannot honour: now
     check_network_params(backend, params, graph)  # reject unknown keys / bad values up front
     cc_params = check_cc_params(cc, cc_params)
     for i, f in enumerate(flows):
@@ -114,14 +115,8 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
     else:
         fct_sink = ListSink()
         sinks = TraceSinks(fct=fct_sink)
-    kw = {}
-    if backend == "packet":
-        from .backends.packet.backend import PacketBackend
-        be = PacketBackend(graph, env=env, params=params, seed=seed, cc=cc, cc_params=cc_params, sinks=sinks,
-                           hpcc_fct=hpcc_fct)
-    else:
-        be = create_backend(backend, graph, env=env, params=params, seed=seed, cc=cc, cc_params=cc_params,
-                            sinks=sinks, **kw)
+    be = create_backend(backend, graph, env=env, params=params, seed=seed, cc=cc, cc_params=cc_params,
+                        sinks=sinks, hpcc_fct=hpcc_fct)
     # route every flow once before running: unknown/unreachable nodes fail fast
     from .topology import Router
     router = Router(graph, seed=seed)
@@ -154,7 +149,7 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
         summary["wall_time_s"] = round(time.perf_counter() - t0, 3)
         if out_dir is not None:
             outputs = close_sinks(files)
-            if hpcc_fct and hasattr(be, "hpcc_rows"):
+            if hpcc_fct:  # create_backend accepted it: the backend declares HPCC_FCT
                 with atomic_output(os.path.join(out_dir, "fct.txt")) as fh:
                     for row in be.hpcc_rows:
                         fh.write(row + "\n")

@@ -274,17 +274,19 @@ class WhatIf:
                     _fail("no such rank", s.origin[0], s.rank, f"a rank in 0..{world_size - 1}", s.origin[1])
 
     def check_backend(self, backend) -> None:
-        """A backend without the link-change protocol cannot run link events."""
+        """A backend that does not declare the link-change capability cannot run link events.
+
+        The capability (:data:`netsim.backends.base.LINK_CHANGES`: ``set_link_rate``
+        and ``fail_link``) is declared in the backend class's ``capabilities``.
+        """
         if not self.links:
             return
-        need = {"set_link_rate"} if all(e.factor is not None for e in self.links) else {"fail_link"}
-        if any(e.factor is not None for e in self.links):
-            need.add("set_link_rate")
-        missing = [m for m in sorted(need) if not callable(getattr(backend, m, None))]
-        if missing:
+        from .backends.base import BACKEND_CAPABILITIES, LINK_CHANGES
+        if LINK_CHANGES not in getattr(backend, "capabilities", ()):
+            able = sorted(n for n, c in BACKEND_CAPABILITIES.items() if LINK_CHANGES in c)
             _fail(f"the {getattr(backend, 'name', 'chosen')} backend cannot change links during a run",
                   "--degrade-link/--fail-link", getattr(backend, "name", backend),
-                  "a backend implementing " + ", ".join(missing) + " (see netsim.whatif)")
+                  ("--backend " + " or ".join(able)) if able else "a backend declaring link_changes")
 
     # -- application -----------------------------------------------------------------------------
     def apply_to_ops(self, ops) -> list[int]:

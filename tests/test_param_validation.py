@@ -62,7 +62,7 @@ def _flows(tmp_path, backend, *extra, topo=DUMBBELL):
 def _all_tables():
     from netsim.backends.analytic import ANALYTIC_PARAMS
     from netsim.backends.flow.settings import FLOW_PARAMS
-    from netsim.backends.packet.defaults import SIM_PARAMS
+    from netsim.network.params import SIM_PARAMS
     from netsim.hoststack import HOST_PARAMS
     from netsim.transport.cc.base import REGISTRY
     from netsim.transport.cc.config import _load_all

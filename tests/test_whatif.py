@@ -109,6 +109,7 @@ class _Recorder:
     """A backend stub implementing the link protocol."""
 
     name = "stub"
+    capabilities = frozenset({"link_changes"})
 
     def __init__(self, graph):
         self.env, self.graph, self.calls = simpy.Environment(), graph, []

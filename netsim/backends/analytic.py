@@ -28,9 +28,12 @@ link max-min. ``--set host.KEY=VALUE`` or ``--set host_stack=on`` turn it on
 as on the packet backend. ``set_link_rate`` / ``fail_link`` implement the
 :mod:`netsim.whatif` link-change protocol.
 
-Parameters: :data:`ANALYTIC_PARAMS` (``mtu_bytes`` and ``header_bytes``
-default to the packet backend's values so the two agree on wire bytes);
-every other packet-network ``--set`` name is accepted and ignored.
+Parameters: :data:`ANALYTIC_PARAMS` (``mtu_bytes`` and ``header_bytes`` are
+the network's own :data:`netsim.network.params.SIM_PARAMS` entries, so every
+backend agrees on wire bytes); every other network ``--set`` name is checked
+and has no effect here. ``send`` is checked by the one
+:class:`netsim.network.send.SendContract`; path MTU, bottleneck, ideal FCT
+and host-stack cost come from :class:`netsim.network.path.PathModel`.
 Two SimPy events per flow (drain, delivery).
 """
 from __future__ import annotations
@@ -41,25 +44,21 @@ from typing import Any
 import simpy
 
 from ..errors import InputError
+from ..network.ideal import ideal_fct_exact_ns
+from ..network.params import SIM_PARAMS, resolve_params
+from ..network.path import PathModel
+from ..network.send import SendContract
 from ..params import Param, ParamTable
 from ..records import EMPTY_TAG, FlowTag, make_record
-from ..units import PS_PER_S, ps_to_ns
-from .base import Backend, TraceSinks, register_backend
-from ..network.ideal import ideal_fct_exact_ns
+from ..units import PS_PER_NS, PS_PER_S, ps_to_ns
+from .base import HOST_STACK, LINK_CHANGES, ROUTER, Backend, TraceSinks, register_backend
 
-try:  # share the packet backend's wire parameters when it is installed
-    from ..network.params import SIM_PARAMS as _SIM
-except ImportError:  # pragma: no cover - packet backend absent
-    _SIM = None
-
-_MTU = _SIM["mtu_bytes"] if _SIM is not None else Param(
-    "mtu_bytes", 1500, "size", "largest packet on the wire, headers included", "IEEE 802.3 Ethernet MTU")
-_HDR = _SIM["header_bytes"] if _SIM is not None else Param(
-    "header_bytes", 62, "size", "header bytes per data packet", "RoCEv2 headers (IBTA Annex A17)")
+#: the analytic backend's own parameters
+_OWN = ("sw_latency_ns", "source_sharing")
 
 ANALYTIC_PARAMS = ParamTable("analytic backend", [
-    _MTU,
-    _HDR,
+    SIM_PARAMS["mtu_bytes"],
+    SIM_PARAMS["header_bytes"],
     Param("sw_latency_ns", 0, "time",
           "software latency added to every message (0: the network alone; NCCL's own tuning model charges "
           "~3.4 us per ring step on NVLink and 8.4 us per call, Simple protocol)",
@@ -74,54 +73,32 @@ ANALYTIC_PARAMS = ParamTable("analytic backend", [
 ])
 
 
-_FABRIC_KINDS = ("ethernet", "infiniband")  # links that leave a host (as the packet backend)
-
-
-def _check_cc(cc: str, cc_params: dict | None) -> None:
-    """Reject an unknown ``cc`` or ``cc_params`` entry although the analytic model ignores them.
+def _check_cc_params(cc_params: dict | None) -> None:
+    """Reject an unknown ``cc_params`` entry although the analytic model ignores them.
 
     A typo must fail the same way on every backend rather than pass silently here.
     """
     from ..transport.cc.config import cc_class
-    cc_class(cc or "none", where="--cc")
     for name, over in (cc_params or {}).items():
         cc_class(name, where="--cc-param").PARAMS.resolve(dict(over or {}), source=f"--cc-param {name}")
 
 
-def _router(graph, seed: int):
-    from ..topology.routing import Router
-    return Router(graph, seed=seed)
-
-
 def resolve_analytic_params(params: dict | None) -> dict:
-    """Analytic parameters from ``--set`` overrides; packet-only names are checked, then ignored."""
-    out = ANALYTIC_PARAMS.defaults()
-    for key, value in (params or {}).items():
-        if key in ANALYTIC_PARAMS:
-            out[key] = ANALYTIC_PARAMS.parse_one(key, value)
-        elif _SIM is not None and key.split(".")[0] in _SIM:
-            from ..network.params import parse_override
-            parse_override(key, value)  # not modelled here, but checked as on every backend
-        else:
-            raise ANALYTIC_PARAMS.unknown(key, where="--set")
+    """Network parameters (:func:`netsim.network.params.resolve_params`) plus the analytic backend's own."""
+    params = dict(params or {})
+    own = {k: params.pop(k) for k in list(params) if k in _OWN}
+    try:
+        out = resolve_params(params)
+    except InputError:
+        for key in params:          # name the analytic table too when a key is unknown everywhere
+            if key.split(".")[0] not in SIM_PARAMS:
+                raise ANALYTIC_PARAMS.unknown(key, where="--set") from None
+        raise
+    for key in _OWN:
+        out[key] = ANALYTIC_PARAMS.parse_one(key, own[key]) if key in own else ANALYTIC_PARAMS[key].default
     if out["header_bytes"] >= out["mtu_bytes"]:
         raise InputError("header_bytes must be smaller than mtu_bytes", where="--set",
                          value=out["header_bytes"], accepted=f"< {out['mtu_bytes']}")
-    return out
-
-
-def _default_priorities(params: dict | None) -> dict[str, int]:
-    """``{"roce": p, "tcp": p}``: the packet backend's ``roce_priority`` / ``tcp_priority`` (``--set`` wins).
-
-    The analytic model has no priorities; the value only goes into ``fct.csv``
-    so that its ``priority`` column matches the packet and flow backends'.
-    """
-    params = params or {}
-    out = {"roce": 3, "tcp": 0}
-    for transport in out:
-        key = f"{transport}_priority"
-        if _SIM is not None:
-            out[transport] = int(_SIM.parse_one(key, params[key]) if key in params else _SIM[key].default)
     return out
 
 
@@ -157,6 +134,7 @@ class AnalyticBackend(Backend):
     """Closed-form per-flow cost; see the module docstring for what is modelled."""
 
     name = "analytic"
+    capabilities = frozenset({HOST_STACK, LINK_CHANGES, ROUTER})
 
     def __init__(self, graph, *, env: simpy.Environment, params: dict, seed: int = 0, cc: str = "none",
                  cc_params: dict | None = None, sinks: TraceSinks | None = None):
@@ -165,28 +143,25 @@ class AnalyticBackend(Backend):
         from ..hoststack import HostStack, split_host_params
         params, host_params = split_host_params(params)
         self.params = resolve_analytic_params(params)
-        _check_cc(cc, cc_params)
-        self.cc = cc
+        self.contract = SendContract(graph, self.params, cc or "none")
+        _check_cc_params(cc_params)
+        self.cc = self.contract.default_cc
         self.seed = seed
         self.sinks = sinks or TraceSinks()
         self.sink = self.sinks.fct
-        self.router = _router(graph, seed)
-        self._mtu = self.params["mtu_bytes"]
-        self._hdr = self.params["header_bytes"]
-        self._sw_ps = self.params["sw_latency_ns"] * 1000
-        self._paths: dict[tuple, tuple] = {}  # path -> (rates, delays, bottleneck_bps, mtu)
+        from ..topology.routing import Router
+        self.router = Router(graph, seed=seed)
+        self.pathmodel = PathModel(graph, self.params)
+        self._sw_ps = self.params["sw_latency_ns"] * PS_PER_NS
+        self._paths: dict[tuple, tuple] = {}  # path -> (rates, delays, bottleneck_bps, mtu, hdr)
         self._routes: dict[tuple, list] = {}  # (src, dst) -> equal-cost paths (at most 2 kept)
         self._costs: dict[tuple, tuple] = {}  # (path, size) -> see _cost
         self._busy_ps: dict[tuple, float] = {}  # fifo: first directed link -> time it is free (ps)
         self._shares: dict[tuple, _Share] = {}  # fair: first directed link -> its active flows
         self._fifo = self.params["source_sharing"] == "fifo"
         # netsim.hoststack.HostStack: from --set host.KEY / host_stack=on (as the packet backend), or the runtime's
-        on = _SIM is not None and params.get("host_stack") is not None and _SIM.parse_one("host_stack",
-                                                                                         params["host_stack"])
-        self.host_stack = HostStack(host_params) if (host_params or on) else None
+        self.host_stack = HostStack(host_params) if (host_params or self.params["host_stack"]) else None
         self._host: dict[tuple, tuple] = {}     # (path, cc) -> (overhead_ps, rate cap bps)
-        self._prio_by_transport = _default_priorities(params)
-        self._prio: dict[str, int] = {}          # cc name -> default priority (as the packet backend)
         self._next_id = 0
         self.flows = self.completed = self.bytes_delivered = self.events = 0
 
@@ -194,22 +169,11 @@ class AnalyticBackend(Backend):
     def _path_info(self, path: tuple) -> tuple:
         info = self._paths.get(path)
         if info is None:
-            g = self.graph
-            edges = [g.edges[u, v] for u, v in zip(path[:-1], path[1:])]
-            rates = [float(e["rate_bps"]) for e in edges]
-            delays = [float(e["delay_ns"]) for e in edges]
-            mtu = min([self._mtu] + [int(g.nodes[x]["mtu_bytes"]) for x in path if "mtu_bytes" in g.nodes[x]])
-            info = self._paths[path] = (rates, delays, min(rates), mtu)
+            pm = self.pathmodel.path(path)
+            rates = [r for r, _ in pm.hops]
+            delays = [d for _, d in pm.hops]
+            info = self._paths[path] = (rates, delays, pm.bottleneck_bps, pm.mtu_bytes, pm.header_bytes)
         return info
-
-    def _default_priority(self, cc_name: str) -> int:
-        """Priority of a flow that names none: ``roce_priority`` or ``tcp_priority`` by transport."""
-        prio = self._prio.get(cc_name)
-        if prio is None:
-            from ..transport.cc.config import cc_class
-            transport = getattr(cc_class(cc_name or "none", where="cc"), "transport", "roce")
-            prio = self._prio[cc_name] = self._prio_by_transport["tcp" if transport == "tcp" else "roce"]
-        return prio
 
     def path_alpha_beta(self, src: str, dst: str, flow_id: int = 0) -> tuple[float, float]:
         """``(a_s, B_bps)`` of the path: latency of a full-packet flow and payload bandwidth.
@@ -218,10 +182,10 @@ class AnalyticBackend(Backend):
         the bottleneck + ``sw_latency_ns``; ``B`` = bottleneck rate x payload/mtu.
         A flow whose size is a multiple of the payload takes exactly ``a + 8 S / B``.
         """
-        rates, delays, bott, mtu = self._path_info(tuple(self.router.path(src, dst, flow_id)))
+        rates, delays, bott, mtu, hdr = self._path_info(tuple(self.router.path(src, dst, flow_id)))
         k = rates.index(bott)
         a_ps = sum(delays) * 1000.0 + sum(mtu * 8 * PS_PER_S / r for i, r in enumerate(rates) if i != k)
-        return (a_ps + self._sw_ps) / PS_PER_S, bott * (mtu - self._hdr) / mtu
+        return (a_ps + self._sw_ps) / PS_PER_S, bott * (mtu - hdr) / mtu
 
     # -- the seam ----------------------------------------------------------------------------------
     def _route(self, src: str, dst: str, fid: int) -> tuple:
@@ -235,10 +199,10 @@ class AnalyticBackend(Backend):
         key = (path, size_bytes)
         c = self._costs.get(key)
         if c is None:
-            rates, delays, bott, mtu = self._path_info(path)
-            lone = lone_flow_ps(rates, delays, size_bytes, mtu, self._hdr) + self._sw_ps
-            npk = max(1, math.ceil(size_bytes / (mtu - self._hdr)))
-            bits = (size_bytes + npk * self._hdr) * 8.0
+            rates, delays, bott, mtu, hdr = self._path_info(path)
+            lone = lone_flow_ps(rates, delays, size_bytes, mtu, hdr) + self._sw_ps
+            npk = max(1, math.ceil(size_bytes / (mtu - hdr)))
+            bits = (size_bytes + npk * hdr) * 8.0
             k = rates.index(bott)
             # the first bottleneck link is where this flow's bytes are paced
             c = (lone, bits, lone - bits * PS_PER_S / bott, (path[k], path[k + 1]), bott)
@@ -249,19 +213,20 @@ class AnalyticBackend(Backend):
 
     def send(self, src: str, dst: str, size_bytes: int, tag: FlowTag = EMPTY_TAG, *,
              cc: str | None = None, priority: int | None = None) -> simpy.Event:
+        spec = self.contract.check(src, dst, size_bytes, tag, cc, priority)
         fid = self._next_id
         self._next_id += 1
         self.flows += 1
+        if spec.local:
+            self.completed += 1
+            self.bytes_delivered += spec.size_bytes
+            return self.local_copy(fid, spec)
         now = self.env.now
-        ccname = cc or self.cc
-        meta = (fid, src, dst, int(size_bytes), now, tag, ccname,
-                self._default_priority(ccname) if priority is None else int(priority))
+        meta = (fid, src, dst, spec.size_bytes, now, tag, spec.cc, spec.priority)
         ev = self.env.event()
         ev.callbacks.append(self._done)
-        if src == dst:
-            return self._finish_at(meta, now, 0.0, ev)
         path = self._route(src, dst, fid)
-        lone, bits, tail, link, bott = self._cost(path, int(size_bytes))
+        lone, bits, tail, link, bott = self._cost(path, spec.size_bytes)
         cap = bott
         if self.host_stack is not None:        # host CPU cost: per-message delay, per-connection cap
             over_ps, cap = self._host_cost(path, meta[6], bott)
@@ -321,34 +286,15 @@ class AnalyticBackend(Backend):
     def _host_cost(self, path: tuple, cc: str, bott: float) -> tuple:
         """(per-message overhead ps, per-connection rate cap bps) of a flow on ``path``.
 
-        As the packet backend: applies when the path leaves through a NIC (a ``nic`` node or an
-        Ethernet/InfiniBand link); NVLink/PCIe-only paths pay nothing, ``(0, bott)``. Transport:
-        the algorithm's; for ``--cc none`` the NIC's ``nic_kind`` (ethernet -> tcp). Line rate:
-        the NIC's fabric link, else the path's first Ethernet/InfiniBand link.
+        :meth:`netsim.network.path.PathModel.host_cost`, the rule every backend applies;
+        ``(0, bott)`` for paths that pay none. The cap never exceeds the bottleneck ``bott``.
         """
         key = (path, cc)
         v = self._host.get(key)
         if v is None:
-            from ..hoststack import NIC_TRANSPORT, transport_of
-            g = self.graph
-            nics = [i for i, x in enumerate(path) if g.nodes[x].get("kind") == "nic"]
-            fabric = [g.edges[u, w]["rate_bps"] for u, w in zip(path[:-1], path[1:])
-                      if g.edges[u, w].get("kind") in _FABRIC_KINDS]
-            if not nics and not fabric:
-                v = (0.0, bott)
-            else:
-                transport = transport_of(cc)
-                line = float(fabric[0]) if fabric else bott
-                if nics:
-                    i = nics[0]
-                    nic = path[i]
-                    if cc in (None, "", "none"):
-                        transport = NIC_TRANSPORT.get(g.nodes[nic].get("nic_kind", "ethernet"), "tcp")
-                    if 0 < i < len(path) - 1:
-                        line = max(float(g.edges[nic, x]["rate_bps"]) for x in (path[i - 1], path[i + 1])
-                                   if g.edges[nic, x].get("kind") != "pcie")
-                hs = self.host_stack
-                v = (hs.message_overhead_ns(transport) * 1000.0, min(bott, hs.rate_cap_bps(transport, line)))
+            from ..hoststack import transport_of
+            hc = self.pathmodel.host_cost(self.pathmodel.path(path), cc, transport_of(cc), self.host_stack)
+            v = (0.0, bott) if hc is None else (float(hc.overhead_ps), min(bott, hc.cap_bps))
             self._host[key] = v
         return v
 
@@ -360,6 +306,7 @@ class AnalyticBackend(Backend):
         see the new rate.
         """
         self.graph.edges[a, b]["rate_bps"] = float(rate_bps)
+        self.pathmodel.invalidate()
         self._paths.clear()
         self._costs.clear()
         self._host.clear()
@@ -377,6 +324,7 @@ class AnalyticBackend(Backend):
         """Remove link a–b: new flows route around it (flows already scheduled finish as planned)."""
         self.graph.remove_edge(a, b)
         self.router.invalidate()
+        self.pathmodel.invalidate()
         self._routes.clear()
         self._paths.clear()
         self._costs.clear()
@@ -426,7 +374,7 @@ class AnalyticBackend(Backend):
             self.sink.flush()
 
 
-@register_backend("analytic")
+@register_backend("analytic", AnalyticBackend.capabilities, params=resolve_analytic_params)
 def create_analytic(graph, *, env, params, seed=0, cc="none", cc_params=None, sinks=None) -> AnalyticBackend:
     """Factory for ``--backend analytic``."""
     return AnalyticBackend(graph, env=env, params=params, seed=seed, cc=cc, cc_params=cc_params, sinks=sinks)

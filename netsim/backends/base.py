@@ -9,17 +9,52 @@ read :attr:`Backend.env` (a SimPy environment whose clock counts integer
 * ``analytic`` — closed-form alpha-beta cost per flow, no contention.
 
 Because all three share this seam, the same ring all-reduce runs unchanged on
-each, and their answers can be compared on the same work.
+each, and their answers can be compared on the same work. Every backend checks
+``send`` with the one :class:`netsim.network.send.SendContract` and derives its
+per-path constants from :class:`netsim.network.path.PathModel`.
+
+Optional abilities are **declared**, not probed: a backend class lists what it
+honours in :attr:`Backend.capabilities` (names in :data:`CAPABILITIES`) and is
+registered with them, so a command-line flag that needs an ability the chosen
+backend lacks is rejected before anything runs (:func:`check_flags`, driven by
+:data:`FLAG_NEEDS`): exit 2, one line naming the flag, the backend and the
+backends that accept it.
 """
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import Any, Iterable
 
 import simpy
 
 from ..records import EMPTY_TAG, FlowTag
 from ..units import PS_PER_NS
+
+
+#: honours ``backend.host_stack`` (a :class:`netsim.hoststack.HostStack`, set before the first send)
+HOST_STACK = "host_stack"
+#: implements ``set_link_rate(a, b, rate_bps)`` and ``fail_link(a, b)`` (the :mod:`netsim.whatif` protocol)
+LINK_CHANGES = "link_changes"
+#: fills ``hpcc_rows`` (HPCC ns-3 ``fct.txt`` lines) when built with ``hpcc_fct=True``
+HPCC_FCT = "hpcc_fct"
+#: exposes ``router`` (the :class:`netsim.topology.Router` its flows follow)
+ROUTER = "router"
+#: writes ``queues.csv`` / ``pfc.csv`` / ``cc.csv`` rows to the matching sinks
+QUEUE_TRACE, PFC_TRACE, CC_TRACE = "queue_trace", "pfc_trace", "cc_trace"
+
+#: every capability a backend may declare, with its meaning
+CAPABILITIES = {
+    HOST_STACK: "host-stack cost model (per-message delay, per-connection rate cap)",
+    LINK_CHANGES: "link degrade/failure during a run (set_link_rate, fail_link)",
+    HPCC_FCT: "HPCC ns-3 fct.txt rows (hpcc_rows)",
+    ROUTER: "the router its flows follow (router)",
+    QUEUE_TRACE: "queues.csv samples",
+    PFC_TRACE: "pfc.csv pause/resume events",
+    CC_TRACE: "cc.csv congestion-control samples",
+}
+
+#: command-line flag -> the capability a backend needs to honour it
+FLAG_NEEDS = {"--hpcc-fct": HPCC_FCT, "--degrade-link": LINK_CHANGES, "--fail-link": LINK_CHANGES}
 
 
 class Backend(ABC):
@@ -31,6 +66,8 @@ class Backend(ABC):
 
     name: str = "abstract"
     env: simpy.Environment
+    #: what this backend honours beyond ``send`` (names in :data:`CAPABILITIES`)
+    capabilities: frozenset[str] = frozenset()
 
     def now_ns(self) -> float:
         """Current simulated time in ns (float: the engine counts ps)."""
@@ -53,6 +90,21 @@ class Backend(ABC):
     def close(self) -> None:
         """Flush samplers and sinks at the end of a run."""
 
+    def local_copy(self, flow_id: int, spec) -> simpy.Event:
+        """Complete a self-send (``spec.local``) now: the same record on every backend.
+
+        The record (:func:`netsim.network.send.local_copy_record`: FCT 0, ideal
+        FCT 0) goes to ``self.sink`` at once; the returned event succeeds at the
+        current time with it. The caller counts the flow in its statistics.
+        """
+        from ..network.send import local_copy_record
+        rec = local_copy_record(flow_id, spec, self.env.now)
+        if self.sink is not None:
+            self.sink.add(rec)
+        ev = self.env.event()
+        ev.succeed(rec)
+        return ev
+
 
 class TraceSinks:
     """Where a backend writes its traces; any of them may be ``None``.
@@ -69,37 +121,93 @@ class TraceSinks:
         self.fct, self.queues, self.pfc, self.cc = fct, queues, pfc, cc
 
 
-#: name -> factory(graph, *, env, params, seed, cc, cc_params, sinks) -> Backend
+#: name -> factory(graph, *, env, params, seed, cc, cc_params, sinks, **options) -> Backend
 BACKENDS: dict[str, Any] = {}
+#: name -> the capabilities its backend class declares
+BACKEND_CAPABILITIES: dict[str, frozenset[str]] = {}
+#: name -> its ``--set`` resolver: network-parameter overrides -> resolved dict (InputError when bad)
+BACKEND_PARAMS: dict[str, Any] = {}
 
 
-def register_backend(name: str):
-    """Decorator registering a backend factory under ``--backend NAME``."""
+def register_backend(name: str, capabilities: Iterable[str] = (), *, params=None):
+    """Decorator registering a backend factory under ``--backend NAME``.
+
+    ``capabilities``: what the backend honours (names in :data:`CAPABILITIES`);
+    ``params``: its ``--set`` resolver (default
+    :func:`netsim.network.params.resolve_params`).
+    """
+    caps = frozenset(capabilities)
+    unknown = caps - set(CAPABILITIES)
+    if unknown:
+        raise ValueError(f"backend {name}: unknown capabilities {sorted(unknown)}")
+
     def deco(factory):
+        from ..network.params import resolve_params
         BACKENDS[name] = factory
+        BACKEND_CAPABILITIES[name] = caps
+        BACKEND_PARAMS[name] = params or resolve_params
         return factory
     return deco
 
 
-def create_backend(name: str, graph, *, env: simpy.Environment | None = None, params: dict | None = None,
-                   seed: int = 0, cc: str = "none", cc_params: dict | None = None,
-                   sinks: TraceSinks | None = None) -> Backend:
-    """Build the backend called ``name`` over ``graph``.
-
-    ``params`` are network parameters (``--set``), ``cc_params`` maps an
-    algorithm name to its overrides (``--cc-param``).
-    """
+def _load_backends() -> None:
     import importlib
-
-    from ..errors import InputError
     for mod in ("packet", "flow", "analytic"):
         try:
             importlib.import_module(f"{__package__}.{mod}")
         except ModuleNotFoundError as exc:
             if exc.name != f"{__package__}.{mod}":
                 raise
+
+
+def backend_capabilities(name: str) -> frozenset[str]:
+    """Capabilities of the backend registered as ``name`` (:class:`InputError` if there is none)."""
+    from ..errors import InputError
+    _load_backends()
     if name not in BACKENDS:
         raise InputError("unknown backend", where="--backend", value=name,
                          accepted="one of " + ", ".join(sorted(BACKENDS)))
+    return BACKEND_CAPABILITIES[name]
+
+
+def resolve_backend_params(name: str, params: dict | None) -> dict:
+    """``--set`` network overrides (no ``host.*`` keys) resolved by backend ``name``'s own table."""
+    backend_capabilities(name)
+    return BACKEND_PARAMS[name](dict(params or {}))
+
+
+def check_flags(name: str, flags: Iterable[str]) -> None:
+    """Reject up front a command-line flag the backend ``name`` cannot honour (table :data:`FLAG_NEEDS`).
+
+    Raises
+    ------
+    InputError
+        ``FLAG: not supported by the NAME backend (...); expected --backend A or B``.
+    """
+    from ..errors import InputError
+    caps = backend_capabilities(name)
+    for flag in flags:
+        need = FLAG_NEEDS[flag]
+        if need not in caps:
+            able = sorted(n for n, c in BACKEND_CAPABILITIES.items() if need in c)
+            raise InputError(f"not supported by the {name} backend ({CAPABILITIES[need]})", where=flag,
+                             value=name, accepted=("--backend " + " or ".join(able)) if able else "no backend")
+
+
+def create_backend(name: str, graph, *, env: simpy.Environment | None = None, params: dict | None = None,
+                   seed: int = 0, cc: str = "none", cc_params: dict | None = None,
+                   sinks: TraceSinks | None = None, hpcc_fct: bool = False) -> Backend:
+    """Build the backend called ``name`` over ``graph``.
+
+    ``params`` are network parameters (``--set``), ``cc_params`` maps an
+    algorithm name to its overrides (``--cc-param``). ``hpcc_fct`` asks for
+    HPCC ``fct.txt`` rows: only a backend declaring :data:`HPCC_FCT` accepts
+    it (else :class:`InputError`, as :func:`check_flags`).
+    """
+    options = {}
+    if hpcc_fct:
+        check_flags(name, ["--hpcc-fct"])
+        options["hpcc_fct"] = True
+    backend_capabilities(name)
     return BACKENDS[name](graph, env=env or simpy.Environment(), params=params or {}, seed=seed,
-                          cc=cc, cc_params=cc_params or {}, sinks=sinks or TraceSinks())
+                          cc=cc, cc_params=cc_params or {}, sinks=sinks or TraceSinks(), **options)

@@ -13,7 +13,7 @@ import sys
 import time
 from collections import defaultdict
 
-from ..backends.base import TraceSinks, create_backend
+from ..backends.base import ROUTER, TraceSinks, create_backend
 from ..records import FCT_COLUMNS, CsvSink, ListSink, TeeSink, write_rows
 from ..runfiles import COMPLETE, close_sinks, prepare_out_dir, stopped_run, write_summary
 from ..units import PS_PER_NS
@@ -297,7 +297,7 @@ def _summary(wl, placement, builder, ex, be, graph, traffic, *, backend, cc, see
     bds, ranks = breakdowns(ex, placement)
     mean = sum(times) / len(times)
     breakdown = {k: sum(b[k] for b in bds) * PS / len(bds) for k in KEYS}
-    bw = effective_bandwidths(graph, placement, router=getattr(be, "router", None))
+    bw = effective_bandwidths(graph, placement, router=be.router if ROUTER in be.capabilities else None)
     if getattr(wl, "format", None) is not None:        # an imported job: no model to describe
         from ..importers.summary import imported_summary
         return imported_summary(wl, ex, be, traffic, times=times, breakdown=breakdown, bds=bds, ranks=ranks, bw=bw,

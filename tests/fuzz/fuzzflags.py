@@ -149,7 +149,7 @@ def workload_trees(rng: random.Random) -> Case:
 def _tables():
     from netsim.backends.analytic import ANALYTIC_PARAMS
     from netsim.backends.flow.settings import FLOW_PARAMS
-    from netsim.backends.packet.defaults import SIM_PARAMS
+    from netsim.network.params import SIM_PARAMS
     from netsim.hoststack import HOST_PARAMS
     from netsim.transport.cc.config import _load_all
     from netsim.transport.cc.base import REGISTRY

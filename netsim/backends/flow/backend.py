@@ -39,10 +39,12 @@ from typing import Any
 
 import simpy
 
-from ...errors import InputError
+from ...network.fabric import DATA_PRIORITIES
+from ...network.send import SendContract
 from ...records import EMPTY_TAG, FlowTag
 from ...units import PS_PER_S, ps_to_ns
-from ..base import Backend, TraceSinks, register_backend
+from ..base import CC_TRACE, HOST_STACK, LINK_CHANGES, PFC_TRACE, QUEUE_TRACE, ROUTER, Backend, TraceSinks, \
+    register_backend
 from .completions import CompletionsMixin
 from .components import FluidFlow, SlowStart
 from .dcqcnhooks import DcqcnController
@@ -58,6 +60,8 @@ class FlowBackend(RatesMixin, CompletionsMixin, Backend):
     """Max-min fair fluid network over a topology graph (``--backend flow``)."""
 
     name = "flow"
+    #: traces: approximate, from the fluid DCQCN model only (empty without DCQCN flows)
+    capabilities = frozenset({HOST_STACK, LINK_CHANGES, ROUTER, QUEUE_TRACE, PFC_TRACE, CC_TRACE})
 
     def __init__(self, graph, *, env: simpy.Environment, params: dict | None = None, seed: int = 0,
                  cc: str = "none", cc_params: dict | None = None, sinks: TraceSinks | None = None,
@@ -66,7 +70,8 @@ class FlowBackend(RatesMixin, CompletionsMixin, Backend):
         self.env = env
         self.params = resolve_network_params(params or {})
         self.seed = seed
-        self.cc = cc or "none"
+        self.contract = SendContract(graph, self.params, cc or "none")
+        self.cc = self.contract.default_cc
         self.cc_params = cc_params or {}
         self.sinks = sinks or TraceSinks()
         self.sink = self.sinks.fct
@@ -77,13 +82,14 @@ class FlowBackend(RatesMixin, CompletionsMixin, Backend):
         self._lid: dict[tuple[str, str], int] = {}   # directed link (a, b) -> id
         caps: list[float] = []                      # directed-link capacities (bytes/ps), filled below
         self.paths = PathTable(graph, self.params, router, self.cc_params, self._lid, caps)
+        self.pathmodel = self.paths.pathmodel
         # the path table's lookups, bound once (the hot path of send)
         self._models, self._prio_default, self._pair = self.paths.models, self.paths.prio_default, self.paths.pair
         self._model, self._lookup, self._info = self.paths.model, self.paths.lookup, self.paths.info
         self._flow_consts, self._ideal = self.paths.flow_consts, self.paths.ideal
         fair = self.params["flow_fairness"]
         self._lossless_prios = self.params["_lossless"] if fair == "auto" else (
-            frozenset(range(8)) if fair == "port" else frozenset())
+            frozenset(DATA_PRIORITIES) if fair == "port" else frozenset())
         self._model(self.cc)  # validate the default algorithm now
         # directed links
         for u, v in sorted((min(a, b), max(a, b)) for a, b in graph.edges()):
@@ -120,19 +126,21 @@ class FlowBackend(RatesMixin, CompletionsMixin, Backend):
     # -- the seam ---------------------------------------------------------------
     def send(self, src: str, dst: str, size_bytes: int, tag: FlowTag = EMPTY_TAG, *,
              cc: str | None = None, priority: int | None = None) -> simpy.Event:
-        if size_bytes <= 0:
-            raise InputError("flow size must be positive", where=f"flow {src}->{dst}", value=size_bytes,
-                             accepted="a positive number of bytes")
-        env = self.env
-        now = env.now
+        spec = self.contract.check(src, dst, size_bytes, tag, cc, priority)
         fid = self._next_fid
         self._next_fid = fid + 1
-        ccname = cc or self.cc
+        if spec.local:
+            self.n_flows += 1
+            self.n_completed += 1
+            self.bytes_delivered += spec.size_bytes
+            return self.local_copy(fid, spec)
+        size_bytes = spec.size_bytes
+        env = self.env
+        now = env.now
+        ccname = spec.cc
         model = self._models.get(ccname) or self._model(ccname)
         info = self._pair.get((src, dst))
         if info is None:
-            if src == dst:
-                raise InputError("flow source equals destination", where="flow", value=src)
             info = self._lookup(src, dst, fid)
         wire, ideal_ns, lat, cap = self._flow_consts(info, size_bytes, model)   # (a FlowConsts)
         if info.switched:
@@ -155,7 +163,7 @@ class FlowBackend(RatesMixin, CompletionsMixin, Backend):
         f.event = ev = simpy.Event(env)
         f.tag = tag
         f.cc = ccname
-        f.prio = self._prio_default[ccname] if priority is None else priority
+        f.prio = spec.priority
         f.eta = model.efficiency
         f.lossless = f.prio in self._lossless_prios
         f.bott = info.bott
@@ -251,7 +259,7 @@ class FlowBackend(RatesMixin, CompletionsMixin, Backend):
                 s.flush()
 
 
-@register_backend("flow")
+@register_backend("flow", FlowBackend.capabilities, params=resolve_network_params)
 def create_flow_backend(graph, *, env, params=None, seed=0, cc="none", cc_params=None, sinks=None,
                         **kw) -> FlowBackend:
     """Factory for ``create_backend("flow", ...)``."""

@@ -100,7 +100,7 @@ class DcqcnController:
         under the fair-share solve alone and costs the DCQCN model nothing."""
         v = info.consts.get("rp_line", 0)
         if v == 0:
-            from ..packet.backend import FABRIC_KINDS
+            from ...network.fabric import FABRIC_KINDS
             b = self._b
             g = b.graph
             v = None

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ...errors import InputError
+from ...network.path import PathModel
 from ...units import PS_PER_NS, PS_PER_S
 from ...network.ideal import hops
 from .ccmodel import CCModel, resolve_model
@@ -57,12 +57,15 @@ class PathTable:
         self.pair: dict[tuple[str, str], PathInfo | None] = {}
         self._path_info: dict[tuple, PathInfo] = {}
         self._by_hops: dict[tuple, dict] = {}   # hop signature -> per-(size, algorithm) constants
+        #: the network layer's path model (path MTU, header, base RTT, host-stack cost)
+        self.pathmodel = PathModel(graph, params)
 
     def forget(self) -> None:
         """Drop every cache derived from link rates or routes (after a link change)."""
         self.pair.clear()
         self._path_info.clear()
         self._by_hops.clear()
+        self.pathmodel.invalidate()
 
     def model(self, name: str) -> CCModel:
         """The :class:`CCModel` of algorithm ``name`` (resolved once) and its default priority."""
@@ -96,16 +99,9 @@ class PathTable:
             self._by_hops.clear()
         lid = self.lid
         links = tuple(lid[(a, b)] for a, b in zip(path, path[1:]))
-        mtu = int(self.graph.nodes[path[0]].get("mtu_bytes", self.params["mtu_bytes"]))
-        hdr = int(self.params["header_bytes"])
-        if mtu <= hdr:
-            raise InputError("mtu_bytes must exceed header_bytes", where="parameter mtu_bytes",
-                             value=mtu, accepted=f"more than header_bytes={hdr}")
-        ack = int(self.params.get("ack_bytes", 64))
-        rtt = 0.0
-        for a, b in zip(path, path[1:]):
-            e = self.graph.edges[a, b]
-            rtt += 2 * float(e["delay_ns"]) * PS_PER_NS + (mtu + ack) * 8 * PS_PER_S / float(e["rate_bps"])
+        pm = self.pathmodel.path(path)      # path MTU (smallest on the path), header, base RTT
+        mtu, hdr = pm.mtu_bytes, pm.header_bytes
+        rtt = pm.base_rtt_ns * PS_PER_NS
         info = self._path_info[path] = PathInfo(path, links, min(self.cap[l] for l in links), mtu, hdr,
                                                  rtt, self.cap[links[0]])
         g = self.graph
@@ -134,10 +130,12 @@ class PathTable:
                 # at the lone-flow rate; a flow whose first solve gives it less is corrected then
                 lat += model.ramp_ps(wire, min(info.bott, cap), info.rtt, info.mtu)
             if self.host_stack is not None:     # host CPU: per-message delay, per-connection cap (issue 5)
-                from ...hoststack import path_host_cost
-                over_ns, hcap_bps = path_host_cost(self.graph, info.path, model.name, self.host_stack,
-                                                   info.bott * 8.0 * PS_PER_S)
-                lat += over_ns * PS_PER_NS
-                cap = min(cap, hcap_bps / 8.0 / PS_PER_S)
+                from ...hoststack import transport_of
+                hc = self.pathmodel.host_cost(self.pathmodel.path(info.path), model.name, transport_of(model.name),
+                                              self.host_stack)
+                bott_bps = info.bott * 8.0 * PS_PER_S
+                if hc is not None:
+                    lat += hc.overhead_ps
+                cap = min(cap, (bott_bps if hc is None else min(bott_bps, hc.cap_bps)) / 8.0 / PS_PER_S)
             v = cache[key] = FlowConsts(wire, ideal_ns, lat, cap)
         return v

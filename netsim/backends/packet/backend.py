@@ -6,49 +6,38 @@ seam over a :class:`~.network.Network`: :meth:`send` builds a transport flow
 on the flow's ECMP route and returns an event that succeeds, with the
 :class:`~netsim.records.FlowRecord`, when the last byte reaches the receiver.
 
-Per flow the backend derives: the path and its ports; the MTU (smallest
-``mtu_bytes`` of the nodes on the path); the line rate handed to the CC (rate
-of the first Ethernet/InfiniBand link, else of the first link); the base RTT
-(propagation plus serialization of one MTU data packet and one ACK at every
-hop, both ways); the BDP at the bottleneck rate (plus one MSS of rounding
-guard); the priority (the flow's own, else ``roce_priority`` /
-``tcp_priority`` by transport).
+``send`` is checked by :class:`netsim.network.send.SendContract` (the same
+rules and messages on every backend; a self-send is a local copy completed at
+once). Per flow the backend takes from :class:`netsim.network.path.PathModel`:
+the path MTU and header, the line rate handed to the CC, the base RTT, the
+ideal FCT and the host-stack cost; it adds the ports of the route and the BDP
+at the bottleneck rate (plus one MSS of rounding guard).
 """
 from __future__ import annotations
 
-import importlib
 import math
-import pkgutil
 import time
 
-from ...errors import InputError, RoutingError
+from ...errors import InputError
+from ...network.params import resolve_params
+from ...network.path import PathModel
+from ...network.send import SendContract, cc_registry  # noqa: F401  (cc_registry: used by tests)
 from ...records import EMPTY_TAG, FlowTag, make_record
 from ...transport.packet import N_DATA_PRIORITIES, N_PRIORITIES
 from ...units import PS_PER_NS
-from ..base import Backend, register_backend
-from ...network.ideal import hops, ideal_fct_exact_ns
-from ...network.params import resolve_params
+from ..base import (CC_TRACE, HOST_STACK, HPCC_FCT, LINK_CHANGES, PFC_TRACE, QUEUE_TRACE, ROUTER, Backend,
+                    register_backend)
 from . import linkchange
 from .accounting import FlowAccounting
 from .hpccfct import hpcc_ip, hpcc_row  # noqa: F401  (hpcc_ip: re-exported)
 from .network import Network
-from .node import ENDPOINT_KINDS
-
-FABRIC_KINDS = ("ethernet", "infiniband")
-
-
-def cc_registry() -> dict:
-    """All congestion-control classes (imports every module of ``netsim.transport.cc``)."""
-    from ...transport import cc as ccpkg
-    for info in sorted(pkgutil.iter_modules(ccpkg.__path__), key=lambda m: m.name):
-        importlib.import_module(f"{ccpkg.__name__}.{info.name}")
-    return ccpkg.REGISTRY
 
 
 class PacketBackend(Backend):
     """Packet-level SimPy network (see module docstring)."""
 
     name = "packet"
+    capabilities = frozenset({HOST_STACK, LINK_CHANGES, HPCC_FCT, ROUTER, QUEUE_TRACE, PFC_TRACE, CC_TRACE})
 
     def __init__(self, graph, *, env, params, seed, cc, cc_params, sinks, hpcc_fct: bool = False,
                  keep_flows: bool = False):
@@ -65,12 +54,13 @@ class PacketBackend(Backend):
         self.host_stack = HostStack(host_params) if (host_params or p["host_stack"]) else None
         self._host_cost_cache: dict = {}
         self.seed = seed
-        self.registry = cc_registry()
-        self.cc_default = cc or "none"
-        self._check_cc(self.cc_default, "--cc")
+        self.contract = SendContract(graph, p, cc or "none")
+        self.registry = self.contract.registry
+        self.cc_default = self.contract.default_cc
+        self.paths = PathModel(graph, p)
         self.cc_params_in = {k: dict(v) for k, v in (cc_params or {}).items()}
         for name in self.cc_params_in:
-            self._check_cc(name, "--cc-param")
+            self.contract.check_cc(name, "--cc-param")
         self._cc_resolved: dict = {}
         self.router = Router(graph, seed=seed, mode=p["routing"])
         # switch ECN settings: SIM default < what the run's CC implies for the port's rate < --set < node attribute
@@ -98,12 +88,6 @@ class PacketBackend(Backend):
         self.all_flows: dict | None = {} if keep_flows else None
 
     # -- configuration ----------------------------------------------------------------------------
-    def _check_cc(self, name: str, where: str):
-        if name not in self.registry:
-            raise InputError("unknown congestion control", where=where, value=name,
-                             accepted="one of " + ", ".join(sorted(self.registry)))
-        return self.registry[name]
-
     def _cc_params(self, name: str) -> dict:
         r = self._cc_resolved.get(name)
         if r is None:
@@ -150,29 +134,20 @@ class PacketBackend(Backend):
             return int(p["initial_rto_ns"])
         return int(max(min_rto_ns, math.ceil(p["initial_rto_rtts"] * base_rtt_ns)))
 
-    def _host_cost(self, path: tuple, cc_name: str, transport: str, line_bps: float) -> tuple:
-        """(per-message delay ps, cap as ps per payload byte or 0.0) of a flow on ``path``.
+    def _host_cost(self, pm, cc_name: str, transport: str) -> tuple:
+        """(per-message delay ps, cap as ps per payload byte or 0.0) of a flow on path ``pm``.
 
-        Applies to flows that leave through a NIC (a ``nic`` node or an
-        Ethernet/InfiniBand link on the path); NVLink/PCIe-only flows pay
-        nothing. Transport: the algorithm's (tcp/roce); for ``--cc none`` the
-        NIC's ``nic_kind`` (ethernet -> tcp, roce, infiniband -> ib), else roce.
+        :meth:`netsim.network.path.PathModel.host_cost` (the rule every backend
+        applies); the cap paces the sender when it is below the CC's line rate.
         """
-        key = (path, cc_name, line_bps)
+        key = (pm.nodes, cc_name)
         v = self._host_cost_cache.get(key)
         if v is None:
-            from ...hoststack import NIC_TRANSPORT
-            g = self.graph
-            nics = [x for x in path if g.nodes[x].get("kind") == "nic"]
-            fabric = any(g.edges[u, w].get("kind") in FABRIC_KINDS for u, w in zip(path[:-1], path[1:]))
-            if not nics and not fabric:
+            hc = self.paths.host_cost(pm, cc_name, transport, self.host_stack)
+            if hc is None:
                 v = (0, 0.0)
             else:
-                if cc_name == "none" and nics:
-                    transport = NIC_TRANSPORT.get(g.nodes[nics[0]].get("nic_kind", "ethernet"), "tcp")
-                hs = self.host_stack
-                cap = hs.rate_cap_bps(transport, line_bps)
-                v = (int(hs.message_overhead_ns(transport)) * PS_PER_NS, 8e12 / cap if cap < line_bps else 0.0)
+                v = (hc.overhead_ps, 8e12 / hc.cap_bps if hc.cap_bps < pm.line_rate_bps else 0.0)
             self._host_cost_cache[key] = v
         return v
 
@@ -188,27 +163,18 @@ class PacketBackend(Backend):
     # -- the seam ---------------------------------------------------------------------------------
     def send(self, src, dst, size_bytes: int, tag: FlowTag = EMPTY_TAG, *, cc: str | None = None,
              priority: int | None = None):
-        g = self.graph
-        for role, n in (("src", src), ("dst", dst)):
-            if n not in g:
-                raise InputError("unknown node", where=f"flow {role}", value=n)
-            if g.nodes[n].get("kind") not in ENDPOINT_KINDS:
-                raise InputError("flows start and end at gpu/host nodes", where=f"flow {role}", value=n,
-                                 accepted="a node of kind gpu or host")
-        if src == dst:
-            raise InputError("flow source equals destination", where="flow", value=src)
-        try:
-            ok = not isinstance(size_bytes, bool) and float(size_bytes).is_integer() and size_bytes > 0
-        except (TypeError, ValueError):
-            ok = False
-        if not ok:
-            raise InputError("flow size must be a positive integer", where="size_bytes", value=size_bytes)
-        size_bytes = int(size_bytes)
-        cc_name = cc or self.cc_default
-        cls = self._check_cc(cc_name, "flow cc")
-        p = self.params
+        spec = self.contract.check(src, dst, size_bytes, tag, cc, priority)
         fid = self.next_fid
         self.next_fid += 1
+        if spec.local:
+            self.flows_started += 1
+            self.completed += 1
+            self.bytes_delivered += spec.size_bytes
+            return self.local_copy(fid, spec)
+        size_bytes = spec.size_bytes
+        cc_name = spec.cc
+        cls = self.registry[cc_name]
+        p = self.params
         path = self.router.path(src, dst, fid)
         net = self.net
         route = net.route_ports(path)
@@ -218,33 +184,17 @@ class PacketBackend(Backend):
             data_route = ack_route = None
         else:
             data_route, ack_route = route, rroute
-        np_ = net.node_params
-        mtu = min(np_[n]["mtu_bytes"] for n in path)
-        hdr = np_[src]["header_bytes"]
-        mss = mtu - hdr
-        if mss <= 0:
-            raise InputError("mtu_bytes must exceed header_bytes", where="parameter mtu_bytes", value=mtu)
-        ack_b = p["ack_bytes"]
-        links = hops(g, path)
-        base_rtt_ns = sum(mtu * 8e9 / r + d for r, d in links) + sum(ack_b * 8e9 / r + d for r, d in links)
-        bott = min(r for r, _ in links)
+        pm = self.paths.path(path)
+        mtu, hdr, mss, ack_b = pm.mtu_bytes, pm.header_bytes, pm.mss_bytes, pm.ack_bytes
+        base_rtt_ns = pm.base_rtt_ns
+        bott = pm.bottleneck_bps
         bdp = int(math.ceil(bott * base_rtt_ns / 8e9)) + mss
-        line = links[0][0]
-        for (u, v), (r, _) in zip(zip(path[:-1], path[1:]), links):
-            if g.edges[u, v].get("kind") in FABRIC_KINDS:
-                line = r
-                break
+        line = pm.line_rate_bps
         now = self.env.now
         ccp = self._cc_params(cc_name)
         algo = cls(ccp, mss_bytes=mss, line_rate_bps=line, base_rtt_ns=int(round(base_rtt_ns)),
                    bdp_bytes=bdp, now_ns=now // PS_PER_NS)
-        if priority is None:
-            prio = p["roce_priority"] if cls.transport == "roce" else p["tcp_priority"]
-        else:
-            prio = int(priority)
-            if not 0 <= prio < N_DATA_PRIORITIES:
-                raise InputError("priority out of range", where="flow priority", value=priority,
-                                 accepted=f"0..{N_DATA_PRIORITIES - 1}")
+        prio = spec.priority
         for port in route:
             port.add_prio(prio)
         min_rto = getattr(algo, "min_rto_ns", None)
@@ -268,13 +218,13 @@ class PacketBackend(Backend):
                              value=cls.transport, accepted="tcp or roce")
         flow.max_timeouts = p["max_timeouts"]
         if self.host_stack is not None:
-            delay_ps, cap = self._host_cost(path, cc_name, cls.transport, line)
+            delay_ps, cap = self._host_cost(pm, cc_name, cls.transport)
             flow.next_tx = now + delay_ps           # per-message host time before the first packet
             flow.cap_ps_per_byte = cap              # per-connection CPU limit (kernel TCP)
         if p["jain_window_ns"] > 0:
             flow.win_lo_ps = p["jain_start_ns"] * PS_PER_NS
             flow.win_hi_ps = flow.win_lo_ps + p["jain_window_ns"] * PS_PER_NS
-        ideal = int(round(ideal_fct_exact_ns(links, size_bytes, mtu, hdr)))
+        ideal = int(round(pm.ideal_fct_ns(size_bytes)))
         ev = self.env.event()
         flow.record = (tag, ideal, ev, path, mtu, hdr, bott)
         net.flows[fid] = flow
@@ -386,6 +336,6 @@ class PacketBackend(Backend):
                 s.flush()
 
 
-@register_backend("packet")
+@register_backend("packet", PacketBackend.capabilities)
 def _factory(graph, *, env, params, seed, cc, cc_params, sinks, **kw):
     return PacketBackend(graph, env=env, params=params, seed=seed, cc=cc, cc_params=cc_params, sinks=sinks, **kw)

@@ -8,7 +8,7 @@ rate, HPCC's formula). Left out: everything else ns-3 writes.
 from __future__ import annotations
 
 from ...units import PS_PER_NS
-from ..ideal import hops
+from ...network.ideal import hops
 
 
 def hpcc_ip(node_id: int) -> int:

@@ -29,6 +29,7 @@ def set_link_rate(be, a, b, rate_bps: float) -> None:
         port.rate_bps = rate
         port.ps_per_byte = 8e12 / rate
     be._host_cost_cache.clear()
+    be.paths.invalidate()
 
 def fail_link(be, a, b) -> None:
     """Remove link a-b now; traffic reroutes, what was on the link is lost.
@@ -63,6 +64,7 @@ def fail_link(be, a, b) -> None:
     for port in dead:
         port.fail()
     be._host_cost_cache.clear()
+    be.paths.invalidate()
     spray = be.params["routing"] == "spray"
     for fid in sorted(net.flows):
         f = net.flows[fid]

@@ -1,0 +1,152 @@
+"""One flow specification and one validation of ``send``, identical on every backend.
+
+:class:`SendContract` turns the arguments of ``Backend.send(src, dst,
+size_bytes, tag, cc=, priority=)`` into a :class:`SendSpec` or raises one
+:class:`~netsim.errors.InputError` whose message is the same whichever backend
+was called. The rules, checked in this order:
+
+1. ``src`` then ``dst``: a node of the topology, of kind ``gpu`` or ``host``
+   (not a switch, NIC, NVSwitch or PCIe switch);
+2. ``size_bytes``: an exact integer (``int`` or a NumPy integer; ``bool`` and
+   ``float`` rejected, even 1000.0) from 1 to :data:`~.fabric.MAX_FLOW_BYTES`;
+3. ``cc``: ``None`` (the backend's ``--cc``) or a registered congestion control;
+4. ``priority``: ``None`` (the transport's default: ``roce_priority`` or
+   ``tcp_priority``) or an integer 0..7.
+
+A **self-send** (``src == dst``, otherwise valid) is a local copy, as NCCL
+treats the own chunk of an all-to-all: it never touches the network, and every
+backend completes it at once — its event succeeds at the current time with the
+record of :func:`local_copy_record` (FCT 0, ideal FCT 0).
+
+>>> import networkx as nx
+>>> from netsim.network.params import resolve_params
+>>> g = nx.Graph(); g.add_node("a", kind="gpu"); g.add_node("s", kind="switch")
+>>> c = SendContract(g, resolve_params(), "none")
+>>> c.check("a", "a", 10).local
+True
+>>> c.check("a", "s", 10)
+Traceback (most recent call last):
+...
+netsim.errors.InputError: flow dst: flows start and end at gpu/host nodes, not a switch (got 's'); expected a node of kind gpu or host
+>>> c.check("a", "a", 10.0)
+Traceback (most recent call last):
+...
+netsim.errors.InputError: flow size_bytes: flow size must be an integer number of bytes (got 10.0); expected an int from 1 to 2**53 = 9007199254740992 (bool and float rejected)
+"""
+from __future__ import annotations
+
+import importlib
+import numbers
+import pkgutil
+from typing import Mapping, NamedTuple
+
+from ..errors import InputError
+from ..records import EMPTY_TAG, FlowRecord, FlowTag, make_record
+from ..units import ps_to_ns
+from .fabric import ENDPOINT_KINDS, MAX_FLOW_BYTES, MAX_PRIORITY
+
+
+class SendSpec(NamedTuple):
+    """One checked flow: what every backend is built from."""
+
+    src: str
+    dst: str
+    size_bytes: int        #: payload bytes, 1 .. MAX_FLOW_BYTES
+    tag: FlowTag           #: what caused the flow (operation, group, collective, step)
+    cc: str                #: congestion control (registered name)
+    priority: int          #: IEEE 802.1p priority 0..7 (the transport's default when none was given)
+    transport: str         #: the algorithm's transport: tcp or roce
+    local: bool            #: src == dst: a local copy, completed at once
+
+
+def cc_registry() -> dict:
+    """All congestion-control classes by name (imports every module of ``netsim.transport.cc``)."""
+    from ..transport import cc as ccpkg
+    for info in sorted(pkgutil.iter_modules(ccpkg.__path__), key=lambda m: m.name):
+        importlib.import_module(f"{ccpkg.__name__}.{info.name}")
+    return ccpkg.REGISTRY
+
+
+def default_priority(params: Mapping, transport: str) -> int:
+    """Priority of a flow that names none: ``tcp_priority`` for TCP, else ``roce_priority``."""
+    return int(params["tcp_priority"] if transport == "tcp" else params["roce_priority"])
+
+
+class SendContract:
+    """The one validation of ``send`` (see the module docstring).
+
+    Parameters
+    ----------
+    graph : networkx.Graph
+        The topology (its node kinds).
+    params : mapping
+        Resolved network parameters (``roce_priority``, ``tcp_priority``).
+    default_cc : str
+        The run's ``--cc``; checked here (``--cc: unknown congestion control``).
+    """
+
+    def __init__(self, graph, params: Mapping, default_cc: str):
+        self.graph = graph
+        self.registry = cc_registry()
+        self.default_cc = self.check_cc(default_cc or "none", "--cc")
+        self._prio = {name: default_priority(params, getattr(cls, "transport", "roce"))
+                      for name, cls in self.registry.items()}
+        self._endpoints = {n for n, k in graph.nodes(data="kind") if k in ENDPOINT_KINDS}
+
+    def check_cc(self, name, where: str) -> str:
+        """``name`` if it is a registered congestion control, else an :class:`InputError` naming ``where``."""
+        if not isinstance(name, str) or name not in self.registry:
+            raise InputError("unknown congestion control", where=where, value=name,
+                             accepted="one of " + ", ".join(sorted(self.registry)))
+        return name
+
+    def _endpoint(self, node, role: str) -> None:
+        if node in self._endpoints:
+            return
+        try:
+            known = node in self.graph
+        except TypeError:               # unhashable
+            known = False
+        if not known:
+            raise InputError("unknown node", where=f"flow {role}", value=node,
+                             accepted="a gpu or host node of the topology")
+        kind = self.graph.nodes[node].get("kind")
+        raise InputError(f"flows start and end at gpu/host nodes, not a {kind}", where=f"flow {role}",
+                         value=node, accepted="a node of kind gpu or host")
+
+    def check(self, src, dst, size_bytes, tag: FlowTag = EMPTY_TAG, cc: str | None = None,
+              priority: int | None = None) -> SendSpec:
+        """The :class:`SendSpec` of one ``send``, or :class:`InputError` (one line, same on every backend)."""
+        self._endpoint(src, "src")
+        self._endpoint(dst, "dst")
+        if type(size_bytes) is not int and (isinstance(size_bytes, bool)
+                                             or not isinstance(size_bytes, numbers.Integral)):
+            raise InputError("flow size must be an integer number of bytes", where="flow size_bytes",
+                             value=size_bytes, accepted=_SIZES)
+        if not 0 < size_bytes <= MAX_FLOW_BYTES:
+            raise InputError("flow size out of range", where="flow size_bytes", value=size_bytes,
+                             accepted=_SIZES)
+        name = self.default_cc if cc is None else self.check_cc(cc, "flow cc")
+        if priority is None:
+            prio = self._prio[name]
+        elif type(priority) is int or (isinstance(priority, numbers.Integral) and not isinstance(priority, bool)):
+            prio = int(priority)
+            if not 0 <= prio <= MAX_PRIORITY:
+                raise InputError("flow priority out of range", where="flow priority", value=priority,
+                                 accepted=_PRIOS)
+        else:
+            raise InputError("flow priority must be an integer", where="flow priority", value=priority,
+                             accepted=_PRIOS)
+        return SendSpec(src, dst, int(size_bytes), tag, name, prio,
+                        getattr(self.registry[name], "transport", "roce"), src == dst)
+
+
+_SIZES = f"an int from 1 to 2**53 = {MAX_FLOW_BYTES} (bool and float rejected)"
+_PRIOS = f"None (the transport's default) or an int 0..{MAX_PRIORITY}"
+
+
+def local_copy_record(flow_id: int, spec: SendSpec, now_ps: int) -> FlowRecord:
+    """The record of a self-send: starts and ends now, FCT 0, ideal FCT 0 (slowdown empty)."""
+    now_ns = ps_to_ns(int(now_ps))
+    return make_record(flow_id, str(spec.src), str(spec.dst), spec.size_bytes, now_ns, now_ns, 0, spec.tag,
+                       cc=spec.cc, priority=spec.priority)
