@@ -8,8 +8,10 @@ offload), and one connection is processed by one core, so it tops out below
 a fast NIC's line rate.  RDMA (RoCEv2, InfiniBand) offloads the transport to
 the NIC and moves data by DMA: near-zero host cost, line-rate connections.
 
-The model, applied by a backend in ``send()`` to every flow whose source is
-a host/GPU (not to NVLink/PCIe-only flows, which do not use the NIC):
+The model, applied by a backend in ``send()`` to every flow that leaves its
+server through a NIC (not to NVLink/PCIe-only flows, which do not use the NIC;
+the one rule for which flows pay and at which line rate is
+:meth:`netsim.network.path.PathModel.host_cost`):
 
 * start delay: :meth:`HostStack.message_overhead_ns` (per-message CPU time);
 * per-connection rate cap: :meth:`HostStack.rate_cap_bps` =
@@ -140,35 +142,3 @@ def split_host_params(params: dict | None) -> tuple[dict, dict]:
             net[k] = v
     return net, host
 
-
-FABRIC_KINDS = ("ethernet", "infiniband")
-
-
-def path_host_cost(graph, path, cc_name: str | None, host_stack: "HostStack", bott_bps: float) -> tuple:
-    """``(overhead_ns, cap_bps)`` of one flow on ``path`` — what a backend applies (shared rule).
-
-    Applies when the path leaves the host through a NIC (a ``nic`` node, or an
-    Ethernet/InfiniBand link for plain hosts); NVLink/PCIe-only paths pay
-    nothing: ``(0, bott_bps)``.  Transport: the congestion control's; with
-    ``--cc none`` the NIC's ``nic_kind``.  Line rate: the NIC's fabric link,
-    else the path's first Ethernet/InfiniBand link.  The cap never exceeds
-    ``bott_bps``.
-    """
-    g = graph
-    nics = [i for i, x in enumerate(path) if g.nodes[x].get("kind") == "nic"]
-    fabric = [float(g.edges[u, w]["rate_bps"]) for u, w in zip(path[:-1], path[1:])
-              if g.edges[u, w].get("kind") in FABRIC_KINDS]
-    if not nics and not fabric:
-        return 0, float(bott_bps)
-    transport = transport_of(cc_name)
-    line = fabric[0] if fabric else float(bott_bps)
-    if nics:
-        i = nics[0]
-        nic = path[i]
-        if cc_name in (None, "", "none"):
-            transport = NIC_TRANSPORT.get(g.nodes[nic].get("nic_kind", "ethernet"), "tcp")
-        if 0 < i < len(path) - 1:
-            rates = [float(g.edges[nic, x]["rate_bps"]) for x in (path[i - 1], path[i + 1])
-                     if g.edges[nic, x].get("kind") != "pcie"]
-            line = max(rates) if rates else line
-    return host_stack.message_overhead_ns(transport), min(float(bott_bps), host_stack.rate_cap_bps(transport, line))

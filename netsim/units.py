@@ -99,10 +99,6 @@ def parse_time_ns(text, default_unit: str = "ns") -> int:
     return int(round(_scaled(text, "time", TIME_UNITS_NS, default_unit, "e.g. 500ns, 1us, 2.5ms, 1s")))
 
 
-def ns_to_ps(ns) -> int:
-    return int(round(ns * PS_PER_NS))
-
-
 def ps_to_ns(ps: int) -> int:
     """Round a picosecond time to the nearest nanosecond (half up)."""
     return (ps + PS_PER_NS // 2) // PS_PER_NS

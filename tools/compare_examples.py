@@ -14,8 +14,9 @@ Usage::
 ``run`` executes ``python -m netsim`` with ``TREE`` first on ``PYTHONPATH`` and
 ``TREE`` as the working directory, one sub-folder of ``OUT_DIR`` per case (its
 exit status and stderr kept in ``exit.txt``). ``diff`` compares every file of
-every case byte for byte, except ``wall_time_s`` in JSON files (the one field
-that differs between identical runs) and Parquet copies (compared through
+every case byte for byte, except wall-clock measurements in JSON files (keys
+ending in ``wall_s`` or ``wall_time_s``, the fields that differ between
+identical runs) and Parquet copies (compared through
 their CSV originals); it prints one line per differing file and exits 1 if any
 differs.
 """
@@ -75,10 +76,17 @@ def _content(path: str) -> bytes:
             obj = json.loads(data)
         except ValueError:
             return data
-        if isinstance(obj, dict):
-            obj.pop("wall_time_s", None)
-            return json.dumps(obj, sort_keys=True).encode()
+        return json.dumps(_drop_walls(obj), sort_keys=True).encode()
     return data
+
+
+def _drop_walls(obj):
+    """``obj`` without wall-clock measurements (keys ending in ``wall_s`` / ``wall_time_s``, at any depth)."""
+    if isinstance(obj, dict):
+        return {k: _drop_walls(v) for k, v in obj.items() if not str(k).endswith(("wall_s", "wall_time_s"))}
+    if isinstance(obj, list):
+        return [_drop_walls(v) for v in obj]
+    return obj
 
 
 def diff(a: str, b: str) -> int:

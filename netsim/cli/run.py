@@ -12,15 +12,6 @@ from __future__ import annotations
 from ..params import parse_assignments
 
 
-def cc_param_dict(items, cc: str) -> dict:
-    """``--cc-param K=V`` (for the chosen cc) or ``CC.K=V`` → {cc: {K: V}}."""
-    out: dict[str, dict] = {}
-    for k, v in parse_assignments(items, what="--cc-param"):
-        name, key = (k.split(".", 1) if "." in k else (cc, k))
-        out.setdefault(name, {})[key] = v
-    return out
-
-
 def format_result(summary: dict) -> str:
     """The lines ``netsim run`` prints."""
     t = summary["iteration_time_s"]

@@ -118,10 +118,3 @@ class ExtendedBuilder(OpGraphBuilder):
             super()._tp_collective(tg, gi, base + ".allgather", "allgather", size, **kwargs)
             return
         super()._tp_collective(tg, gi, name, coll, size, extra, **kwargs)
-
-
-def make_builder(workload, placement, **kwargs) -> OpGraphBuilder:
-    """:class:`ExtendedBuilder` when ZeRO or sequence parallelism is on, else the base builder."""
-    if getattr(workload, "zero_stage", 0) or getattr(workload, "sequence_parallel", False):
-        return ExtendedBuilder(workload, placement, **kwargs)
-    return OpGraphBuilder(workload, placement, **kwargs)
