@@ -44,10 +44,10 @@ QUEUE_TRACE, PFC_TRACE, CC_TRACE = "queue_trace", "pfc_trace", "cc_trace"
 
 #: every capability a backend may declare, with its meaning
 CAPABILITIES = {
-    HOST_STACK: "host-stack cost model (per-message delay, per-connection rate cap)",
-    LINK_CHANGES: "link degrade/failure during a run (set_link_rate, fail_link)",
-    HPCC_FCT: "HPCC ns-3 fct.txt rows (hpcc_rows)",
-    ROUTER: "the router its flows follow (router)",
+    HOST_STACK: "host-stack cost model: per-message delay, per-connection rate cap",
+    LINK_CHANGES: "link degrade/failure during a run: set_link_rate, fail_link",
+    HPCC_FCT: "HPCC ns-3 fct.txt rows: hpcc_rows",
+    ROUTER: "the router its flows follow: router",
     QUEUE_TRACE: "queues.csv samples",
     PFC_TRACE: "pfc.csv pause/resume events",
     CC_TRACE: "cc.csv congestion-control samples",
