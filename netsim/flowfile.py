@@ -23,18 +23,21 @@ import os
 from dataclasses import dataclass
 
 from .errors import InputError
+from .network.fabric import ENDPOINT_KINDS, MAX_FLOW_BYTES, MAX_PRIORITY
 from .units import UnitError, parse_size, parse_time_ns
 
 REQUIRED = ("src", "dst", "size_bytes", "start_ns")
-MAX_PRIORITY = 7  # IEEE 802.1p: eight priorities
-#: largest flow size: every byte count up to 2**53 (9 PB) is exact as a float, which the rate models use
-MAX_FLOW_BYTES = 2**53
 OPTIONAL = ("tag", "cc", "priority")
 
 
 @dataclass(frozen=True)
 class FlowSpec:
-    """One flow to inject: ``size_bytes`` from ``src`` to ``dst`` at ``start_ns``."""
+    """One flow to inject: ``size_bytes`` from ``src`` to ``dst`` at ``start_ns``.
+
+    At ``start_ns`` it becomes one ``Backend.send``, checked there by
+    :class:`netsim.network.send.SendContract` into a
+    :class:`~netsim.network.send.SendSpec` (the same rules on every backend).
+    """
 
     src: str
     dst: str
@@ -44,8 +47,6 @@ class FlowSpec:
     cc: str = ""
     priority: int | None = None
 
-
-ENDPOINT_KINDS = ("gpu", "host")
 
 
 def _node(graph, name: str, source: str, where: str):

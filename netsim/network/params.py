@@ -21,6 +21,7 @@ from typing import Any, Mapping
 
 from ..errors import InputError
 from ..params import Param, ParamTable
+from .fabric import DATA_PRIORITIES, MAX_PRIORITY
 
 _HDR = ("RoCEv2 per IBTA Annex A17: Ethernet 14 + FCS 4 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 = 62 B "
         "(preamble/IFG not modelled)")
@@ -140,11 +141,11 @@ PER_PRIORITY = ("ecn_kmin_bytes", "ecn_kmax_bytes", "ecn_pmax", "pfc_xoff_bytes"
 def _split_key(key: str) -> tuple[str, int | None]:
     if "." in key:
         base, _, suffix = key.rpartition(".")
-        if base in PER_PRIORITY and suffix.isdigit() and 0 <= int(suffix) <= 7:
+        if base in PER_PRIORITY and suffix.isdigit() and 0 <= int(suffix) <= MAX_PRIORITY:
             return base, int(suffix)
         if base in PER_PRIORITY:
             raise InputError("bad priority suffix", where="--set", value=key,
-                             accepted=f"{base}.P with P in 0..7")
+                             accepted=f"{base}.P with P in 0..{MAX_PRIORITY}")
     return key, None
 
 
@@ -186,7 +187,7 @@ def node_overrides(attrs: Mapping[str, Any], node: str | None = None) -> dict:
 def per_priority(params: Mapping[str, Any], name: str) -> list:
     """Values of ``name`` for priorities 0..7 (``name.P`` wins over ``name``)."""
     base = params[name]
-    return [params.get(f"{name}.{p}", base) for p in range(8)]
+    return [params.get(f"{name}.{p}", base) for p in DATA_PRIORITIES]
 
 
 def lossless_set(params: Mapping[str, Any]) -> frozenset[int]:
@@ -199,7 +200,7 @@ def lossless_set(params: Mapping[str, Any]) -> frozenset[int]:
         part = part.strip()
         if not part:
             continue
-        if not part.isdigit() or int(part) > 7:
+        if not part.isdigit() or int(part) > MAX_PRIORITY:
             raise InputError("bad priority list", where="parameter lossless_priorities", value=text,
                              accepted="comma-separated priorities 0..7, e.g. 3 or 3,4")
         out.add(int(part))
