@@ -1,4 +1,4 @@
-"""Analytic backend: closed-form alpha-beta cost per flow, no fabric contention.
+"""The analytic backend: closed-form alpha-beta cost per flow, no fabric contention.
 
 A flow of ``S`` bytes on its routed path takes exactly the time it would take
 *alone* on that path with packetized store-and-forward — the packet helper's
@@ -43,77 +43,12 @@ from typing import Any
 
 import simpy
 
-from ..errors import InputError
-from ..network.ideal import ideal_fct_exact_ns
-from ..network.params import SIM_PARAMS, resolve_params
-from ..network.path import PathModel
-from ..network.send import SendContract
-from ..params import Param, ParamTable
-from ..records import EMPTY_TAG, FlowTag, make_record
-from ..units import PS_PER_NS, PS_PER_S, ps_to_ns
-from .base import HOST_STACK, LINK_CHANGES, ROUTER, Backend, TraceSinks, register_backend
-
-#: the analytic backend's own parameters
-_OWN = ("sw_latency_ns", "source_sharing")
-
-ANALYTIC_PARAMS = ParamTable("analytic backend", [
-    SIM_PARAMS["mtu_bytes"],
-    SIM_PARAMS["header_bytes"],
-    Param("sw_latency_ns", 0, "time",
-          "software latency added to every message (0: the network alone; NCCL's own tuning model charges "
-          "~3.4 us per ring step on NVLink and 8.4 us per call, Simple protocol)",
-          "NVIDIA NCCL src/graph/tuning.cc (hwLat NVLink Ring/Simple 3.4 us, baseLat Ring/Simple 8.4 us)",
-          minimum=0),
-    Param("source_sharing", "fair", "choice",
-          "how flows charged to the same bottleneck link share it: fair = equal shares (processor sharing), "
-          "as the packet and flow backends' fair queueing / max-min do; fifo = one after another, the "
-          "ideal of one ordered stream (NCCL's connection FIFO)",
-          "netsim choice (issue #6: the analytic backend must agree with the packet backend without contention)",
-          choices=("fair", "fifo")),
-])
-
-
-def _check_cc_params(cc_params: dict | None) -> None:
-    """Reject an unknown ``cc_params`` entry although the analytic model ignores them.
-
-    A typo must fail the same way on every backend rather than pass silently here.
-    """
-    from ..transport.cc.config import cc_class
-    for name, over in (cc_params or {}).items():
-        cc_class(name, where="--cc-param").PARAMS.resolve(dict(over or {}), source=f"--cc-param {name}")
-
-
-def resolve_analytic_params(params: dict | None) -> dict:
-    """Network parameters (:func:`netsim.network.params.resolve_params`) plus the analytic backend's own."""
-    params = dict(params or {})
-    own = {k: params.pop(k) for k in list(params) if k in _OWN}
-    try:
-        out = resolve_params(params)
-    except InputError:
-        for key in params:          # name the analytic table too when a key is unknown everywhere
-            if key.split(".")[0] not in SIM_PARAMS:
-                raise ANALYTIC_PARAMS.unknown(key, where="--set") from None
-        raise
-    for key in _OWN:
-        out[key] = ANALYTIC_PARAMS.parse_one(key, own[key]) if key in own else ANALYTIC_PARAMS[key].default
-    if out["header_bytes"] >= out["mtu_bytes"]:
-        raise InputError("header_bytes must be smaller than mtu_bytes", where="--set",
-                         value=out["header_bytes"], accepted=f"< {out['mtu_bytes']}")
-    return out
-
-
-def lone_flow_ps(rates_bps: list[float], delays_ns: list[float], size_bytes: int, mtu_bytes: int,
-                 header_bytes: int) -> float:
-    """Time for a flow alone on a path to deliver its last byte, ps.
-
-    Delegates to :func:`netsim.network.ideal.ideal_fct_exact_ns` (the packet
-    backend's exact lone-flow formula), so ``ideal_fct_ns`` agrees across backends.
-
-    >>> lone_flow_ps([8e9, 8e9], [0, 0], 2000, 1000, 0)  # 2 packets of 1 us each, 2 hops
-    3000000.0
-    """
-    return ideal_fct_exact_ns(list(zip(rates_bps, delays_ns)), size_bytes, mtu_bytes, header_bytes) * 1000.0
-
+from ...network.path import PathModel
+from ...network.send import SendContract
+from ...records import EMPTY_TAG, FlowTag, make_record
+from ...units import PS_PER_NS, PS_PER_S, ps_to_ns
+from ..base import HOST_STACK, LINK_CHANGES, ROUTER, Backend, TraceSinks, register_backend
+from .params import check_cc_params, lone_flow_ps, resolve_analytic_params
 
 class _Flow:
     __slots__ = ("bits", "cap", "rate", "tail", "lone", "meta", "event")
@@ -140,16 +75,16 @@ class AnalyticBackend(Backend):
                  cc_params: dict | None = None, sinks: TraceSinks | None = None):
         self.graph = graph
         self.env = env
-        from ..hoststack import HostStack, split_host_params
+        from ...hoststack import HostStack, split_host_params
         params, host_params = split_host_params(params)
         self.params = resolve_analytic_params(params)
         self.contract = SendContract(graph, self.params, cc or "none")
-        _check_cc_params(cc_params)
+        check_cc_params(cc_params)
         self.cc = self.contract.default_cc
         self.seed = seed
         self.sinks = sinks or TraceSinks()
         self.sink = self.sinks.fct
-        from ..topology.routing import Router
+        from ...topology.routing import Router
         self.router = Router(graph, seed=seed)
         self.pathmodel = PathModel(graph, self.params)
         self._sw_ps = self.params["sw_latency_ns"] * PS_PER_NS
@@ -292,7 +227,7 @@ class AnalyticBackend(Backend):
         key = (path, cc)
         v = self._host.get(key)
         if v is None:
-            from ..hoststack import transport_of
+            from ...hoststack import transport_of
             hc = self.pathmodel.host_cost(self.pathmodel.path(path), cc, transport_of(cc), self.host_stack)
             v = (0.0, bott) if hc is None else (float(hc.overhead_ps), min(bott, hc.cap_bps))
             self._host[key] = v
