@@ -84,7 +84,7 @@ class FlowBackend(RatesMixin, CompletionsMixin, Backend):
         self.paths = PathTable(graph, self.params, router, self.cc_params, self._lid, caps)
         self.pathmodel = self.paths.pathmodel
         # the path table's lookups, bound once (the hot path of send)
-        self._models, self._prio_default, self._pair = self.paths.models, self.paths.prio_default, self.paths.pair
+        self._models, self._pair = self.paths.models, self.paths.pair
         self._model, self._lookup, self._info = self.paths.model, self.paths.lookup, self.paths.info
         self._flow_consts, self._ideal = self.paths.flow_consts, self.paths.ideal
         fair = self.params["flow_fairness"]

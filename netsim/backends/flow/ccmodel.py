@@ -38,7 +38,7 @@ from ...params import Param, ParamTable
 _SRC = "calibrated against the packet backend (tools/flow_calibrate.py; docs/flow-backend.md)"
 
 
-def _table(name: str, efficiency: float, ramp_scale: float, init_cwnd: int, lossy: bool,
+def _table(name: str, efficiency: float, ramp_scale: float, init_cwnd: int,
            eff_src: str = _SRC, dynamic: bool = False) -> ParamTable:
     return ParamTable(f"flow model of {name}", [
         Param("efficiency", efficiency, "float",
@@ -53,8 +53,6 @@ def _table(name: str, efficiency: float, ramp_scale: float, init_cwnd: int, loss
               "RFC 6928 (IW10) for TCP; 0 for rate-based RoCE (starts at line rate)", minimum=0),
         Param("ramp_scale", ramp_scale, "float",
               "multiplier on the modelled slow-start time penalty", _SRC, minimum=0.0),
-        Param("lossy", lossy, "bool", "flows of this algorithm travel in a lossy class",
-              "TCP in a lossy class, RoCE lossless (netsim issue #2)"),
         Param("dynamic", dynamic, "bool",
               "run the algorithm's own rate law on fluid queues (dcqcnfluid.py) instead of a fixed efficiency",
               "DCQCN fluid model, Zhu et al. SIGCOMM 2015 / CoNEXT 2016"),
@@ -63,7 +61,7 @@ def _table(name: str, efficiency: float, ramp_scale: float, init_cwnd: int, loss
 
 #: the model of each algorithm known to the packet backend
 MODEL_TABLES: dict[str, ParamTable] = {
-    "none": _table("none", 1.0, 0.0, 0, False,
+    "none": _table("none", 1.0, 0.0, 0,
                    eff_src="fixed BDP window on a lossless class keeps the bottleneck busy (netsim issue #2)"),
     # tools/flow_calibrate.py (then in the package), 2026-11-29 11:16 UTC, packet backend defaults, dumbbell 100 Gbps, N = 2, 4, 8 x 4 MB:
     # dcqcn 0.940 / 0.329 / 0.348 (mean 0.539); cubic 0.992 / 0.999 / 1.000 (mean 0.997);
@@ -71,10 +69,10 @@ MODEL_TABLES: dict[str, ParamTable] = {
     # 9.2 / 10.7 / 10.7 us measured at 0.1 / 1 / 10 MB vs 9.2 / 10.7 / 10.7 us modelled at scale 1 -> 1.00
     # (0 at 10 kB, inside IW10; 5.0-5.2 us at 15 / 30 kB, one window-limited round; QA re-run, ramp per round).
     # with dynamic=True (default) the efficiency is not used: the DCQCN law runs on fluid queues
-    "dcqcn": _table("dcqcn", 1.0, 0.0, 0, False, dynamic=True,
+    "dcqcn": _table("dcqcn", 1.0, 0.0, 0, dynamic=True,
                     eff_src="the fluid DCQCN law loses capacity by itself; 0.54 was the static calibration"),
-    "cubic": _table("cubic", 1.0, 1.0, 10, True),
-    "dctcp": _table("dctcp", 1.0, 1.0, 10, True),
+    "cubic": _table("cubic", 1.0, 1.0, 10),
+    "dctcp": _table("dctcp", 1.0, 1.0, 10),
 }
 _FALLBACK = "none"
 
@@ -88,7 +86,6 @@ class CCModel:
     rate_cap_frac: float
     init_cwnd_pkts: int
     ramp_scale: float
-    lossy: bool
     dynamic: bool = False
 
     def rate_cap(self, line_rate: float) -> float:

@@ -53,7 +53,6 @@ class PathTable:
         self.ideal = ideal_function()
         self.host_stack = None     # netsim.hoststack.HostStack; the runtime sets it (issue 5)
         self.models: dict[str, CCModel] = {}
-        self.prio_default: dict[str, int] = {}
         self.pair: dict[tuple[str, str], PathInfo | None] = {}
         self._path_info: dict[tuple, PathInfo] = {}
         self._by_hops: dict[tuple, dict] = {}   # hop signature -> per-(size, algorithm) constants
@@ -72,8 +71,6 @@ class PathTable:
         m = self.models.get(name)
         if m is None:
             m = self.models[name] = resolve_model(name, self.cc_params)
-            key = "tcp_priority" if m.lossy else "roce_priority"
-            self.prio_default[name] = int(self.params.get(key, 0))
         return m
 
     def lookup(self, src: str, dst: str, fid: int) -> "PathInfo":
