@@ -85,7 +85,7 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
         Directory for the trace files; without it nothing is written and the
         summary carries the flow records under ``"records"``.
     hpcc_fct : bool
-        Also write HPCC's ``fct.txt`` (packet backend).
+        Also write HPCC's ``fct.txt`` (backends declaring the ``hpcc_fct`` capability; others: InputError).
     until_ns : int, optional
         Stop the simulation at this time even if flows are unfinished.
 
