@@ -1,14 +1,14 @@
 """Set-up of the flow backend: its own parameters, the network parameters, path constants.
 
-The flow backend reads the packet backend's network parameters
+The flow backend reads the network layer's parameters
 (``netsim.network.params``: ``mtu_bytes``, ``header_bytes``,
-``ack_bytes``, ``pfc``, priorities) so that both backends model the same
-network, and adds a few of its own (:data:`FLOW_PARAMS`). The ideal FCT comes
-from ``netsim.network.ideal`` so a lone flow finishes exactly when the packet
-backend's ideal says.
+``ack_bytes``, ``pfc``, priorities), as every backend does, so that all model
+the same network, and adds a few of its own (:data:`FLOW_PARAMS`). The ideal
+FCT comes from ``netsim.network.ideal`` so a lone flow finishes exactly when
+the packet backend's ideal says.
 
-Left out: per-link MTU (a flow's MTU is its source node's), per-priority
-parameters of the packet backend that the fluid model does not read.
+Left out: per-priority parameters of the packet backend that the fluid model does not
+read. (A flow's MTU is its path's smallest, from :class:`netsim.network.path.PathModel`.)
 """
 from __future__ import annotations
 
