@@ -5,7 +5,8 @@
 * the runner does detect a broken contract (a layers contract that puts the
   command line below the units module must fail) — so a green run means something;
 * the README's "Architecture" diagram lists exactly the layers of the
-  ``layers`` contract, top to bottom.
+  ``layers`` contract, top to bottom, and every top-level module of netsim
+  has its place in it.
 """
 from __future__ import annotations
 
@@ -71,3 +72,13 @@ def _readme_layers() -> list[str]:
 
 def test_readme_diagram_is_the_layers_contract():
     assert _readme_layers() == _contracts()["layers"]["layers"]
+
+
+def test_every_top_level_module_has_a_layer():
+    """A new package or module of netsim must be placed in the diagram (and so in the contract)."""
+    import pkgutil
+
+    import netsim
+    placed = {m.strip() for layer in _contracts()["layers"]["layers"] for m in re.split(r"[|:]", layer)}
+    names = {f"netsim.{m.name}" for m in pkgutil.iter_modules(netsim.__path__)}
+    assert names - placed == set()
