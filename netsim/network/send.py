@@ -101,11 +101,11 @@ class SendContract:
         return name
 
     def _endpoint(self, node, role: str) -> None:
-        if node in self._endpoints:
-            return
         try:
+            if node in self._endpoints:
+                return
             known = node in self.graph
-        except TypeError:               # unhashable
+        except TypeError:               # unhashable: not a node name
             known = False
         if not known:
             raise InputError("unknown node", where=f"flow {role}", value=node,

@@ -48,7 +48,7 @@ def _send(be, spec):
         return "error", str(exc)
 
 
-nodes = st.one_of(st.sampled_from(GPUS), st.sampled_from(OTHERS), st.sampled_from(["nope", "gpu9"]))
+nodes = st.one_of(st.sampled_from(GPUS), st.sampled_from(OTHERS), st.sampled_from(["nope", "gpu9", ("s0", "gpu0"), ["s0.gpu0"]]))
 sizes = st.one_of(st.integers(min_value=1, max_value=10**7), st.sampled_from([0, -1, MAX_FLOW_BYTES,
                                                                                MAX_FLOW_BYTES + 1, 10**30]),
                   st.sampled_from([1000.5, 1000.0, True, float("nan"), "1000"]))
