@@ -89,8 +89,8 @@ class SendContract:
         self.graph = graph
         self.registry = cc_registry()
         self.default_cc = self.check_cc(default_cc or "none", "--cc")
-        self._prio = {name: default_priority(params, getattr(cls, "transport", "roce"))
-                      for name, cls in self.registry.items()}
+        self._transport = {name: getattr(cls, "transport", "roce") for name, cls in self.registry.items()}
+        self._prio = {name: default_priority(params, t) for name, t in self._transport.items()}
         self._endpoints = {n for n, k in graph.nodes(data="kind") if k in ENDPOINT_KINDS}
 
     def check_cc(self, name, where: str) -> str:
@@ -117,30 +117,43 @@ class SendContract:
     def check(self, src, dst, size_bytes, tag: FlowTag = EMPTY_TAG, cc: str | None = None,
               priority: int | None = None) -> SendSpec:
         """The :class:`SendSpec` of one ``send``, or :class:`InputError` (one line, same on every backend)."""
-        self._endpoint(src, "src")
-        self._endpoint(dst, "dst")
-        if type(size_bytes) is not int and (isinstance(size_bytes, bool)
-                                             or not isinstance(size_bytes, numbers.Integral)):
+        eps = self._endpoints
+        try:
+            ok = src in eps and dst in eps
+        except TypeError:               # unhashable: reported by _endpoint
+            ok = False
+        if not ok:
+            self._endpoint(src, "src")
+            self._endpoint(dst, "dst")
+        if type(size_bytes) is not int or not 0 < size_bytes <= MAX_FLOW_BYTES:
+            size_bytes = self._size(size_bytes)
+        name = self.default_cc if cc is None else self.check_cc(cc, "flow cc")
+        prio = self._prio[name] if priority is None else self._priority(priority)
+        # tuple.__new__ directly: what SendSpec(...) does, without its Python-level __new__ (hot path)
+        return _new(SendSpec, (src, dst, size_bytes, tag, name, prio, self._transport[name], src == dst))
+
+    @staticmethod
+    def _size(size_bytes) -> int:
+        if isinstance(size_bytes, bool) or not isinstance(size_bytes, numbers.Integral):
             raise InputError("flow size must be an integer number of bytes", where="flow size_bytes",
                              value=size_bytes, accepted=_SIZES)
         if not 0 < size_bytes <= MAX_FLOW_BYTES:
             raise InputError("flow size out of range", where="flow size_bytes", value=size_bytes,
                              accepted=_SIZES)
-        name = self.default_cc if cc is None else self.check_cc(cc, "flow cc")
-        if priority is None:
-            prio = self._prio[name]
-        elif type(priority) is int or (isinstance(priority, numbers.Integral) and not isinstance(priority, bool)):
-            prio = int(priority)
-            if not 0 <= prio <= MAX_PRIORITY:
-                raise InputError("flow priority out of range", where="flow priority", value=priority,
-                                 accepted=_PRIOS)
-        else:
+        return int(size_bytes)
+
+    @staticmethod
+    def _priority(priority) -> int:
+        if isinstance(priority, bool) or not isinstance(priority, numbers.Integral):
             raise InputError("flow priority must be an integer", where="flow priority", value=priority,
                              accepted=_PRIOS)
-        return SendSpec(src, dst, int(size_bytes), tag, name, prio,
-                        getattr(self.registry[name], "transport", "roce"), src == dst)
+        if not 0 <= priority <= MAX_PRIORITY:
+            raise InputError("flow priority out of range", where="flow priority", value=priority,
+                             accepted=_PRIOS)
+        return int(priority)
 
 
+_new = tuple.__new__
 _SIZES = f"an int from 1 to 2**53 = {MAX_FLOW_BYTES} (bool and float rejected)"
 _PRIOS = f"None (the transport's default) or an int 0..{MAX_PRIORITY}"
 
