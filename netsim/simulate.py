@@ -175,7 +175,7 @@ def _drive(env, be, until_ns, quiet: bool, n_flows: int) -> None:
             env.run(until=int(until_ns) * PS_PER_NS)
         return
     from .progress import run_with_progress
-    run_with_progress(env, until=None, quiet=quiet, label="flows", work=lambda: getattr(be, "completed", 0),
+    run_with_progress(env, until=None, quiet=quiet, label="flows", work=be.flows_completed,
                       total_work=n_flows)
 
 

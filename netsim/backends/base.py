@@ -90,6 +90,10 @@ class Backend(ABC):
     def close(self) -> None:
         """Flush samplers and sinks at the end of a run."""
 
+    def flows_completed(self) -> int:
+        """Flows completed so far (progress display); cheap in every backend."""
+        return int(self.stats().get("completed", 0))
+
     def local_copy(self, flow_id: int, spec) -> simpy.Event:
         """Complete a self-send (``spec.local``) now: the same record on every backend.
 

@@ -299,6 +299,9 @@ class AnalyticBackend(Backend):
         if self.sink is not None:
             self.sink.add(rec)
 
+    def flows_completed(self) -> int:
+        return self.completed
+
     def stats(self) -> dict[str, Any]:
         return {"backend": self.name, "flows": self.flows, "completed": self.completed,
                 "bytes_delivered": self.bytes_delivered, "sim_time_ns": ps_to_ns(int(self.env.now)),

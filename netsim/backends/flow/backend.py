@@ -222,6 +222,9 @@ class FlowBackend(RatesMixin, CompletionsMixin, Backend):
         return self.dcqcn.model
 
     # -- reporting --------------------------------------------------------------
+    def flows_completed(self) -> int:
+        return self.n_completed
+
     def stats(self) -> dict[str, Any]:
         return {
             "backend": "flow",

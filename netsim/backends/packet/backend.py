@@ -293,6 +293,9 @@ class PacketBackend(Backend):
         end = self.last_ps if not self.net.flows else self.env.now
         return self.accounting.jain(end, self.net.flows.values())
 
+    def flows_completed(self) -> int:
+        return self.completed
+
     def stats(self) -> dict:
         net = self.net
         ports = sorted(net.ports.values(), key=lambda q: (str(q.name), str(q.peer_name)))
