@@ -58,6 +58,7 @@ def test_path_mtu_is_the_smallest_on_the_path_on_every_backend(name):
     be.send("a", "b", 100_000)
     be.env.run()
     (rec,) = sink.rows
+    assert be.flows_completed() == 1 == be.stats()["completed"]
     assert rec.ideal_fct_ns == ideal_fct_ns(g, ("a", "s", "b"), 100_000, 1000, 62)
     assert rec.ideal_fct_ns != ideal_fct_ns(g, ("a", "s", "b"), 100_000, 1500, 62)
     if name != "packet":                      # the fluid and closed-form models finish a lone flow at its ideal
