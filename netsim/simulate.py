@@ -157,7 +157,7 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
             write_summary(out_dir, summary, summary["status"], int(env.now // PS_PER_NS), outputs)
     except BaseException as exc:
         if out_dir is not None:
-            stopped_run(out_dir, {"flows": len(flows), "completed": int(getattr(be, "completed", 0)), "cc": cc,
+            stopped_run(out_dir, {"flows": len(flows), "completed": be.flows_completed(), "cc": cc,
                                   "seed": seed, "backend": backend,
                                   "wall_time_s": round(time.perf_counter() - t0, 3)},
                         files, exc, int(env.now // PS_PER_NS))
