@@ -4,7 +4,7 @@ A single flow, ``--cc none``, packet backend defaults: on ``dumbbell(1, 1)``
 (1 KB … 100 MB) and on the two-server path of
 ``tests/backends/packet/pkt_helpers.gpu_path_graph`` that crosses NVLink, PCIe
 and Ethernet (1 KB … 10 MB; 100 MB is the slow test's). The oracle is
-:func:`netsim.backends.ideal.ideal_fct_exact_ns` (a tandem of deterministic
+:func:`netsim.network.ideal.ideal_fct_exact_ns` (a tandem of deterministic
 servers), independent of the event engine. Figure: the largest relative error.
 """
 from __future__ import annotations
@@ -31,7 +31,7 @@ def _lone_error(graph, src, dst, size) -> float:
     import simpy
 
     from netsim.backends.base import TraceSinks, create_backend
-    from netsim.backends.ideal import hops, ideal_fct_exact_ns
+    from netsim.network.ideal import hops, ideal_fct_exact_ns
     from netsim.records import FlowTag, ListSink
     from netsim.topology import Router
     env, sink = simpy.Environment(), ListSink()

@@ -28,7 +28,7 @@ class FlowConsts(NamedTuple):
     """Constants of a flow of one size and algorithm on one path (shared by paths alike)."""
 
     wire_bytes: float   #: bytes on the wire: payload plus headers
-    ideal_ns: float     #: ideal FCT (fractional ns), :func:`netsim.backends.ideal.ideal_fct_exact_ns`
+    ideal_ns: float     #: ideal FCT (fractional ns), :func:`netsim.network.ideal.ideal_fct_exact_ns`
     latency_ps: float   #: time from fluid completion to delivery (ps), slow start and host stack included
     cap: float          #: per-flow rate cap (bytes/ps; ``inf``: none)
 
