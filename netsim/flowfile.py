@@ -5,8 +5,10 @@ Two formats, chosen by content:
 * CSV with a header ``src,dst,size_bytes,start_ns`` and optional ``tag``,
   ``cc``, ``priority`` columns; node names from the topology; sizes and times
   may carry units (``1MB``, ``64KiB``, ``10us``);
-* HPCC/ns-3 ``flow.txt``: first line the flow count, then one flow per line
-  ``src dst pg dport size_bytes start_s``; nodes are indices, mapped to the
+* HPCC/ns-3 ``flow.txt``: first line the flow count, then exactly that many
+  flow lines ``src dst pg dport size_bytes start_s`` (what follows, such as
+  the help text HPCC ships, is ignored with a note; fewer lines than declared
+  is an error, :mod:`netsim.topology.hpcc`); nodes are indices, mapped to the
   node named ``str(index)`` (an HPCC ``topology.txt`` graph); ``pg`` becomes
   the priority and ``dport`` the tag ``"dport=N"``.
 
@@ -204,17 +206,23 @@ def _read_csv(text: str, graph, source: str) -> list[FlowSpec]:
     return out
 
 
+def _looks_like_flow(cols: list[str]) -> bool:
+    """A flow line: HPCC node indices first, or six fields with numeric pg and dport (named nodes)."""
+    # any Unicode digit counts here, so that a record with a superscript is reported at its field
+    return (len(cols) >= 2 and cols[0].isdigit() and cols[1].isdigit()) or \
+        (len(cols) == 6 and cols[2].isdigit() and cols[3].isdigit())
+
+
 def _read_hpcc(lines: list[tuple[int, str]], graph, source: str) -> list[FlowSpec]:
+    """HPCC ``flow.txt``: exactly the declared number of flow lines (what follows is ignored, with a note)."""
+    from .topology.hpcc import Declared, ascii_int, take_declared
     line0, first = lines[0]
-    try:
-        count = int(first.split()[0])
-    except ValueError:
-        raise InputError("bad flow count", source=source, where=f"line {line0}", value=first,
-                         accepted="HPCC flow.txt: the number of flows on the first line") from None
-    body = lines[1:]
-    if len(body) != count:
-        raise InputError(f"first line says {count} flows, file has {len(body)}", source=source,
-                         where=f"line {line0}", value=count, accepted="the count of flow lines that follow")
+    count = ascii_int(first.split()[0])
+    if count is None:
+        raise InputError("bad flow count", source=source, where=f"line {line0}", value=first.strip(),
+                         accepted="HPCC flow.txt: the number of flows on the first line (ASCII digits)")
+    body = take_declared(lines[1:], Declared(count, "flows", line0, "flow count"), source, _looks_like_flow,
+                         error=InputError)
     reach = _Reach(graph)
     out = []
     for line, text in body:
@@ -224,14 +232,14 @@ def _read_hpcc(lines: list[tuple[int, str]], graph, source: str) -> list[FlowSpe
                              where=f"line {line}", value=text.strip())
         names = []
         for field, v in (("src", cols[0]), ("dst", cols[1])):
-            names.append(_node(graph, str(int(v)) if v.isdigit() else v, source, f"line {line}, field {field}"))
+            k = ascii_int(v)
+            names.append(_node(graph, str(k) if k is not None else v, source, f"line {line}, field {field}"))
         ints = {}
         for field, v in (("pg", cols[2]), ("dport", cols[3])):
-            try:
-                ints[field] = int(v)
-            except ValueError:
+            ints[field] = ascii_int(v)
+            if ints[field] is None:
                 raise InputError("not an integer", source=source, where=f"line {line}, field {field}",
-                                 value=v, accepted="an integer") from None
+                                 value=v, accepted="a non-negative integer in ASCII digits")
         if not 0 <= ints["pg"] <= MAX_PRIORITY:
             raise InputError("bad priority group", source=source, where=f"line {line}, field pg", value=ints["pg"],
                              accepted=f"an 802.1p priority 0..{MAX_PRIORITY}")
@@ -277,7 +285,7 @@ def load_flows(path, graph) -> list[FlowSpec]:
         raise InputError("empty flow file", source=source, accepted="a CSV header src,dst,size_bytes,start_ns "
                          "and one flow per line, or an HPCC flow.txt")
     first = lines[0][1].split()
-    if len(first) == 1 and first[0].isdigit():
+    if len(first) == 1 and first[0].isascii() and first[0].isdigit():
         return _read_hpcc(lines, graph, source)
     return _read_csv(text, graph, source)
 

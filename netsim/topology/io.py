@@ -7,8 +7,10 @@
   docs/topology.md);
 * a GraphML file (``.graphml``/``.xml``) whose attributes meet the contract;
 * an HPCC/ns-3 ``topology.txt`` (any other file): first line
-  ``nodes switches links``, second the switch ids, then one link per line
-  ``src dst rate delay error_rate``; nodes are named ``"0".."N-1"``;
+  ``nodes switches links``, second the switch ids, then exactly the declared
+  number of link lines ``src dst rate delay error_rate`` (what follows, such
+  as HPCC's help text, is ignored with a note, :mod:`.hpcc`); nodes are
+  named ``"0".."N-1"``;
 * a builder expression ``name:key=value,...`` (lists written ``a|b``).
 
 Everything returned is validated by :func:`~.schema.validate` (numbers, not
@@ -23,9 +25,9 @@ import networkx as nx
 import yaml
 
 from ..errors import InputError, TopologyError
-from ..units import UnitError, parse_rate, parse_time_ns
 from . import builders as _b
 from .buildspec import build, build_expression, parse_value  # noqa: F401 (re-exported)
+from .hpcc import read_hpcc_topology  # noqa: F401 (re-exported)
 from .schema import validate
 
 YAML_EXT = (".yaml", ".yml")
@@ -171,72 +173,7 @@ def topology_from_dict(doc: dict, source: str = "<dict>") -> nx.Graph:
     return validate(g, source=source)
 
 
-# -- HPCC topology.txt ------------------------------------------------------------------------------
-def read_hpcc_topology(path: str) -> nx.Graph:
-    """Read an HPCC/ns-3 ``topology.txt``; nodes ``"0".."N-1"``, switches kind switch, the rest host."""
-    with open(path, encoding="utf-8") as fh:
-        lines = [(i + 1, ln.split()) for i, ln in enumerate(fh) if ln.strip() and not ln.lstrip().startswith("#")]
-    if not lines:
-        raise TopologyError("empty topology file", source=path,
-                            accepted="HPCC topology.txt: 'nodes switches links', switch ids, then links")
-    ln, head = lines[0]
-    try:
-        n_nodes, n_sw, n_links = (int(x) for x in head[:3])
-        if len(head) != 3 or min(n_nodes, n_sw, n_links) < 0:
-            raise ValueError
-    except ValueError:
-        raise TopologyError("bad header", source=path, where=f"line {ln}", value=" ".join(head),
-                            accepted="three integers 'nodes switches links'") from None
-    # "hpcc_small/topology.txt" is named after its folder (HPCC keeps one topology.txt per experiment)
-    base = os.path.basename(path)
-    parent = os.path.basename(os.path.dirname(os.path.abspath(path)))
-    g = nx.Graph(name=f"{parent}/{base}" if base == "topology.txt" and parent else base)
-    for i in range(n_nodes):
-        g.add_node(str(i), kind="host")
-    sw_ids = lines[1][1] if n_sw and len(lines) > 1 else []
-    if len(sw_ids) != n_sw:
-        raise TopologyError(f"expected {n_sw} switch ids", source=path, where=f"line {lines[1][0] if len(lines) > 1 else 2}",
-                            value=" ".join(sw_ids))
-    for s in sw_ids:
-        if not s.isdigit() or int(s) >= n_nodes:
-            raise TopologyError("bad switch id", source=path, where=f"line {lines[1][0]}", value=s,
-                                accepted=f"an integer in 0..{n_nodes - 1}")
-        g.nodes[str(int(s))]["kind"] = "switch"
-    links = lines[2:] if n_sw else lines[1:]
-    if len(links) != n_links:
-        raise TopologyError(f"header says {n_links} links, file has {len(links)}", source=path,
-                            where=f"line {ln}", value=" ".join(head))
-    for ln, cols in links:
-        if len(cols) < 4:
-            raise TopologyError("bad link line", source=path, where=f"line {ln}", value=" ".join(cols),
-                                accepted="'src dst rate delay [error_rate]', e.g. 0 320 100Gbps 1000ns 0.000000")
-        u, v = cols[0], cols[1]
-        for field, end in (("src", u), ("dst", v)):
-            if not end.isdigit() or int(end) >= n_nodes:
-                raise TopologyError("unknown node", source=path, where=f"line {ln}, field {field}", value=end,
-                                    accepted=f"a node index in 0..{n_nodes - 1}")
-        u, v = str(int(u)), str(int(v))
-        attrs: dict[str, Any] = {"kind": "ethernet"}
-        for field, parser, col in (("rate", parse_rate, cols[2]), ("delay", parse_time_ns, cols[3])):
-            try:
-                attrs[f"{field}_{'bps' if field == 'rate' else 'ns'}"] = parser(col)
-            except UnitError:
-                raise TopologyError(f"bad {field}", source=path, where=f"line {ln}, field {field}", value=col,
-                                    accepted="a rate such as 100Gbps" if field == "rate" else "a time such as 1000ns or 0.001ms") from None
-        if len(cols) >= 5:
-            try:
-                er = float(cols[4])
-            except ValueError:
-                er = float("nan")
-            if not 0.0 <= er < 1.0:
-                raise TopologyError("bad error_rate", source=path, where=f"line {ln}, field error_rate",
-                                    value=cols[4], accepted="a loss probability in [0, 1)")
-            if er > 0:
-                attrs["error_rate"] = er
-        if g.has_edge(u, v):
-            raise TopologyError("duplicate link", source=path, where=f"line {ln}", value=f"{u} {v}")
-        g.add_edge(u, v, **attrs)
-    return validate(g, source=path)
+# -- HPCC topology.txt: hpcc.py (re-exported here) ------------------------------------------------
 
 
 # -- GraphML ----------------------------------------------------------------------------------------
