@@ -63,3 +63,49 @@ def test_run_host_stack_off_is_honoured(tmp_path):
     on = _dp_s(tmp_path, "analytic", "host_stack=on")
     off = _dp_s(tmp_path, "analytic", "host_stack=off")
     assert off * 3 < on  # 400 Gbit/s Ethernet NIC vs ~42 Gbit/s kernel TCP
+
+
+# --- --hpcc-fct: every backend writes HPCC's fct.txt and the node-id map beside it -------------------------
+HPCC_DIR = os.path.join(ROOT, "topologies", "hpcc_small")
+DUMBBELL = os.path.join(ROOT, "topologies", "dumbbell.yaml")
+
+
+def _fct_txt(tmp_path, topo, flows, backend) -> tuple[list[list[str]], list[dict], dict]:
+    out = tmp_path / f"hpcc_{backend}"
+    assert main(["flows", topo, flows, "--out", str(out), "--backend", backend, "--hpcc-fct", "--quiet",
+                 "--no-trace"]) == 0
+    lines = [ln.split() for ln in (out / "fct.txt").read_text(encoding="utf-8").splitlines()]
+    with open(out / "fct.csv", newline="", encoding="utf-8") as fh:
+        recs = list(csv.DictReader(fh))
+    with open(out / "fct_nodes.csv", newline="", encoding="utf-8") as fh:
+        nodes = {r["hpcc_ip"]: r for r in csv.DictReader(fh)}
+    return lines, recs, nodes
+
+
+def test_hpcc_fct_on_every_backend_agrees_with_packet(tmp_path):
+    """Same flows, addresses, ports, sizes, starts and standalone FCT on all three; FCT within 5 % of packet."""
+    topo, flows = os.path.join(HPCC_DIR, "topology.txt"), os.path.join(HPCC_DIR, "flow.txt")
+    got = {b: _fct_txt(tmp_path, topo, flows, b)[0] for b in ("packet", "flow", "analytic")}
+    key = {b: sorted((ln[0], ln[1], ln[2], ln[3], ln[4], ln[5], ln[7]) for ln in rows) for b, rows in got.items()}
+    assert len(key["packet"]) == 6
+    assert key["flow"] == key["packet"] and key["analytic"] == key["packet"]
+    fct = {b: {(ln[0], ln[1], ln[5]): int(ln[6]) for ln in rows} for b, rows in got.items()}
+    for b in ("flow", "analytic"):
+        for k, v in fct["packet"].items():
+            assert fct[b][k] == pytest.approx(v, rel=0.05), (b, k)
+
+
+@pytest.mark.parametrize("backend", ["flow", "analytic", "packet"])
+def test_hpcc_fct_addresses_map_back_to_node_names(tmp_path, backend):
+    flows = tmp_path / "f.csv"
+    flows.write_text("src,dst,size_bytes,start_ns\nleft0,right1,100KB,0\nleft1,right0,50KB,1us\n"
+                     "left0,right1,10KB,2us\n", encoding="utf-8")
+    lines, recs, nodes = _fct_txt(tmp_path, DUMBBELL, str(flows), backend)
+    named = sorted((nodes[ln[0]]["node"], nodes[ln[1]]["node"], int(ln[4]), int(ln[5])) for ln in lines)
+    assert named == sorted((r["src"], r["dst"], int(r["size_bytes"]), int(r["start_ns"])) for r in recs)
+    # HPCC gives each (src, dst) pair's flows ports 10000, 10001, ... in start order
+    ports = sorted((int(ln[5]), int(ln[2])) for ln in lines if nodes[ln[0]]["node"] == "left0")
+    assert [p for _, p in ports] == [10000, 10001]
+    for ip, row in nodes.items():  # the address is HPCC's rule applied to the id written beside it
+        i = int(row["node_id"])
+        assert int(ip, 16) == 0x0B000001 + ((i // 256) << 16) + ((i % 256) << 8)
