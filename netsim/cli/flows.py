@@ -30,7 +30,13 @@ def _run(args) -> int:
                             run_flows)
     from ..topology import load_topology
     from ..units import format_time_ns
+    from .args import check_backend_options, check_input_file, check_out_dir
 
+    check_input_file(args.topology, "TOPOLOGY", "a topology file (.yaml/.graphml/topology.txt) or a builder "
+                     "expression", builder_ok=True)
+    check_input_file(args.flows, "FLOWS", "a CSV flow file or an HPCC flow.txt", noun="flow file")
+    check_out_dir(args.out)
+    check_backend_options(args, command="flows")
     params = parse_set_assignments(args.set)
     check_network_params(args.backend, params)  # unknown --set key: fail before reading anything big
     cc_params = cc_params_from_cli(args.cc, args.cc_param, args.cc_params_file)  # the command line wins

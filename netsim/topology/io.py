@@ -57,15 +57,15 @@ _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
 
 
 def _read_yaml(path: str) -> Any:
+    from ..yamlio import load_yaml
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
     try:
-        with open(path, encoding="utf-8") as fh:
-            return yaml.load(fh, Loader=_UniqueKeyLoader)
+        return load_yaml(text, path, error=TopologyError, loader=_UniqueKeyLoader)
     except TopologyError as exc:
-        raise TopologyError(str(exc), source=path) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark else None
-        raise TopologyError(f"not valid YAML ({getattr(exc, 'problem', exc)})", source=path, where=where) from None
+        if exc.source is None:  # raised inside the loader (duplicate key): add the file
+            raise TopologyError(str(exc), source=path) from None
+        raise
 
 
 def _apply_node_defaults(g: nx.Graph, defaults, source: str) -> None:
