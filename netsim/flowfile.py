@@ -22,15 +22,19 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 from dataclasses import dataclass
 
 from .errors import InputError
-from .units import UnitError, parse_size, parse_time_ns
 
 REQUIRED = ("src", "dst", "size_bytes", "start_ns")
 MAX_PRIORITY = 7  # IEEE 802.1p: eight priorities
 #: largest flow size: every byte count up to 2**53 (9 PB) is exact as a float, which the rate models use
 MAX_FLOW_BYTES = 2**53
+#: largest decimal exponent read in a size or time (1e30 bytes is far beyond MAX_FLOW_BYTES already)
+MAX_EXPONENT = 30
+#: a number (ASCII digits, optional sign, fraction and exponent) and an optional unit
+_QUANTITY = re.compile(r"\s*([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z/]*)\s*")
 OPTIONAL = ("tag", "cc", "priority")
 
 
@@ -118,47 +122,60 @@ def _check(f: FlowSpec, source: str, line: int, reach: _Reach | None = None) -> 
 
 
 def _cc_name(name: str, source: str, where: str) -> None:
-    """A flow's ``cc`` column names a registered congestion control."""
-    from .transport.cc.config import cc_class
-    cc_class(name, where=where, source=source)
+    """A flow's ``cc`` column names a registered congestion control, exactly as ``--cc`` does (lower case)."""
+    from .transport.cc.config import REGISTRY, cc_class
+    cls = cc_class(name, where=where, source=source)
+    if cls.name != name:
+        raise InputError("unknown congestion control", source=source, where=where, value=name,
+                         accepted="one of: " + ", ".join(sorted(REGISTRY)) + f" (as --cc); did you mean {cls.name}?")
+
+
+def _exact(text: str, units: dict, default_unit: str):
+    """``text`` (ASCII number, optional unit of ``units``) as an exact Fraction, or None when malformed."""
+    from fractions import Fraction
+    m = _QUANTITY.fullmatch(text.replace("_", "").replace("\u00b5", "u"))
+    if not m or (m.group(2) or default_unit) not in units:
+        return None
+    mantissa, _, exp = m.group(1).lower().partition("e")
+    if exp and abs(int(exp)) > MAX_EXPONENT:  # 1e999999999 would build a billion-digit integer
+        return None
+    return Fraction(m.group(1)) * Fraction(units[m.group(2) or default_unit])
 
 
 def _size(text, source, where):
-    try:
-        s = text.strip() if isinstance(text, str) else text
-        if s == "":
-            raise UnitError("empty")
-        if isinstance(s, str) and s.startswith("-"):
-            return -parse_size(s[1:])
-        try:  # a bare number is bytes: it must be whole
-            whole = float(s).is_integer()
-        except ValueError:
-            whole = True
-        if not whole:
-            raise UnitError("fractional bytes")
-        from .values import parse_exact_size
-        try:   # exact: 2**53 + 1 stays itself (and is then over MAX_FLOW_BYTES), never rounded to 2**53
-            return parse_exact_size(s)
-        except ValueError as exc:
-            raise UnitError(str(exc)) from None
-    except UnitError:
-        raise InputError("bad size", source=source, where=where, value=text,
-                         accepted="bytes, optionally with a unit (1500, 64KB, 1MB, 1MiB)") from None
+    """Integer bytes, exactly (``9007199254740993`` is not rounded to 2**53)."""
+    from .units import SIZE_UNITS
+    s = text.strip() if isinstance(text, str) else str(text)
+    val = _exact(s, SIZE_UNITS, "B") if s else None
+    if val is None or val.denominator != 1:
+        why = "bad size" if val is None else "fractional bytes"
+        raise InputError(why, source=source, where=where, value=text,
+                         accepted="whole bytes, optionally with a unit (1500, 64KB, 1MB, 1MiB)")
+    return int(val)
 
 
 def _time_ns(text, source, where, default_unit="ns"):
-    try:
-        s = text.strip()
-        if s == "":
-            raise UnitError("empty")
-        return parse_time_ns(s, default_unit=default_unit)
-    except UnitError:
+    """Integer ns (exact arithmetic, rounded to the nearest ns as :func:`netsim.units.parse_time_ns`)."""
+    from fractions import Fraction
+    from .units import TIME_UNITS_NS
+    units = {k: Fraction(v).limit_denominator(1000) for k, v in TIME_UNITS_NS.items()}
+    s = text.strip()
+    val = _exact(s, units, default_unit) if s else None
+    if val is None or val < 0:
         raise InputError("bad time", source=source, where=where, value=text,
-                         accepted="a non-negative time, ns or with a unit (0, 10us, 1ms)") from None
+                         accepted="a non-negative time, ns or with a unit (0, 10us, 1ms)")
+    return int(round(val))
 
 
 def _read_csv(text: str, graph, source: str) -> list[FlowSpec]:
-    rows = list(csv.reader(io.StringIO(text)))
+    rows = []
+    reader = csv.reader(io.StringIO(text))
+    try:
+        for row in reader:
+            rows.append(row)
+    except csv.Error as exc:  # a field over csv.field_size_limit() (128 KiB), an unclosed quote at the end
+        raise InputError(f"unreadable CSV ({exc})", source=source, where=f"line {reader.line_num}",
+                         accepted=f"fields of at most {csv.field_size_limit()} characters, quotes closed") from None
     # skip blank and comment lines but remember their line numbers
     numbered = [(i + 1, r) for i, r in enumerate(rows) if r and any(c.strip() for c in r)
                 and not r[0].lstrip().startswith("#")]
