@@ -125,6 +125,14 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
         from .backends.packet.backend import PacketBackend
         be = PacketBackend(graph, env=env, params=params, seed=seed, cc=cc, cc_params=cc_params, sinks=sinks,
                            hpcc_fct=hpcc_fct)
+    elif backend == "flow":  # the host stack as on the packet backend: --set host.KEY or host_stack=on
+        from .backends.packet.defaults import SIM_PARAMS
+        from .hoststack import HostStack, split_host_params
+        net_params, host_params = split_host_params(params)
+        be = create_backend(backend, graph, env=env, params=net_params, seed=seed, cc=cc, cc_params=cc_params,
+                            sinks=sinks, **kw)
+        if host_params or ("host_stack" in net_params and SIM_PARAMS.parse_one("host_stack", net_params["host_stack"])):
+            be.host_stack = HostStack(host_params)
     else:
         be = create_backend(backend, graph, env=env, params=params, seed=seed, cc=cc, cc_params=cc_params,
                             sinks=sinks, **kw)

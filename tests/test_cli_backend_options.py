@@ -43,6 +43,17 @@ def test_flows_host_stack_on_analytic_as_on_packet(tmp_path, setting):
     assert capped["analytic"] == pytest.approx(capped["packet"], rel=0.10)
 
 
+@pytest.mark.parametrize("setting", ["host_stack=on", "host.tcp_streams=1"])
+def test_flows_host_stack_on_flow_as_on_packet(tmp_path, setting):
+    """``netsim flows --backend flow`` used to ignore the host stack (856 us instead of ~1.9 ms)."""
+    f = tmp_path / "one.csv"
+    f.write_text("src,dst,size_bytes,start_ns\nh0,h4,10MB,0\n", encoding="utf-8")
+    plain = _fct_ns(tmp_path, f, "flow")
+    capped = {b: _fct_ns(tmp_path, f, b, setting) for b in ("flow", "packet")}
+    assert capped["flow"] > 2 * plain
+    assert capped["flow"] == pytest.approx(capped["packet"], rel=0.10)
+
+
 def _dp_s(tmp_path, backend, *sets) -> float:
     out = tmp_path / ("run_" + "_".join((backend,) + sets).replace("=", "-"))
     argv = ["run", GPU_ETH, WORKLOAD, "--backend", backend, "--out", str(out), "--quiet"]
