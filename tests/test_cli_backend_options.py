@@ -120,3 +120,33 @@ def test_hpcc_fct_addresses_map_back_to_node_names(tmp_path, backend):
     for ip, row in nodes.items():  # the address is HPCC's rule applied to the id written beside it
         i = int(row["node_id"])
         assert int(ip, 16) == 0x0B000001 + ((i // 256) << 16) + ((i % 256) << 8)
+
+
+# --- options a backend cannot honour exit 2 (netsim/cli/args.py) ---------------------------------------------
+def test_flow_ignores_list_is_what_the_flow_backend_never_reads():
+    """FLOW_IGNORES must stay true: a key the flow backend starts to read must leave the list."""
+    import glob
+    import re
+    from netsim.backends.packet.defaults import SIM_PARAMS
+    from netsim.cli.args import ANALYTIC_HONOURS, FLOW_IGNORES
+    src = "".join(open(f, encoding="utf-8").read() for f in glob.glob(os.path.join(ROOT, "netsim", "backends",
+                                                                                     "flow", "*.py")))
+    for key in FLOW_IGNORES:
+        assert key in SIM_PARAMS and not re.search(rf"['\"]{key}['\"]", src), key
+    assert all(k in SIM_PARAMS for k in ANALYTIC_HONOURS)
+
+
+@pytest.mark.parametrize("backend, argv_extra, needle", [
+    ("flow", ["--set", "ecn=off"], "--set ecn: --backend flow cannot honour it"),
+    ("flow", ["--set", "routing=spray"], "--set routing: --backend flow cannot honour it"),
+    ("flow", ["--set", "buffer_bytes=1MB"], "--set buffer_bytes: --backend flow cannot honour it"),
+    ("analytic", ["--set", "pfc=off"], "--set pfc: --backend analytic cannot honour it"),
+    ("analytic", ["--cc", "dcqcn", "--cc-param", "g=0.5"], "--cc-param g=0.5: --backend analytic cannot honour"),
+])
+def test_options_a_backend_cannot_honour_exit_2(tmp_path, capsys, backend, argv_extra, needle):
+    f = tmp_path / "one.csv"
+    f.write_text("src,dst,size_bytes,start_ns\nh0,h4,10KB,0\n", encoding="utf-8")
+    rc = main(["flows", HOSTS, str(f), "--out", str(tmp_path / "o"), "--backend", backend, "--quiet", *argv_extra])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and needle in err[0], err
+    assert not (tmp_path / "o").exists()  # rejected before anything ran
