@@ -73,8 +73,7 @@ def load_yaml(text: str, source: str, *, error: type = InputError, loader=yaml.S
         node = yaml.compose(text, Loader=loader) if compose else None
         doc = yaml.load(text, Loader=loader)
     except RecursionError:
-        raise error(too_deep, source=source, accepted="a shallower document (workloads and topologies nest "
-                                                      "a few levels)") from None
+        raise error(too_deep, source=source, accepted="a shallower document") from None
     except yaml.YAMLError as exc:
         problem, line = one_line_problem(exc, text)
         raise error(f"not valid YAML ({problem})", source=source,

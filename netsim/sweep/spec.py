@@ -126,7 +126,7 @@ def _builder_yaml(path: str, base_dir: str) -> str | None:
     try:
         with open(full, encoding="utf-8") as fh:
             doc = yaml.safe_load(fh)
-    except (OSError, yaml.YAMLError):
+    except (OSError, yaml.YAMLError, RecursionError):
         return None
     if not isinstance(doc, dict) or "builder" not in doc or set(doc) - {"builder", "args", "name", "description"}:
         return None
@@ -301,16 +301,14 @@ def parse_sweep(data: Any, source: str) -> SweepSpec:
 
 def load_sweep(path: str) -> SweepSpec:
     """Read and validate sweep file ``path``; raise :class:`InputError` on any problem."""
+    from ..yamlio import load_yaml
     try:
         with open(path, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh)
+            text = fh.read()
     except FileNotFoundError:
         raise InputError("sweep file not found", source=path) from None
     except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read sweep file ({getattr(exc, 'strerror', None) or exc})", source=path,
                          accepted="a YAML sweep file (see docs/sweep.md)") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else None
-        raise InputError(f"not valid YAML: {getattr(exc, 'problem', exc)}", source=path, where=where) from None
+    data = load_yaml(text, path)  # one line for bad, NUL-carrying or too-deep YAML
     return parse_sweep(data, path)

@@ -60,29 +60,43 @@ def _flows(tmp_path, text: str, name: str = "f.csv") -> str:
     return str(p)
 
 
+def _argv(role: str, path, tmp_path) -> list:
+    """The command reading ``path`` as a topology, workload, sweep file or --cc-params-file."""
+    out = str(tmp_path / "o")
+    return {"topology": ["topo", "validate", str(path)],
+            "workload": ["run", GPU8, str(path), "--out", out, "--backend", "analytic", "--quiet"],
+            "sweep": ["sweep", str(path), "--out", out, "--dry-run"],
+            "cc-params": ["flows", DUMBBELL, _flows(tmp_path, f"{HEAD}\nleft0,right0,1000,0\n"), "--out", out,
+                          "--cc", "dcqcn", "--cc-params-file", str(path), "--quiet"]}[role]
+
+
 def _deep_block(n: int) -> str:
     return "".join("  " * i + "k:\n" for i in range(n)) + "  " * n + "v: 1\n"
 
 
-@pytest.mark.parametrize("text", [_deep_block(1000), "nodes: " + "[" * 1000 + "]" * 1000 + "\n", _deep_block(80)],
-                         ids=["block-1000", "flow-1000", "block-80"])
-@pytest.mark.parametrize("role", ["topology", "workload"])
+@pytest.mark.parametrize("text", [pytest.param(_deep_block(1000), marks=pytest.mark.slow),
+                                  pytest.param("nodes: " + "[" * 1000 + "]" * 1000 + "\n", marks=pytest.mark.slow),
+                                  _deep_block(80)], ids=["block-1000", "flow-1000", "block-80"])
+@pytest.mark.parametrize("role", ["topology", "workload", "sweep", "cc-params"])
 def test_deep_yaml(tmp_path, capsys, text, role):
     p = tmp_path / "deep.yaml"
     p.write_text(text, encoding="utf-8")
-    argv = (["topo", "validate", str(p)] if role == "topology" else
-            ["run", GPU8, str(p), "--out", str(tmp_path / "o"), "--backend", "analytic", "--quiet"])
-    line = one_line_error(capsys, argv)
+    line = one_line_error(capsys, _argv(role, p, tmp_path))
     assert "deep.yaml" in line and "nested deeper than 64 levels" in line
 
 
-@pytest.mark.parametrize("role", ["topology", "workload"])
+def test_1000_deep_topology_is_one_line(tmp_path, capsys):
+    """PyYAML's composer runs out of stack (a 3,001-line RecursionError before): one line (~2 s)."""
+    p = tmp_path / "deep.yaml"
+    p.write_text(_deep_block(1000), encoding="utf-8")
+    assert "nested deeper than 64 levels" in one_line_error(capsys, _argv("topology", p, tmp_path))
+
+
+@pytest.mark.parametrize("role", ["topology", "workload", "sweep", "cc-params"])
 def test_nul_byte_in_yaml(tmp_path, capsys, role):
     p = tmp_path / "nul.yaml"
     p.write_bytes(b"name: x\nnodes: []\x00\nlinks: []\n")
-    argv = (["topo", "validate", str(p)] if role == "topology" else
-            ["run", GPU8, str(p), "--out", str(tmp_path / "o"), "--backend", "analytic", "--quiet"])
-    line = one_line_error(capsys, argv)
+    line = one_line_error(capsys, _argv(role, p, tmp_path))
     assert "nul.yaml: line 2: not valid YAML (unacceptable character #x0000)" in line
 
 
