@@ -303,6 +303,12 @@ CASES = [
      ["--workload-set paralelism", "expected one of name,", "; did you mean parallelism?"], None),
     ("run-too-few-gpus-wording", _run(SMALL_WL, topo="gpu_cluster:servers=1,gpus_per_server=4"),
      ["needs dp·tp·pp = 8 GPUs but the topology has 4;"], None),
+    # --- what-if values (issue 15: inf and 1e300 were OverflowError tracebacks) ---
+    ("run-straggler-inf", _run(SMALL_WL, "--straggler", "0=inf"), ["--straggler", "'inf'"], None),
+    ("run-straggler-huge", _run(SMALL_WL, "--straggler", "0=1e300"), ["--straggler", "'1e300'"], None),
+    ("run-straggler-superscript-rank", _run(SMALL_WL, "--straggler", "\u00b9=2"), ["--straggler", "bad rank"], None),
+    ("run-degrade-inf", _run(SMALL_WL, "--degrade-link", "s0.gpu0:s0.gpu1=inf@1us"),
+     ["--degrade-link", "'inf'"], None),
     # --- options a backend cannot honour ---
     ("flows-analytic-cc-param", _flows("{T}/ok.csv", "--backend", "analytic", "--cc", "dcqcn", "--cc-param", "g=0.5"),
      ["--cc-param g=0.5", "--backend analytic cannot honour it"], None),
