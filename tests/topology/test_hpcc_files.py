@@ -148,3 +148,18 @@ def test_superscript_in_flow_file(tmp_path, capsys):
     err = capsys.readouterr().err
     assert rc == 2 and len(err.splitlines()) == 1, err
     assert "flow.txt" in err and "line 2" in err and "field src" in err
+
+
+@pytest.mark.parametrize("head, first, n_nodes, n_links", [
+    ("3 1 2\n0\n", ["0 1 1Gbps 0.001ms 0", "0 2 1Gbps 0.001ms 0"], 3, 2),
+    ("6 2 5\n0 1\n", ["0 2 100Gbps 0.001ms 0", "0 3 100Gbps 0.001ms 0", "1 4 100Gbps 0.001ms 0",
+                      "1 5 100Gbps 0.001ms 0", "0 1 100Gbps 0.001ms 0"], 6, 5),
+])
+def test_edited_copies_of_the_shipped_file(tmp_path, capsys, head, first, n_nodes, n_links):
+    """Edited copies as forks of HPCC keep them: a new header and first links over the old 256 lines."""
+    old = [f"0 {i} 100Gbps 0.001ms 0" for i in range(len(first) + 1, 257)]
+    p = tmp_path / "topology.txt"
+    p.write_text(head + "\n".join(first + old) + "\n" + TOPO_HELP, encoding="utf-8")
+    g = load_topology(str(p))
+    assert (g.number_of_nodes(), g.number_of_edges()) == (n_nodes, n_links)
+    assert "netsim: note:" in capsys.readouterr().err
