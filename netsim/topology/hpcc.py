@@ -9,7 +9,8 @@ same way:
 
 * exactly the declared number of records is read; the lines after them are
   ignored and one ``netsim: note:`` line on stderr says how many (once per
-  file and process);
+  file and process; the CLI prints it when the command succeeds, so that a
+  failing command still prints one line);
 * a file with fewer records than declared is an error that says how many were
   found; when the count found is a prefix of the declared one (``813`` under
   ``8138``) it names the likely cause: HPCC's ``traffic_gen.py`` writes an
@@ -52,11 +53,34 @@ def ascii_int(text: str) -> int | None:
     return int(text) if isinstance(text, str) and _ASCII_INT.fullmatch(text) else None
 
 
+#: while the CLI runs a command, notes wait here and are printed only if it succeeds (an error stays one line)
+_held: list | None = None
+
+
 def note(message: str) -> None:
-    """Print ``netsim: note: MESSAGE`` on stderr, once per message and process."""
-    if message not in _notes_said:
-        _notes_said.add(message)
-        print(f"netsim: note: {message}", file=sys.stderr)
+    """Print ``netsim: note: MESSAGE`` on stderr, once per message and process (held while :func:`hold_notes`)."""
+    if message in _notes_said:
+        return
+    if _held is not None:
+        if message not in _held:
+            _held.append(message)
+        return
+    _notes_said.add(message)
+    print(f"netsim: note: {message}", file=sys.stderr)
+
+
+def hold_notes() -> None:
+    """Hold notes until :func:`release_notes` (the CLI: a failing command prints its error line only)."""
+    global _held
+    _held = []
+
+
+def release_notes(show: bool) -> None:
+    """Print the held notes (``show``) or drop them; stop holding."""
+    global _held
+    held, _held = _held or [], None
+    for message in held if show else ():
+        note(message)
 
 
 @dataclass(frozen=True)

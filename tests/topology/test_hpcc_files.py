@@ -163,3 +163,12 @@ def test_edited_copies_of_the_shipped_file(tmp_path, capsys, head, first, n_node
     g = load_topology(str(p))
     assert (g.number_of_nodes(), g.number_of_edges()) == (n_nodes, n_links)
     assert "netsim: note:" in capsys.readouterr().err
+
+
+def test_a_failing_command_prints_one_line_not_the_note(mix, capsys):
+    """The ignored-lines note is held while the command runs: an error stays the only stderr line."""
+    bad = mix / "bad_flow.txt"
+    bad.write_text("1\n2 99 3 100 1000 2\n" + FLOW_HELP, encoding="utf-8")
+    rc = main(["flows", str(mix / "topology.txt"), str(bad), "--out", str(mix / "o"), "--backend", "analytic"])
+    err = capsys.readouterr().err.splitlines()
+    assert rc == 2 and len(err) == 1 and "bad_flow.txt: line 2, field dst" in err[0], err
