@@ -84,6 +84,14 @@ def _apply_node_defaults(g: nx.Graph, defaults, source: str) -> None:
             attrs.setdefault(key, value)
 
 
+def _string_keys(attrs: dict, source: str, where: str) -> None:
+    """Attribute names are strings (``&a: host`` is a YAML anchor on a null key, ``1: x`` an int key)."""
+    for key in attrs:
+        if not isinstance(key, str):
+            raise TopologyError("an attribute name must be a string", source=source, where=where, value=key,
+                                accepted="names such as kind, rate_bps, buffer_bytes")
+
+
 def _node_name(value, source: str, where: str) -> str:
     """A node name from YAML as a string; ``null``, empty and nested values are errors.
 
@@ -136,6 +144,7 @@ def topology_from_dict(doc: dict, source: str = "<dict>") -> nx.Graph:
                 raise TopologyError("a node needs a name", source=source, where=f"nodes[{i}]", value=item,
                                     accepted="{name: ..., kind: ...}")
             attrs = dict(item)
+            _string_keys(attrs, source, f"nodes[{i}]")
             name = _node_name(attrs.pop("name"), source, f"nodes[{i}], field name")
             if name in g:
                 raise TopologyError("duplicate node name", source=source, where=f"nodes[{i}]", value=name,
@@ -149,6 +158,7 @@ def topology_from_dict(doc: dict, source: str = "<dict>") -> nx.Graph:
             if not isinstance(item, dict):
                 raise TopologyError("a link must be a mapping", source=source, where=f"links[{i}]", value=item)
             attrs = {**ldef, **item}
+            _string_keys(attrs, source, f"links[{i}]")
             try:
                 u, v = (_node_name(attrs.pop(end), source, f"links[{i}], field {end}") for end in ("src", "dst"))
             except KeyError:
