@@ -69,7 +69,7 @@ def check_backend_options(args, *, command: str) -> None:
             key = item.split("=", 1)[0].strip()
             if key.split(".", 1)[0] in FLOW_IGNORES:
                 raise InputError("--backend flow cannot honour it (its fluid model has no such mechanism)",
-                                 where=f"--set {key}",
+                                 where=f"--set {key}", value=item.split("=", 1)[1] if "=" in item else None,
                                  accepted="--backend packet for this parameter, or no --set "
                                           f"{key.split('.', 1)[0]} with --backend flow (see netsim defaults)")
         return
@@ -95,6 +95,7 @@ def check_backend_options(args, *, command: str) -> None:
         if base not in ANALYTIC_HONOURS:
             raise InputError("--backend analytic cannot honour it (no queues, PFC, ECN, loss or "
                              "congestion control)", where=f"--set {key}",
+                             value=item.split("=", 1)[1] if "=" in item else None,
                              accepted="with --backend analytic: " + ", ".join(list(ANALYTIC_PARAMS.params)
                                                                               + list(ANALYTIC_HONOURS[2:]))
                              + ", host.KEY; or --backend packet or flow")
