@@ -36,7 +36,7 @@ import simpy
 from .backends.base import TraceSinks, create_backend
 from .checks import check_network_params, check_node_params  # noqa: F401  (the one validator)
 from .errors import InputError
-from .records import FCT_COLUMNS, CsvSink, ListSink, atomic_output
+from .records import FCT_COLUMNS, CsvSink, ListSink
 from .runfiles import close_sinks, finalize_outputs, prepare_out_dir, stopped_run, write_summary  # noqa: F401
 from .units import PS_PER_NS
 
