@@ -5,8 +5,10 @@ Two formats, chosen by content:
 * CSV with a header ``src,dst,size_bytes,start_ns`` and optional ``tag``,
   ``cc``, ``priority`` columns; node names from the topology; sizes and times
   may carry units (``1MB``, ``64KiB``, ``10us``);
-* HPCC/ns-3 ``flow.txt``: first line the flow count, then one flow per line
-  ``src dst pg dport size_bytes start_s``; nodes are indices, mapped to the
+* HPCC/ns-3 ``flow.txt``: first line the flow count, then exactly that many
+  flow lines ``src dst pg dport size_bytes start_s`` (what follows, such as
+  the help text HPCC ships, is ignored with a note; fewer lines than declared
+  is an error, :mod:`netsim.topology.hpcc`); nodes are indices, mapped to the
   node named ``str(index)`` (an HPCC ``topology.txt`` graph); ``pg`` becomes
   the priority and ``dport`` the tag ``"dport=N"``.
 
@@ -20,13 +22,17 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 from dataclasses import dataclass
 
 from .errors import InputError
 from .network.fabric import ENDPOINT_KINDS, MAX_FLOW_BYTES, MAX_PRIORITY
-from .units import UnitError, parse_size, parse_time_ns
 
 REQUIRED = ("src", "dst", "size_bytes", "start_ns")
+#: largest decimal exponent read in a size or time (1e30 bytes is far beyond MAX_FLOW_BYTES already)
+MAX_EXPONENT = 30
+#: a number (ASCII digits, optional sign, fraction and exponent) and an optional unit
+_QUANTITY = re.compile(r"\s*([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z/]*)\s*")
 OPTIONAL = ("tag", "cc", "priority")
 
 
@@ -117,47 +123,60 @@ def _check(f: FlowSpec, source: str, line: int, reach: _Reach | None = None) -> 
 
 
 def _cc_name(name: str, source: str, where: str) -> None:
-    """A flow's ``cc`` column names a registered congestion control."""
-    from .transport.cc.config import cc_class
-    cc_class(name, where=where, source=source)
+    """A flow's ``cc`` column names a registered congestion control, exactly as ``--cc`` does (lower case)."""
+    from .transport.cc.config import REGISTRY, cc_class
+    cls = cc_class(name, where=where, source=source)
+    if cls.name != name:
+        raise InputError("unknown congestion control", source=source, where=where, value=name,
+                         accepted="one of: " + ", ".join(sorted(REGISTRY)) + f" (as --cc); did you mean {cls.name}?")
+
+
+def _exact(text: str, units: dict, default_unit: str):
+    """``text`` (ASCII number, optional unit of ``units``) as an exact Fraction, or None when malformed."""
+    from fractions import Fraction
+    m = _QUANTITY.fullmatch(text.replace("_", "").replace("\u00b5", "u"))
+    if not m or (m.group(2) or default_unit) not in units:
+        return None
+    mantissa, _, exp = m.group(1).lower().partition("e")
+    if exp and abs(int(exp)) > MAX_EXPONENT:  # 1e999999999 would build a billion-digit integer
+        return None
+    return Fraction(m.group(1)) * Fraction(units[m.group(2) or default_unit])
 
 
 def _size(text, source, where):
-    try:
-        s = text.strip() if isinstance(text, str) else text
-        if s == "":
-            raise UnitError("empty")
-        if isinstance(s, str) and s.startswith("-"):
-            return -parse_size(s[1:])
-        try:  # a bare number is bytes: it must be whole
-            whole = float(s).is_integer()
-        except ValueError:
-            whole = True
-        if not whole:
-            raise UnitError("fractional bytes")
-        from .values import parse_exact_size
-        try:   # exact: 2**53 + 1 stays itself (and is then over MAX_FLOW_BYTES), never rounded to 2**53
-            return parse_exact_size(s)
-        except ValueError as exc:
-            raise UnitError(str(exc)) from None
-    except UnitError:
-        raise InputError("bad size", source=source, where=where, value=text,
-                         accepted="bytes, optionally with a unit (1500, 64KB, 1MB, 1MiB)") from None
+    """Integer bytes, exactly (``9007199254740993`` is not rounded to 2**53)."""
+    from .units import SIZE_UNITS
+    s = text.strip() if isinstance(text, str) else str(text)
+    val = _exact(s, SIZE_UNITS, "B") if s else None
+    if val is None or val.denominator != 1:
+        why = "bad size" if val is None else "fractional bytes"
+        raise InputError(why, source=source, where=where, value=text,
+                         accepted="whole bytes, optionally with a unit (1500, 64KB, 1MB, 1MiB)")
+    return int(val)
 
 
 def _time_ns(text, source, where, default_unit="ns"):
-    try:
-        s = text.strip()
-        if s == "":
-            raise UnitError("empty")
-        return parse_time_ns(s, default_unit=default_unit)
-    except UnitError:
+    """Integer ns (exact arithmetic, rounded to the nearest ns as :func:`netsim.units.parse_time_ns`)."""
+    from fractions import Fraction
+    from .units import TIME_UNITS_NS
+    units = {k: Fraction(v).limit_denominator(1000) for k, v in TIME_UNITS_NS.items()}
+    s = text.strip()
+    val = _exact(s, units, default_unit) if s else None
+    if val is None or val < 0:
         raise InputError("bad time", source=source, where=where, value=text,
-                         accepted="a non-negative time, ns or with a unit (0, 10us, 1ms)") from None
+                         accepted="a non-negative time, ns or with a unit (0, 10us, 1ms)")
+    return int(round(val))
 
 
 def _read_csv(text: str, graph, source: str) -> list[FlowSpec]:
-    rows = list(csv.reader(io.StringIO(text)))
+    rows = []
+    reader = csv.reader(io.StringIO(text))
+    try:
+        for row in reader:
+            rows.append(row)
+    except csv.Error as exc:  # a field over csv.field_size_limit() (128 KiB), an unclosed quote at the end
+        raise InputError(f"unreadable CSV ({exc})", source=source, where=f"line {reader.line_num}",
+                         accepted=f"fields of at most {csv.field_size_limit()} characters, quotes closed") from None
     # skip blank and comment lines but remember their line numbers
     numbered = [(i + 1, r) for i, r in enumerate(rows) if r and any(c.strip() for c in r)
                 and not r[0].lstrip().startswith("#")]
@@ -205,17 +224,23 @@ def _read_csv(text: str, graph, source: str) -> list[FlowSpec]:
     return out
 
 
+def _looks_like_flow(cols: list[str]) -> bool:
+    """A flow line: HPCC node indices first, or six fields with numeric pg and dport (named nodes)."""
+    # any Unicode digit counts here, so that a record with a superscript is reported at its field
+    return (len(cols) >= 2 and cols[0].isdigit() and cols[1].isdigit()) or \
+        (len(cols) == 6 and cols[2].isdigit() and cols[3].isdigit())
+
+
 def _read_hpcc(lines: list[tuple[int, str]], graph, source: str) -> list[FlowSpec]:
+    """HPCC ``flow.txt``: exactly the declared number of flow lines (what follows is ignored, with a note)."""
+    from .topology.hpcc import Declared, ascii_int, take_declared
     line0, first = lines[0]
-    try:
-        count = int(first.split()[0])
-    except ValueError:
-        raise InputError("bad flow count", source=source, where=f"line {line0}", value=first,
-                         accepted="HPCC flow.txt: the number of flows on the first line") from None
-    body = lines[1:]
-    if len(body) != count:
-        raise InputError(f"first line says {count} flows, file has {len(body)}", source=source,
-                         where=f"line {line0}", value=count, accepted="the count of flow lines that follow")
+    count = ascii_int(first.split()[0])
+    if count is None:
+        raise InputError("bad flow count", source=source, where=f"line {line0}", value=first.strip(),
+                         accepted="HPCC flow.txt: the number of flows on the first line (ASCII digits)")
+    body = take_declared(lines[1:], Declared(count, "flows", line0, "flow count"), source, _looks_like_flow,
+                         error=InputError)
     reach = _Reach(graph)
     out = []
     for line, text in body:
@@ -225,14 +250,14 @@ def _read_hpcc(lines: list[tuple[int, str]], graph, source: str) -> list[FlowSpe
                              where=f"line {line}", value=text.strip())
         names = []
         for field, v in (("src", cols[0]), ("dst", cols[1])):
-            names.append(_node(graph, str(int(v)) if v.isdigit() else v, source, f"line {line}, field {field}"))
+            k = ascii_int(v)
+            names.append(_node(graph, str(k) if k is not None else v, source, f"line {line}, field {field}"))
         ints = {}
         for field, v in (("pg", cols[2]), ("dport", cols[3])):
-            try:
-                ints[field] = int(v)
-            except ValueError:
+            ints[field] = ascii_int(v)
+            if ints[field] is None:
                 raise InputError("not an integer", source=source, where=f"line {line}, field {field}",
-                                 value=v, accepted="an integer") from None
+                                 value=v, accepted="a non-negative integer in ASCII digits")
         if not 0 <= ints["pg"] <= MAX_PRIORITY:
             raise InputError("bad priority group", source=source, where=f"line {line}, field pg", value=ints["pg"],
                              accepted=f"an 802.1p priority 0..{MAX_PRIORITY}")
@@ -278,7 +303,7 @@ def load_flows(path, graph) -> list[FlowSpec]:
         raise InputError("empty flow file", source=source, accepted="a CSV header src,dst,size_bytes,start_ns "
                          "and one flow per line, or an HPCC flow.txt")
     first = lines[0][1].split()
-    if len(first) == 1 and first[0].isdigit():
+    if len(first) == 1 and first[0].isascii() and first[0].isdigit():
         return _read_hpcc(lines, graph, source)
     return _read_csv(text, graph, source)
 

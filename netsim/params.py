@@ -176,9 +176,9 @@ class ParamTable:
 
     def unknown(self, key: str, *, source: str | None = None, where: str | None = None) -> InputError:
         close = difflib.get_close_matches(key, list(self.params), n=3)
-        hint = f"did you mean {', '.join(close)}? " if close else ""
+        hint = f"; did you mean {' or '.join(close)}?" if close else ""
         return InputError(f"unknown {self.title} parameter", source=source, where=where, value=key,
-                          accepted=hint + "one of: " + ", ".join(self.params))
+                          accepted="one of: " + ", ".join(self.params) + hint)
 
     def parse_one(self, key: str, value, *, source: str | None = None, where: str | None = None):
         if key not in self.params:

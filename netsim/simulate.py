@@ -21,7 +21,9 @@ Files written into ``out_dir`` (streamed, so a long run keeps bounded memory):
   also when the run fails or is interrupted (then after every finished flow
   is in ``fct.csv``). Every file is written as ``NAME.partial`` and renamed
   when whole (:mod:`netsim.runfiles`);
-* ``fct.txt`` with ``hpcc_fct=True`` — HPCC ns-3's format.
+* ``fct.txt`` and ``fct_nodes.csv`` with ``hpcc_fct=True`` — HPCC ns-3's
+  format and the map from its node ids/addresses to node names
+  (:mod:`netsim.hpccfct`, every backend).
 """
 from __future__ import annotations
 
@@ -31,10 +33,10 @@ from typing import Iterable
 
 import simpy
 
-from .backends.base import TraceSinks, check_flags, create_backend
+from .backends.base import HOST_STACK, HPCC_FCT, TraceSinks, backend_capabilities, create_backend
 from .checks import check_network_params, check_node_params  # noqa: F401  (the one validator)
 from .errors import InputError
-from .records import FCT_COLUMNS, CsvSink, ListSink, atomic_output
+from .records import FCT_COLUMNS, CsvSink, ListSink
 from .runfiles import close_sinks, finalize_outputs, prepare_out_dir, stopped_run, write_summary  # noqa: F401
 from .units import PS_PER_NS
 
@@ -85,7 +87,8 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
         Directory for the trace files; without it nothing is written and the
         summary carries the flow records under ``"records"``.
     hpcc_fct : bool
-        Also write HPCC's ``fct.txt`` (backends declaring the ``hpcc_fct`` capability; others: InputError).
+        Also write HPCC's ``fct.txt`` and its node-id map ``fct_nodes.csv``
+        (every backend, :mod:`netsim.hpccfct`; needs ``out_dir``).
     until_ns : int, optional
         Stop the simulation at this time even if flows are unfinished.
 
@@ -97,7 +100,9 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
     from .records import FlowTag
     flows = list(flows)
     params = dict(params or {})
-    check_flags(backend, ["--hpcc-fct"] if hpcc_fct else [])  # a flag the backend cannot honour: now
+    if hpcc_fct and out_dir is None:
+        raise InputError("HPCC fct.txt needs an output directory", where="hpcc_fct", value=True,
+                         accepted="out_dir=DIR (netsim flows --out DIR --hpcc-fct)")
     check_network_params(backend, params, graph)  # reject unknown keys / bad values up front
     cc_params = check_cc_params(cc, cc_params)
     for i, f in enumerate(flows):
@@ -115,8 +120,13 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
     else:
         fct_sink = ListSink()
         sinks = TraceSinks(fct=fct_sink)
-    be = create_backend(backend, graph, env=env, params=params, seed=seed, cc=cc, cc_params=cc_params,
-                        sinks=sinks, hpcc_fct=hpcc_fct)
+    from .hoststack import HostStack, split_host_params
+    net_params, host_params = split_host_params(params)   # --set host.KEY: the host stack, on every backend
+    caps = backend_capabilities(backend)
+    be = create_backend(backend, graph, env=env, params=net_params, seed=seed, cc=cc, cc_params=cc_params,
+                        sinks=sinks, hpcc_fct=hpcc_fct and HPCC_FCT in caps)  # packet: its measured ACK times
+    if host_params and HOST_STACK in caps:
+        be.host_stack = HostStack(host_params)
     # route every flow once before running: unknown/unreachable nodes fail fast
     from .topology import Router
     router = Router(graph, seed=seed)
@@ -149,11 +159,10 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
         summary["wall_time_s"] = round(time.perf_counter() - t0, 3)
         if out_dir is not None:
             outputs = close_sinks(files)
-            if hpcc_fct:  # create_backend accepted it: the backend declares HPCC_FCT
-                with atomic_output(os.path.join(out_dir, "fct.txt")) as fh:
-                    for row in be.hpcc_rows:
-                        fh.write(row + "\n")
-                outputs["fct.txt"] = len(be.hpcc_rows)
+            if hpcc_fct:  # every backend: the packet backend's measured ACK times, the others' FCT + one ACK
+                from .hpccfct import write_fct_txt
+                outputs.update(write_fct_txt(out_dir, graph, params=params, seed=seed,
+                                             ack_fct_ns=getattr(be, "hpcc_ack_fct_ns", None)))
             write_summary(out_dir, summary, summary["status"], int(env.now // PS_PER_NS), outputs)
     except BaseException as exc:
         if out_dir is not None:

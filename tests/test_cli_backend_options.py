@@ -43,6 +43,17 @@ def test_flows_host_stack_on_analytic_as_on_packet(tmp_path, setting):
     assert capped["analytic"] == pytest.approx(capped["packet"], rel=0.10)
 
 
+@pytest.mark.parametrize("setting", ["host_stack=on", "host.tcp_streams=1"])
+def test_flows_host_stack_on_flow_as_on_packet(tmp_path, setting):
+    """``netsim flows --backend flow`` used to ignore the host stack (856 us instead of ~1.9 ms)."""
+    f = tmp_path / "one.csv"
+    f.write_text("src,dst,size_bytes,start_ns\nh0,h4,10MB,0\n", encoding="utf-8")
+    plain = _fct_ns(tmp_path, f, "flow")
+    capped = {b: _fct_ns(tmp_path, f, b, setting) for b in ("flow", "packet")}
+    assert capped["flow"] > 2 * plain
+    assert capped["flow"] == pytest.approx(capped["packet"], rel=0.10)
+
+
 def _dp_s(tmp_path, backend, *sets) -> float:
     out = tmp_path / ("run_" + "_".join((backend,) + sets).replace("=", "-"))
     argv = ["run", GPU_ETH, WORKLOAD, "--backend", backend, "--out", str(out), "--quiet"]
@@ -63,3 +74,79 @@ def test_run_host_stack_off_is_honoured(tmp_path):
     on = _dp_s(tmp_path, "analytic", "host_stack=on")
     off = _dp_s(tmp_path, "analytic", "host_stack=off")
     assert off * 3 < on  # 400 Gbit/s Ethernet NIC vs ~42 Gbit/s kernel TCP
+
+
+# --- --hpcc-fct: every backend writes HPCC's fct.txt and the node-id map beside it -------------------------
+HPCC_DIR = os.path.join(ROOT, "topologies", "hpcc_small")
+DUMBBELL = os.path.join(ROOT, "topologies", "dumbbell.yaml")
+
+
+def _fct_txt(tmp_path, topo, flows, backend) -> tuple[list[list[str]], list[dict], dict]:
+    out = tmp_path / f"hpcc_{backend}"
+    assert main(["flows", topo, flows, "--out", str(out), "--backend", backend, "--hpcc-fct", "--quiet",
+                 "--no-trace"]) == 0
+    lines = [ln.split() for ln in (out / "fct.txt").read_text(encoding="utf-8").splitlines()]
+    with open(out / "fct.csv", newline="", encoding="utf-8") as fh:
+        recs = list(csv.DictReader(fh))
+    with open(out / "fct_nodes.csv", newline="", encoding="utf-8") as fh:
+        nodes = {r["hpcc_ip"]: r for r in csv.DictReader(fh)}
+    return lines, recs, nodes
+
+
+def test_hpcc_fct_on_every_backend_agrees_with_packet(tmp_path):
+    """Same flows, addresses, ports, sizes, starts and standalone FCT on all three; FCT within 5 % of packet."""
+    topo, flows = os.path.join(HPCC_DIR, "topology.txt"), os.path.join(HPCC_DIR, "flow.txt")
+    got = {b: _fct_txt(tmp_path, topo, flows, b)[0] for b in ("packet", "flow", "analytic")}
+    key = {b: sorted((ln[0], ln[1], ln[2], ln[3], ln[4], ln[5], ln[7]) for ln in rows) for b, rows in got.items()}
+    assert len(key["packet"]) == 6
+    assert key["flow"] == key["packet"] and key["analytic"] == key["packet"]
+    fct = {b: {(ln[0], ln[1], ln[5]): int(ln[6]) for ln in rows} for b, rows in got.items()}
+    for b in ("flow", "analytic"):
+        for k, v in fct["packet"].items():
+            assert fct[b][k] == pytest.approx(v, rel=0.05), (b, k)
+
+
+@pytest.mark.parametrize("backend", ["flow", "analytic", "packet"])
+def test_hpcc_fct_addresses_map_back_to_node_names(tmp_path, backend):
+    flows = tmp_path / "f.csv"
+    flows.write_text("src,dst,size_bytes,start_ns\nleft0,right1,100KB,0\nleft1,right0,50KB,1us\n"
+                     "left0,right1,10KB,2us\n", encoding="utf-8")
+    lines, recs, nodes = _fct_txt(tmp_path, DUMBBELL, str(flows), backend)
+    named = sorted((nodes[ln[0]]["node"], nodes[ln[1]]["node"], int(ln[4]), int(ln[5])) for ln in lines)
+    assert named == sorted((r["src"], r["dst"], int(r["size_bytes"]), int(r["start_ns"])) for r in recs)
+    # HPCC gives each (src, dst) pair's flows ports 10000, 10001, ... in start order
+    ports = sorted((int(ln[5]), int(ln[2])) for ln in lines if nodes[ln[0]]["node"] == "left0")
+    assert [p for _, p in ports] == [10000, 10001]
+    for ip, row in nodes.items():  # the address is HPCC's rule applied to the id written beside it
+        i = int(row["node_id"])
+        assert int(ip, 16) == 0x0B000001 + ((i // 256) << 16) + ((i % 256) << 8)
+
+
+# --- options a backend cannot honour exit 2 (netsim/cli/args.py) ---------------------------------------------
+def test_flow_ignores_list_is_what_the_flow_backend_never_reads():
+    """FLOW_IGNORES must stay true: a key the flow backend starts to read must leave the list."""
+    import glob
+    import re
+    from netsim.backends.packet.defaults import SIM_PARAMS
+    from netsim.cli.args import ANALYTIC_HONOURS, FLOW_IGNORES
+    src = "".join(open(f, encoding="utf-8").read() for f in glob.glob(os.path.join(ROOT, "netsim", "backends",
+                                                                                     "flow", "*.py")))
+    for key in FLOW_IGNORES:
+        assert key in SIM_PARAMS and not re.search(rf"['\"]{key}['\"]", src), key
+    assert all(k in SIM_PARAMS for k in ANALYTIC_HONOURS)
+
+
+@pytest.mark.parametrize("backend, argv_extra, needle", [
+    ("flow", ["--set", "ecn=off"], "--set ecn: --backend flow cannot honour it"),
+    ("flow", ["--set", "routing=spray"], "--set routing: --backend flow cannot honour it"),
+    ("flow", ["--set", "buffer_bytes=1MB"], "--set buffer_bytes: --backend flow cannot honour it"),
+    ("analytic", ["--set", "pfc=off"], "--set pfc: --backend analytic cannot honour it"),
+    ("analytic", ["--cc", "dcqcn", "--cc-param", "g=0.5"], "--cc-param g=0.5: --backend analytic cannot honour"),
+])
+def test_options_a_backend_cannot_honour_exit_2(tmp_path, capsys, backend, argv_extra, needle):
+    f = tmp_path / "one.csv"
+    f.write_text("src,dst,size_bytes,start_ns\nh0,h4,10KB,0\n", encoding="utf-8")
+    rc = main(["flows", HOSTS, str(f), "--out", str(tmp_path / "o"), "--backend", backend, "--quiet", *argv_extra])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and needle in err[0], err
+    assert not (tmp_path / "o").exists()  # rejected before anything ran

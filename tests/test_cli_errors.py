@@ -138,6 +138,16 @@ links:
     "hpcc_topo_bad_rate.txt": "3 1 2\n2\n0 2 10Gbsp 1000ns 0\n1 2 10Gbps 1000ns 0\n",
     "hpcc_flow_to_switch.txt": "1\n0 9 3 100 100 2.0\n",
     "hpcc_flow_count.txt": "2\n0 1 3 100 1000 2.0\n",
+    # issue 14's error-message bullets
+    "neg_delay.yaml": _topo("""\
+  - {src: a, dst: sw, rate_bps: 10Gbps, delay_ns: -1us}
+  - {src: b, dst: sw, rate_bps: 10Gbps}
+"""),
+    "lonely_nic.yaml": _topo("""\
+  - {src: a, dst: sw, rate_bps: 10Gbps}
+  - {src: b, dst: sw, rate_bps: 10Gbps}
+""", nodes=_TOPO_NODES + "  - {name: n0, kind: nic}\n"),
+    "ab.csv": "src,dst,size_bytes,start_ns\na,b,1000,0\n",
 }
 
 # (id, argv, substrings the error line must contain, xfail reason or None)
@@ -272,6 +282,42 @@ CASES = [
                              "{T}/a_file", "--quiet"], ["--out", "a_file"], None),
     ("report-out-under-a-file", ["report", "{T}/run_ok", "--out", "{T}/a_file/r.html"], ["--out", "a_file"], None),
     ("bench-unknown-name", ["bench", "no_such_benchmark"], ["no_such_benchmark"], None),
+    # --- issue 14's error-message bullets: the exact-ish line ---
+    ("topo-negative-delay", ["topo", "validate", "{T}/neg_delay.yaml"],
+     ["neg_delay.yaml", "field delay_ns", "must not be negative", "'-1us'"], None),
+    ("run-out-existing-file", _run(SMALL_WL, topo=GPU8)[:3] + ["--out", "{T}/a_file", "--backend", "analytic"],
+     ["--out {T}/a_file", "is an existing file, not a directory", "expected a directory"], None),
+    ("flows-out-existing-file", ["flows", DUMBBELL, "{T}/ok.csv", "--out", "{T}/a_file"],
+     ["--out {T}/a_file", "is an existing file"], None),
+    ("run-workload-is-directory", _run("{T}"), ["WORKLOAD {T}: is a directory", "workload YAML file"], None),
+    ("run-topology-is-directory", _run(SMALL_WL, topo="{T}"), ["TOPOLOGY {T}: is a directory"], None),
+    ("flows-topology-is-directory", _flows("{T}/ok.csv", topo="{T}"), ["TOPOLOGY {T}: is a directory"], None),
+    ("flows-flows-is-directory", _flows("{T}"), ["FLOWS {T}: is a directory", "CSV flow file"], None),
+    ("run-workload-set-not-int", _run(SMALL_WL, "--workload-set", "parallelism.dp=abc"),
+     ["--workload-set parallelism.dp", "'abc'", "integer >= 1"], None),
+    ("topo-nic-without-link", ["topo", "validate", "{T}/lonely_nic.yaml"],
+     ["lonely_nic.yaml", "node n0", "nic with no link"], None),
+    ("flows-nic-without-link", _flows("{T}/ab.csv", topo="{T}/lonely_nic.yaml"),
+     ["lonely_nic.yaml", "node n0"], None),
+    ("run-did-you-mean", _run(SMALL_WL, "--workload-set", "paralelism.dp=2"),
+     ["--workload-set paralelism", "expected one of name,", "; did you mean parallelism?"], None),
+    ("run-too-few-gpus-wording", _run(SMALL_WL, topo="gpu_cluster:servers=1,gpus_per_server=4"),
+     ["needs dp·tp·pp = 8 GPUs but the topology has 4;"], None),
+    # --- what-if values (issue 15: inf and 1e300 were OverflowError tracebacks) ---
+    ("run-straggler-inf", _run(SMALL_WL, "--straggler", "0=inf"), ["--straggler", "'inf'"], None),
+    ("run-straggler-huge", _run(SMALL_WL, "--straggler", "0=1e300"), ["--straggler", "'1e300'"], None),
+    ("run-straggler-superscript-rank", _run(SMALL_WL, "--straggler", "\u00b9=2"), ["--straggler", "bad rank"], None),
+    ("run-degrade-inf", _run(SMALL_WL, "--degrade-link", "s0.gpu0:s0.gpu1=inf@1us"),
+     ["--degrade-link", "'inf'"], None),
+    # --- options a backend cannot honour ---
+    ("flows-analytic-cc-param", _flows("{T}/ok.csv", "--backend", "analytic", "--cc", "dcqcn", "--cc-param", "g=0.5"),
+     ["--cc-param g=0.5", "--backend analytic cannot honour it"], None),
+    ("flows-analytic-packet-set", _flows("{T}/ok.csv", "--backend", "analytic", "--set", "pfc=off"),
+     ["--set pfc", "--backend analytic cannot honour it", "mtu_bytes"], None),
+    ("run-analytic-packet-set", _run(SMALL_WL, "--set", "buffer_bytes=1MB"),
+     ["--set buffer_bytes", "--backend analytic cannot honour it"], None),
+    ("run-analytic-cc-params-file", _run(SMALL_WL, "--cc-params-file", "{T}/ok.csv"),
+     ["--cc-params-file", "--backend analytic cannot honour it"], None),
     ("report-bad-topology", ["report", "{T}/run_ok", "--out", "{T}/r.html", "--topology", "{T}/link_kind.yaml"],
      ["wifi"], None),
 ]

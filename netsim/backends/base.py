@@ -35,7 +35,8 @@ from ..units import PS_PER_NS
 HOST_STACK = "host_stack"
 #: implements ``set_link_rate(a, b, rate_bps)`` and ``fail_link(a, b)`` (the :mod:`netsim.whatif` protocol)
 LINK_CHANGES = "link_changes"
-#: fills ``hpcc_rows`` (HPCC ns-3 ``fct.txt`` lines) when built with ``hpcc_fct=True``
+#: measures each flow's last-ACK time for HPCC ns-3's ``fct.txt`` when built with ``hpcc_fct=True``
+#: (``hpcc_ack_fct_ns``); every backend writes ``fct.txt`` (:mod:`netsim.hpccfct`), the others from FCT + one ACK
 HPCC_FCT = "hpcc_fct"
 #: exposes ``router`` (the :class:`netsim.topology.Router` its flows follow)
 ROUTER = "router"
@@ -46,7 +47,7 @@ QUEUE_TRACE, PFC_TRACE, CC_TRACE = "queue_trace", "pfc_trace", "cc_trace"
 CAPABILITIES = {
     HOST_STACK: "host-stack cost model: per-message delay, per-connection rate cap",
     LINK_CHANGES: "link degrade/failure during a run: set_link_rate, fail_link",
-    HPCC_FCT: "HPCC ns-3 fct.txt rows: hpcc_rows",
+    HPCC_FCT: "measured last-ACK times for HPCC ns-3 fct.txt (hpcc_ack_fct_ns)",
     ROUTER: "the router its flows follow: router",
     QUEUE_TRACE: "queues.csv samples",
     PFC_TRACE: "pfc.csv pause/resume events",
@@ -54,7 +55,7 @@ CAPABILITIES = {
 }
 
 #: command-line flag -> the capability a backend needs to honour it
-FLAG_NEEDS = {"--hpcc-fct": HPCC_FCT, "--degrade-link": LINK_CHANGES, "--fail-link": LINK_CHANGES}
+FLAG_NEEDS = {"--degrade-link": LINK_CHANGES, "--fail-link": LINK_CHANGES}
 
 
 class Backend(ABC):
@@ -204,13 +205,12 @@ def create_backend(name: str, graph, *, env: simpy.Environment | None = None, pa
     """Build the backend called ``name`` over ``graph``.
 
     ``params`` are network parameters (``--set``), ``cc_params`` maps an
-    algorithm name to its overrides (``--cc-param``). ``hpcc_fct`` asks for
-    HPCC ``fct.txt`` rows: only a backend declaring :data:`HPCC_FCT` accepts
-    it (else :class:`InputError`, as :func:`check_flags`).
+    algorithm name to its overrides (``--cc-param``). ``hpcc_fct`` asks a
+    backend declaring :data:`HPCC_FCT` to measure last-ACK times for
+    ``fct.txt``; the others ignore it (their ``fct.txt`` comes from FCT + one ACK).
     """
     options = {}
-    if hpcc_fct:
-        check_flags(name, ["--hpcc-fct"])
+    if hpcc_fct and HPCC_FCT in backend_capabilities(name):
         options["hpcc_fct"] = True
     backend_capabilities(name)
     return BACKENDS[name](graph, env=env or simpy.Environment(), params=params or {}, seed=seed,

@@ -40,10 +40,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from ..topology.hpcc import hold_notes, release_notes
     parser = build_parser()
     args = parser.parse_args(argv)
+    hold_notes()  # notes (e.g. HPCC lines ignored) are printed only if the command succeeds
+    ok = False
     try:
         rc = args.func(args)
+        ok = True
     except NetsimError as exc:
         print(f"netsim {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_INPUT
@@ -58,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"netsim {args.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return EXIT_INPUT
+    finally:
+        release_notes(show=ok)
     return int(rc or 0)
 
 

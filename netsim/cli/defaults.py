@@ -16,7 +16,8 @@ import importlib
 TABLES = (
     ("netsim.network.params", "SIM_PARAMS", "packet network (--set KEY=VALUE)"),
     ("netsim.backends.analytic", "ANALYTIC_PARAMS",
-     "analytic backend (--backend analytic --set KEY=VALUE; other network keys are checked and have no effect here)"),
+     "analytic backend (--backend analytic --set KEY=VALUE; of the packet keys only mtu_bytes, header_bytes, "
+     "roce_priority, tcp_priority and host_stack apply: the CLI rejects the others)"),
     ("netsim.backends.flow.settings", "FLOW_PARAMS", "flow backend (--backend flow --set KEY=VALUE)"),
     ("netsim.hoststack", "HOST_PARAMS", "host stack (--set host.KEY=VALUE)"),
     ("netsim.topology.builders", "TOPOLOGY_DEFAULTS", "topology builders (builder arguments, e.g. nic_rate_bps)"),

@@ -2,7 +2,7 @@
 
 TOPOLOGY: YAML/GraphML/HPCC topology.txt or a builder expression. FLOWS: a CSV
 (``src,dst,size_bytes,start_ns[,tag,cc,priority]``) or an HPCC ``flow.txt``.
-Writes fct.csv, queues.csv, pfc.csv, cc.csv, summary.json (+ fct.txt with
+Writes fct.csv, queues.csv, pfc.csv, cc.csv, summary.json (+ fct.txt and fct_nodes.csv with
 ``--hpcc-fct``), trace.json (unless ``--no-trace``) and Parquet copies of the
 CSVs (with pyarrow) into DIR and prints a short result. Bad input: one line on
 stderr, exit status 2. A failed (exit 2) or interrupted (SIGINT/SIGTERM, exit
@@ -30,7 +30,13 @@ def _run(args) -> int:
                             run_flows)
     from ..topology import load_topology
     from ..units import format_time_ns
+    from .args import check_backend_options, check_input_file, check_out_dir
 
+    check_input_file(args.topology, "TOPOLOGY", "a topology file (.yaml/.graphml/topology.txt) or a builder "
+                     "expression", builder_ok=True)
+    check_input_file(args.flows, "FLOWS", "a CSV flow file or an HPCC flow.txt", noun="flow file")
+    check_out_dir(args.out)
+    check_backend_options(args, command="flows")
     params = parse_set_assignments(args.set)
     check_network_params(args.backend, params)  # unknown --set key: fail before reading anything big
     cc_params = cc_params_from_cli(args.cc, args.cc_param, args.cc_params_file)  # the command line wins
@@ -74,7 +80,8 @@ def register(subparsers) -> None:
                    help="override a congestion-control parameter (bare key: the --cc algorithm)")
     p.add_argument("--cc-params-file", metavar="FILE",
                    help="YAML/JSON {cc: {key: value}} (or flat {key: value} for --cc); --cc-param wins")
-    p.add_argument("--hpcc-fct", action="store_true", help="also write HPCC ns-3's fct.txt")
+    p.add_argument("--hpcc-fct", action="store_true",
+                   help="also write HPCC ns-3's fct.txt and fct_nodes.csv (node id, HPCC address, name); any backend")
     p.add_argument("--no-trace", action="store_true", help="do not write trace.json (Chrome trace events)")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.set_defaults(func=_run)

@@ -36,6 +36,13 @@ def format_result(summary: dict) -> str:
 def _run(args) -> int:
     from ..runtime import run_training
     from ..simulate import cc_params_from_cli, finalize_outputs
+    from .args import check_backend_options, check_input_file, check_out_dir
+
+    check_input_file(args.topology, "TOPOLOGY", "a topology file (.yaml/.graphml/topology.txt) or a builder "
+                     "expression", builder_ok=True)
+    check_input_file(args.workload, "WORKLOAD", "a workload YAML file (see workloads/)", noun="workload file")
+    check_out_dir(args.out)
+    check_backend_options(args, command="run")
 
     params = dict(parse_assignments(args.set, what="--set"))
     cc_params = cc_params_from_cli(args.cc, args.cc_param, args.cc_params_file)  # the command line wins

@@ -126,7 +126,7 @@ def _builder_yaml(path: str, base_dir: str) -> str | None:
     try:
         with open(full, encoding="utf-8") as fh:
             doc = yaml.safe_load(fh)
-    except (OSError, yaml.YAMLError):
+    except (OSError, yaml.YAMLError, RecursionError):
         return None
     if not isinstance(doc, dict) or "builder" not in doc or set(doc) - {"builder", "args", "name", "description"}:
         return None
@@ -161,6 +161,17 @@ def _check_builder_arg(arg: str, spec_base: dict, source: str, where: str) -> No
     name = spec_base["topology"].partition(":")[0].strip()
     if builders is not None and name in builders and arg not in builders[name]:
         raise _err(source, where, f"unknown argument of builder {name}", arg, ", ".join(builders[name]))
+
+
+def _check_set_value(key: str, value, spec_base: dict, source: str, where: str) -> None:
+    """A ``set.KEY`` value goes through the run's own parameter check now, not when its point runs."""
+    from ..checks import check_network_params
+    backend = spec_base.get("backend") if isinstance(spec_base.get("backend"), str) else "packet"
+    try:
+        check_network_params(backend, {key: value})
+    except InputError as exc:
+        raise _err(source, where, f"not a valid value of network parameter {key}", value,
+                   exc.accepted or "a finite value within the parameter's bounds (netsim defaults lists them)") from None
 
 
 def _axis_values(name: str, values, source: str, where: str, spec_base: dict) -> list[Scalar]:
@@ -242,6 +253,9 @@ def parse_sweep(data: Any, source: str) -> SweepSpec:
         if key == "workload_set" and value and command != "run":
             raise _err(source, key, "only used by command: run", value)
         base[key] = _flatten(value, source, key)
+        if key == "set":
+            for k, v in base[key].items():
+                _check_set_value(k, v, base, source, f"set.{k}")
     extra = data.get("extra_args") or []
     if not isinstance(extra, list) or not all(isinstance(a, str) for a in extra):
         raise _err(source, "extra_args", "not a list of strings", extra, "e.g. [--no-trace]")
@@ -293,6 +307,12 @@ def parse_sweep(data: Any, source: str) -> SweepSpec:
     if "topology" in seen and any(a.startswith("topology.") for a in seen):
         raise _err(source, "grid/zip", "vary either whole topologies or builder arguments, not both",
                    sorted(a for a in seen if a.startswith("topology")))
+    for prefix, axes in [("grid", spec_grid)] + [("zip" if len(spec_zips) == 1 else f"zip[{i}]", z)
+                                                 for i, z in enumerate(spec_zips)]:
+        for name, values in axes.items():
+            if name.startswith("set."):
+                for i, v in enumerate(values):
+                    _check_set_value(name[4:], v, base, source, f"{prefix}.{name}[{i}]")
     reps = data.get("repetitions", 1)
     if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
         raise _err(source, "repetitions", "repetitions must be an integer >= 1", reps)
@@ -301,16 +321,14 @@ def parse_sweep(data: Any, source: str) -> SweepSpec:
 
 def load_sweep(path: str) -> SweepSpec:
     """Read and validate sweep file ``path``; raise :class:`InputError` on any problem."""
+    from ..yamlio import load_yaml
     try:
         with open(path, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh)
+            text = fh.read()
     except FileNotFoundError:
         raise InputError("sweep file not found", source=path) from None
     except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read sweep file ({getattr(exc, 'strerror', None) or exc})", source=path,
                          accepted="a YAML sweep file (see docs/sweep.md)") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else None
-        raise InputError(f"not valid YAML: {getattr(exc, 'problem', exc)}", source=path, where=where) from None
+    data = load_yaml(text, path)  # one line for bad, NUL-carrying or too-deep YAML
     return parse_sweep(data, path)

@@ -7,8 +7,10 @@
   docs/topology.md);
 * a GraphML file (``.graphml``/``.xml``) whose attributes meet the contract;
 * an HPCC/ns-3 ``topology.txt`` (any other file): first line
-  ``nodes switches links``, second the switch ids, then one link per line
-  ``src dst rate delay error_rate``; nodes are named ``"0".."N-1"``;
+  ``nodes switches links``, second the switch ids, then exactly the declared
+  number of link lines ``src dst rate delay error_rate`` (what follows, such
+  as HPCC's help text, is ignored with a note, :mod:`.hpcc`); nodes are
+  named ``"0".."N-1"``;
 * a builder expression ``name:key=value,...`` (lists written ``a|b``).
 
 Everything returned is validated by :func:`~.schema.validate` (numbers, not
@@ -23,9 +25,9 @@ import networkx as nx
 import yaml
 
 from ..errors import InputError, TopologyError
-from ..units import UnitError, parse_rate, parse_time_ns
 from . import builders as _b
 from .buildspec import build, build_expression, parse_value  # noqa: F401 (re-exported)
+from .hpcc import read_hpcc_topology  # noqa: F401 (re-exported)
 from .schema import validate
 
 YAML_EXT = (".yaml", ".yml")
@@ -55,15 +57,15 @@ _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
 
 
 def _read_yaml(path: str) -> Any:
+    from ..yamlio import load_yaml
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
     try:
-        with open(path, encoding="utf-8") as fh:
-            return yaml.load(fh, Loader=_UniqueKeyLoader)
+        return load_yaml(text, path, error=TopologyError, loader=_UniqueKeyLoader)
     except TopologyError as exc:
-        raise TopologyError(str(exc), source=path) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark else None
-        raise TopologyError(f"not valid YAML ({getattr(exc, 'problem', exc)})", source=path, where=where) from None
+        if exc.source is None:  # raised inside the loader (duplicate key): add the file
+            raise TopologyError(str(exc), source=path) from None
+        raise
 
 
 def _apply_node_defaults(g: nx.Graph, defaults, source: str) -> None:
@@ -80,6 +82,14 @@ def _apply_node_defaults(g: nx.Graph, defaults, source: str) -> None:
     for n, attrs in g.nodes(data=True):
         for key, value in (defaults.get(attrs.get("kind")) or {}).items():
             attrs.setdefault(key, value)
+
+
+def _string_keys(attrs: dict, source: str, where: str) -> None:
+    """Attribute names are strings (``&a: host`` is a YAML anchor on a null key, ``1: x`` an int key)."""
+    for key in attrs:
+        if not isinstance(key, str):
+            raise TopologyError("an attribute name must be a string", source=source, where=where, value=key,
+                                accepted="names such as kind, rate_bps, buffer_bytes")
 
 
 def _node_name(value, source: str, where: str) -> str:
@@ -134,6 +144,7 @@ def topology_from_dict(doc: dict, source: str = "<dict>") -> nx.Graph:
                 raise TopologyError("a node needs a name", source=source, where=f"nodes[{i}]", value=item,
                                     accepted="{name: ..., kind: ...}")
             attrs = dict(item)
+            _string_keys(attrs, source, f"nodes[{i}]")
             name = _node_name(attrs.pop("name"), source, f"nodes[{i}], field name")
             if name in g:
                 raise TopologyError("duplicate node name", source=source, where=f"nodes[{i}]", value=name,
@@ -147,6 +158,7 @@ def topology_from_dict(doc: dict, source: str = "<dict>") -> nx.Graph:
             if not isinstance(item, dict):
                 raise TopologyError("a link must be a mapping", source=source, where=f"links[{i}]", value=item)
             attrs = {**ldef, **item}
+            _string_keys(attrs, source, f"links[{i}]")
             try:
                 u, v = (_node_name(attrs.pop(end), source, f"links[{i}], field {end}") for end in ("src", "dst"))
             except KeyError:
@@ -171,93 +183,72 @@ def topology_from_dict(doc: dict, source: str = "<dict>") -> nx.Graph:
     return validate(g, source=source)
 
 
-# -- HPCC topology.txt ------------------------------------------------------------------------------
-def read_hpcc_topology(path: str) -> nx.Graph:
-    """Read an HPCC/ns-3 ``topology.txt``; nodes ``"0".."N-1"``, switches kind switch, the rest host."""
-    with open(path, encoding="utf-8") as fh:
-        lines = [(i + 1, ln.split()) for i, ln in enumerate(fh) if ln.strip() and not ln.lstrip().startswith("#")]
-    if not lines:
-        raise TopologyError("empty topology file", source=path,
-                            accepted="HPCC topology.txt: 'nodes switches links', switch ids, then links")
-    ln, head = lines[0]
-    try:
-        n_nodes, n_sw, n_links = (int(x) for x in head[:3])
-        if len(head) != 3 or min(n_nodes, n_sw, n_links) < 0:
-            raise ValueError
-    except ValueError:
-        raise TopologyError("bad header", source=path, where=f"line {ln}", value=" ".join(head),
-                            accepted="three integers 'nodes switches links'") from None
-    # "hpcc_small/topology.txt" is named after its folder (HPCC keeps one topology.txt per experiment)
-    base = os.path.basename(path)
-    parent = os.path.basename(os.path.dirname(os.path.abspath(path)))
-    g = nx.Graph(name=f"{parent}/{base}" if base == "topology.txt" and parent else base)
-    for i in range(n_nodes):
-        g.add_node(str(i), kind="host")
-    sw_ids = lines[1][1] if n_sw and len(lines) > 1 else []
-    if len(sw_ids) != n_sw:
-        raise TopologyError(f"expected {n_sw} switch ids", source=path, where=f"line {lines[1][0] if len(lines) > 1 else 2}",
-                            value=" ".join(sw_ids))
-    for s in sw_ids:
-        if not s.isdigit() or int(s) >= n_nodes:
-            raise TopologyError("bad switch id", source=path, where=f"line {lines[1][0]}", value=s,
-                                accepted=f"an integer in 0..{n_nodes - 1}")
-        g.nodes[str(int(s))]["kind"] = "switch"
-    links = lines[2:] if n_sw else lines[1:]
-    if len(links) != n_links:
-        raise TopologyError(f"header says {n_links} links, file has {len(links)}", source=path,
-                            where=f"line {ln}", value=" ".join(head))
-    for ln, cols in links:
-        if len(cols) < 4:
-            raise TopologyError("bad link line", source=path, where=f"line {ln}", value=" ".join(cols),
-                                accepted="'src dst rate delay [error_rate]', e.g. 0 320 100Gbps 1000ns 0.000000")
-        u, v = cols[0], cols[1]
-        for field, end in (("src", u), ("dst", v)):
-            if not end.isdigit() or int(end) >= n_nodes:
-                raise TopologyError("unknown node", source=path, where=f"line {ln}, field {field}", value=end,
-                                    accepted=f"a node index in 0..{n_nodes - 1}")
-        u, v = str(int(u)), str(int(v))
-        attrs: dict[str, Any] = {"kind": "ethernet"}
-        for field, parser, col in (("rate", parse_rate, cols[2]), ("delay", parse_time_ns, cols[3])):
-            try:
-                attrs[f"{field}_{'bps' if field == 'rate' else 'ns'}"] = parser(col)
-            except UnitError:
-                raise TopologyError(f"bad {field}", source=path, where=f"line {ln}, field {field}", value=col,
-                                    accepted="a rate such as 100Gbps" if field == "rate" else "a time such as 1000ns or 0.001ms") from None
-        if len(cols) >= 5:
-            try:
-                er = float(cols[4])
-            except ValueError:
-                er = float("nan")
-            if not 0.0 <= er < 1.0:
-                raise TopologyError("bad error_rate", source=path, where=f"line {ln}, field error_rate",
-                                    value=cols[4], accepted="a loss probability in [0, 1)")
-            if er > 0:
-                attrs["error_rate"] = er
-        if g.has_edge(u, v):
-            raise TopologyError("duplicate link", source=path, where=f"line {ln}", value=f"{u} {v}")
-        g.add_edge(u, v, **attrs)
-    return validate(g, source=path)
+# -- HPCC topology.txt: hpcc.py (re-exported here) ------------------------------------------------
 
 
 # -- GraphML ----------------------------------------------------------------------------------------
-def read_graphml(path: str) -> nx.Graph:
-    """Read a GraphML topology; duplicate node ids (networkx silently merges them) are an error."""
-    import xml.etree.ElementTree as ET
+_GRAPHML_TYPES = {"boolean": ("true", "false", "1", "0"), "int": int, "long": int, "float": float,
+                  "double": float, "string": str}
 
+
+def _graphml_value_ok(kind: str, text: str) -> bool:
+    conv = _GRAPHML_TYPES[kind]
+    if isinstance(conv, tuple):
+        return text.strip().lower() in conv
     try:
-        seen: set = set()
-        for _, elem in ET.iterparse(path):
-            if elem.tag.rsplit("}", 1)[-1] == "node":
-                nid = elem.get("id")
-                if nid in seen:
-                    raise TopologyError("duplicate node name", source=path, where="node", value=nid,
+        conv(text.strip())
+        return True
+    except ValueError:
+        return False
+
+
+def _check_graphml(path: str) -> None:
+    """One pass over the XML: duplicate node ids, unknown attribute types, values that do not fit their type.
+
+    networkx silently merges duplicate node ids and reports a bad value as a
+    bare ``could not convert string to float``; here each names the node or
+    link and the attribute.
+    """
+    import xml.etree.ElementTree as ET
+    keys: dict = {}
+    seen: set = set()
+    for _, elem in ET.iterparse(path):
+        tag = elem.tag.rsplit("}", 1)[-1]
+        if tag == "key":
+            kind = elem.get("attr.type", "string")
+            name = elem.get("attr.name", elem.get("id"))
+            if kind not in _GRAPHML_TYPES:
+                raise TopologyError("unknown GraphML attribute type", source=path, where=f"key {name}", value=kind,
+                                    accepted="one of " + ", ".join(_GRAPHML_TYPES))
+            keys[elem.get("id")] = (name, kind)
+        elif tag in ("node", "edge"):
+            where = f"node {elem.get('id')}" if tag == "node" else f"link {elem.get('source')} -- {elem.get('target')}"
+            if tag == "node":
+                if elem.get("id") in seen:
+                    raise TopologyError("duplicate node name", source=path, where="node", value=elem.get("id"),
                                         accepted="each node id once")
-                seen.add(nid)
+                seen.add(elem.get("id"))
+            for data in elem:
+                if data.tag.rsplit("}", 1)[-1] != "data":
+                    continue
+                name, kind = keys.get(data.get("key"), (data.get("key"), "string"))
+                if not _graphml_value_ok(kind, data.text or ""):
+                    raise TopologyError(f"not a GraphML {kind}", source=path, where=f"{where}, field {name}",
+                                        value=data.text, accepted=f"a {kind} value, as its <key> declares")
+
+
+def read_graphml(path: str) -> nx.Graph:
+    """Read a GraphML topology; every problem is one line naming the node or link and the attribute."""
+    try:
+        _check_graphml(path)
         g = nx.read_graphml(path)
     except TopologyError:
         raise
+    except RecursionError:
+        raise TopologyError("cannot read GraphML (nested too deeply)", source=path) from None
     except Exception as exc:  # networkx/ElementTree raise several types for malformed XML
-        raise TopologyError(f"cannot read GraphML ({exc})", source=path) from None
+        text = " ".join(str(exc).split())
+        raise TopologyError(f"cannot read GraphML ({type(exc).__name__}: {text})", source=path) from None
     return validate(g, source=path)
 
 

@@ -27,7 +27,7 @@ from numbers import Real
 
 import networkx as nx
 
-from ..errors import TopologyError
+from ..errors import InputError, TopologyError
 from ..params import MAX_EXACT, MAX_RATE_BPS
 from ..units import UnitError, parse_rate, parse_size, parse_time_ns
 
@@ -72,8 +72,13 @@ def _normalize_attrs(attrs: dict, source, where: str) -> None:
                 if isinstance(value, str) and value.strip() == "":
                     raise UnitError("empty")
                 attrs[key] = parser(value)
-            except (UnitError, TypeError, ValueError, OverflowError):
-                raise TopologyError("bad unit string", source=source, where=f"{where}, field {key}",
+            except (UnitError, TypeError, ValueError, OverflowError) as exc:
+                what = "bad unit string"
+                if "must not be negative" in str(exc):
+                    what = "must not be negative"
+                elif "finite" in str(exc):
+                    what = "must be finite"
+                raise TopologyError(what, source=source, where=f"{where}, field {key}",
                                     value=value, accepted=accepted) from None
         limit = MAX_RATE_BPS if key.endswith("_bps") else MAX_EXACT   # netsim.params: the bounds of every value
         if attrs[key] > limit:
@@ -93,6 +98,35 @@ def _check_kind(attrs: dict, kinds, what: str, source, where: str) -> None:
     if kind not in kinds:
         raise TopologyError(f"unknown {what} kind", source=source, where=f"{where}, field kind", value=kind,
                             accepted="one of " + ", ".join(kinds))
+
+
+def _check_node_params(n, attrs: dict, source) -> None:
+    """Node attributes that override network parameters (``buffer_bytes``, ``scheduler``, ...) are valid.
+
+    Checked here, with the file's name, for every backend (the packet backend
+    applies them; the others must not accept what it would reject).
+    """
+    try:
+        from ..backends.packet.defaults import SIM_PARAMS, lossless_set, parse_override
+    except ImportError:  # pragma: no cover - topology layer used alone
+        return
+    for key, value in attrs.items():
+        base = key.rsplit(".", 1)[0] if isinstance(key, str) and "." in key else key
+        if not isinstance(key, str) or base not in SIM_PARAMS:
+            continue
+        where = f"node {n}, field {key}"
+        try:
+            parsed = parse_override(key, value, source=source, where=where)
+            if base == "lossless_priorities":
+                lossless_set({"pfc": True, "lossless_priorities": parsed})
+        except TopologyError:
+            raise
+        except InputError as exc:
+            text = str(exc)
+            for prefix in (f"{source}: " if source else "", f"{where}: ", "parameter lossless_priorities: "):
+                if prefix and text.startswith(prefix):
+                    text = text[len(prefix):]
+            raise TopologyError(text, source=source, where=where) from None
 
 
 def validate(graph: nx.Graph, source: str | None = None) -> nx.Graph:
@@ -150,6 +184,7 @@ def validate(graph: nx.Graph, source: str | None = None) -> nx.Graph:
             raise TopologyError("unknown nic_kind", source=source, where=f"{where}, field nic_kind", value=nk,
                                 accepted="one of " + ", ".join(NIC_KINDS))
         _normalize_attrs(attrs, source, where)
+        _check_node_params(n, attrs, source)
     if graph.number_of_edges() == 0:
         raise TopologyError("topology has no links", source=source, accepted="at least two nodes and one link")
     for u, v, attrs in graph.edges(data=True):
@@ -179,4 +214,8 @@ def validate(graph: nx.Graph, source: str | None = None) -> nx.Graph:
                 raise TopologyError("error_rate out of range", source=source, where=f"{where}, field error_rate",
                                     value=attrs["error_rate"], accepted="a loss probability in [0, 1)")
             attrs["error_rate"] = er
+    for n, attrs in graph.nodes(data=True):
+        if attrs["kind"] not in ENDPOINT_KINDS and graph.degree(n) == 0:
+            raise TopologyError(f"a {attrs['kind']} with no link", source=source, where=f"node {n}",
+                                accepted="every NIC and switch on at least one link (add its link or remove it)")
     return graph

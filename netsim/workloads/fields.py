@@ -55,28 +55,44 @@ def set_dotted(doc: dict, key: str, value, *, source: str) -> None:
 class Fields:
     """Typed, located access to one workload document."""
 
-    def __init__(self, doc: dict, source: str, lines: dict):
+    def __init__(self, doc: dict, source: str, lines: dict, overridden=()):
         self.doc, self.source, self.lines = doc, source, lines
+        #: dotted fields set by ``--workload-set`` (their errors blame the flag, not the file)
+        self.overridden = frozenset(overridden)
+
+    def _set_by_flag(self, path: str) -> str | None:
+        for key in self.overridden:
+            if path == key or path.startswith(key + ".") or key.startswith(path + "."):
+                return key
+        return None
 
     def where(self, path: str) -> str:
+        key = self._set_by_flag(path)
+        if key is not None:
+            return f"--workload-set {key}"
         line = self.lines.get(path)
         return f"line {line}, field {path}" if line else f"field {path}"
+
+    def source_of(self, path: str) -> str | None:
+        """The file to name for ``path`` (None when ``--workload-set`` gave it)."""
+        return None if self._set_by_flag(path) is not None else self.source
 
     def fail(self, path: str, message: str, value=None, accepted: str | None = None, *, suggest=None):
         if suggest is not None and isinstance(value, str):
             close = difflib.get_close_matches(value, list(suggest), n=2)
             if close:
-                accepted = f"did you mean {' or '.join(close)}? " + (accepted or "")
-        raise WorkloadError(message, source=self.source, where=self.where(path), value=value, accepted=accepted)
+                accepted = (accepted + "; " if accepted else "") + f"did you mean {' or '.join(close)}?"
+        raise WorkloadError(message, source=self.source_of(path), where=self.where(path), value=value,
+                            accepted=accepted)
 
     def check_keys(self, prefix: str, d: dict, known) -> None:
         for k in d:
             if k not in known:
                 path = f"{prefix}.{k}" if prefix else str(k)
                 close = difflib.get_close_matches(str(k), list(known), n=2)
-                hint = f"did you mean {' or '.join(close)}? " if close else ""
-                raise WorkloadError("unknown key", source=self.source, where=self.where(path), value=k,
-                                    accepted=hint + "one of " + ", ".join(known))
+                hint = f"; did you mean {' or '.join(close)}?" if close else ""
+                raise WorkloadError("unknown key", source=self.source_of(path), where=self.where(path), value=k,
+                                    accepted="one of " + ", ".join(known) + hint)
 
     def section(self, doc: dict, name: str) -> dict:
         sec = doc.get(name)

@@ -48,7 +48,7 @@ class Placement:
         n = dp * tp * pp
         if len(gpu_names) < n:
             raise WorkloadError(f"placement needs dp·tp·pp = {n} GPUs but the topology has {len(gpu_names)}",
-                                source=source, where="field parallelism", value=len(gpu_names),
+                                source=source, where="field parallelism",
                                 accepted=f"a topology with at least {n} GPUs, or smaller dp/tp/pp")
         size = {"tp": tp, "dp": dp, "pp": pp}
         coords = []

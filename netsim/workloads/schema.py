@@ -140,13 +140,8 @@ def _read(spec, source: str | None) -> tuple[dict, str, dict]:
     except UnicodeDecodeError:
         raise WorkloadError("not a text (UTF-8) file", source=path,
                             accepted="a YAML workload file (see workloads/)") from None
-    try:
-        node = yaml.compose(text)
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark else None
-        raise WorkloadError("not valid YAML: " + str(getattr(exc, "problem", exc)), source=path, where=where) from None
+    from ..yamlio import load_yaml
+    doc, node = load_yaml(text, path, error=WorkloadError, compose=True)  # one line for bad or too-deep YAML
     if not isinstance(doc, dict):
         raise WorkloadError("a workload file must be a mapping", source=path, value=type(doc).__name__,
                             accepted="keys " + ", ".join(SECTIONS))
@@ -184,7 +179,7 @@ def load_workload(spec, *, overrides: dict | list | None = None, source: str | N
             return spec
         spec, source = spec.raw, source or spec.source
     doc, src, lines = _read(spec, source)
-    items = overrides.items() if isinstance(overrides, dict) else (overrides or [])
+    items = list(overrides.items() if isinstance(overrides, dict) else (overrides or []))
     for key, value in items:
         if isinstance(value, str):
             try:
@@ -192,7 +187,7 @@ def load_workload(spec, *, overrides: dict | list | None = None, source: str | N
             except yaml.YAMLError:
                 pass
         set_dotted(doc, key, value, source=src)
-    f = Fields(doc, src, lines)
+    f = Fields(doc, src, lines, overridden=[".".join(p for p in str(k).split(".") if p) for k, _ in items])
     return _build(f, doc)
 
 

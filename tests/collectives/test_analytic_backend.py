@@ -91,6 +91,7 @@ def test_stats_and_csv_columns(tmp_path):
         be.send("h0", f"h{i}", 1000 * i)
     be.env.run()
     be.close()
+    csv.close()  # the file appears, whole, when its sink is closed
     st = be.stats()
     assert {k: st[k] for k in ("flows", "completed", "bytes_delivered")} == {"flows": 3, "completed": 3,
                                                                              "bytes_delivered": 6000}

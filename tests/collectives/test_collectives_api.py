@@ -116,6 +116,7 @@ for algo in ("hierarchical", "tree", "halving_doubling"):
 run_collective(be, "alltoall", nodes, 800_000, algorithm="pairwise")
 be.env.run()
 be.close()
+sink.close()  # the sink writes NAME.partial and renames it to NAME when closed
 """
 
 

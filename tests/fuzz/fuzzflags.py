@@ -190,8 +190,11 @@ def flags(rng: random.Random) -> Case:
     base_flows = lambda label, extra, invalid: flows_case(  # noqa: E731
         "flags", label, "topo.yaml", _dump(DUMBBELL), DUMBBELL_FLOWS.encode(), invalid=invalid, extra=extra)
     if what in ("set", "set_ok"):
-        if what == "set_ok":   # the analytic backend (of every valid case) refuses flow-backend names
-            sets = [s for s in sets if s[1].name not in FLOW_ONLY]
+        if what == "set_ok":   # the analytic backend (of every valid case) refuses what it cannot honour
+            from netsim.backends.analytic import ANALYTIC_PARAMS
+            from netsim.cli.args import ANALYTIC_HONOURS
+            sets = [s for s in sets if s[0] == "host." or s[1].name in ANALYTIC_HONOURS
+                    or (s[1].name in ANALYTIC_PARAMS and s[1].name not in FLOW_ONLY)]
         prefix, p = rng.choice([s for s in sets if s[1].kind != "str" or s[1].name == "lossless_priorities"])
         values = (PRIORITY_BAD if p.name == "lossless_priorities" else bad_values(p)) if what == "set" else \
             ([] if p.default is None else [str(p.default)])
@@ -225,7 +228,7 @@ def flags(rng: random.Random) -> Case:
                                        ("--set", "noequals", True), ("--set", "bufer_bytes=1MB", True),
                                        ("--cc-param", "nosuch.g=1", True), ("--seed", "abc", True),
                                        ("--set", "ecn_kmin_bytes.9=5KB", True),
-                                       ("--set", "ecn_kmin_bytes.3=5KB", False)))
+                                       ("--set", "roce_priority=5", False)))
     return base_flows(f"flows {flag} {value}", (flag, value), invalid)
 
 

@@ -71,7 +71,6 @@ def test_fuzz_default(tmp_path):
     _check(_run_without_gaps(SEED, CASES, str(tmp_path)))
 
 
-@pytest.mark.xfail(reason="file-reader fixes of branch readers (issue 15) not merged here", strict=False)
 def test_fuzz_reader_gaps(tmp_path):
     gaps = [(i, c) for i, c in enumerate(fuzzoracle.generate(SEED, CASES)) if _gap(c)]
     with fuzzoracle.fast_outputs():

@@ -33,7 +33,11 @@ def test_dry_run_lists_points(tmp_path, capsys):
 
 def test_progress_counts_done_running_failed(tmp_path):
     pytest.importorskip("dask.distributed")
-    spec = write_sweep(tmp_path, "grid:\n  set.ecn_kmax_bytes: [200KB, 10Gbsp, 100KB]\n")
+    # the middle point fails when it runs (a flow file naming a node the topology lacks); a bad --set
+    # value would now be caught when the sweep file is read, before any point runs
+    (tmp_path / "bad.csv").write_text("src,dst,size_bytes,start_ns\nleft0,nowhere,1000,0\n")
+    spec = write_sweep(tmp_path, "grid:\n  flows: [flows.csv, bad.csv, flows2.csv]\n")
+    (tmp_path / "flows2.csv").write_text((tmp_path / "flows.csv").read_text())
     stream = io.StringIO()
     res = run_sweep(spec, str(tmp_path / "out"), workers=1, progress=stream)
     shown = stream.getvalue()

@@ -110,3 +110,16 @@ def test_builder_yaml_file_can_vary_its_arguments(tmp_path):
     mapping = parse_sweep({"command": "flows", "topology": {"builder": "dumbbell", "n_left": 4},
                            "flows": "flows.csv", "grid": {"topology.n_right": [1, 2]}}, source)
     assert [p.argv[1] for p in expand(mapping)] == ["dumbbell:n_left=4,n_right=1", "dumbbell:n_left=4,n_right=2"]
+
+
+def test_a_non_finite_set_value_is_rejected_before_any_point_runs(tmp_path):
+    # a grid value the run would reject (NaN) used to pass --dry-run and fail only when its point ran
+    from netsim.sweep.spec import parse_sweep
+    from netsim.errors import InputError
+    import pytest as _pytest
+    data = {"command": "flows", "topology": "leaf_spine:leaves=2,spines=1,hosts_per_leaf=2",
+            "flows": str(tmp_path / "f.csv"), "backend": "packet", "grid": {"set.ecn_kmin_bytes": ["5KB", float("nan")]}}
+    with _pytest.raises(InputError, match=r"grid\.set\.ecn_kmin_bytes\[1\].*nan"):
+        parse_sweep(data, str(tmp_path / "s.yaml"))
+    with _pytest.raises(InputError, match=r"set\.buffer_bytes.*-1"):
+        parse_sweep(dict(data, grid={"seed": [1]}, set={"buffer_bytes": -1}), str(tmp_path / "s.yaml"))

@@ -69,7 +69,7 @@ def test_hpcc_flow_txt():
 
 
 @pytest.mark.parametrize("text,match", [
-    ("3\n0 4 3 100 1000 2.0\n", "first line says 3 flows, file has 1"),
+    ("3\n0 4 3 100 1000 2.0\n", "line 1, field flow count: declares 3 flows but the file holds 1"),
     ("1\n0 44 3 100 1000 2.0\n", r"line 2, field dst: unknown node \(got '44'\)"),
     ("1\n0 4 3 100 0 2.0\n", "size must be > 0"),
     ("1\n4 4 3 100 10 2.0\n", "src equals dst"),

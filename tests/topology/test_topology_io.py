@@ -86,7 +86,7 @@ def test_hpcc_error_rate_kept_and_checked(tmp_path):
 
 @pytest.mark.parametrize("text,match", [
     ("3 1 2\n2\n0 2 100Gbsp 1000ns 0\n1 2 100Gbps 1000ns 0\n", r"line 3, field rate: bad rate \(got '100Gbsp'\)"),
-    ("3 1 3\n2\n0 2 100Gbps 1000ns 0\n1 2 100Gbps 1000ns 0\n", "header says 3 links, file has 2"),
+    ("3 1 3\n2\n0 2 100Gbps 1000ns 0\n1 2 100Gbps 1000ns 0\n", "line 1, field links: declares 3 links but the file holds 2"),
     ("3 1 2\n2\n0 7 100Gbps 1000ns 0\n1 2 100Gbps 1000ns 0\n", r"line 3, field dst: unknown node \(got '7'\)"),
     ("three\n", "bad header"),
     ("", "empty topology"),

@@ -78,9 +78,8 @@ class PacketBackend(Backend):
         #: transport counters and Jain's index of finished flows, as running sums (nothing kept per flow)
         self.accounting = FlowAccounting(p["jain_start_ns"], p["jain_window_ns"])
         self.hpcc_fct = hpcc_fct
-        self.hpcc_rows: list[str] = []
-        self._sport: dict = {}
-        self._node_id: dict | None = None
+        #: flow id -> FCT until the sender's last ACK (ns), with ``hpcc_fct`` (netsim.hpccfct writes fct.txt)
+        self.hpcc_ack_fct_ns: dict = {}
         self._wall0 = time.perf_counter()
         self._eid0 = self.net.sched.events_scheduled()
         self.last_ps = 0

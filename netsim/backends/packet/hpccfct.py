@@ -1,14 +1,12 @@
-"""HPCC ns-3's ``fct.txt`` rows from the packet backend (``netsim flows --hpcc-fct``).
+"""The packet backend's part of HPCC ns-3's ``fct.txt`` (``netsim flows --hpcc-fct``): measured ACK times.
 
-One line per flow when its sender has the last ACK: source and destination
-addresses as HPCC's ns-3 numbers nodes, ports, size, start, FCT and the
-standalone FCT it compares with (base RTT + bytes with headers / bottleneck
-rate, HPCC's formula). Left out: everything else ns-3 writes.
+When a flow's sender has the last ACK, its FCT to that instant is recorded
+by flow id; :mod:`netsim.hpccfct` writes the file (addresses, ports, size,
+start, this FCT, HPCC's standalone FCT) the same way for every backend.
 """
 from __future__ import annotations
 
 from ...units import PS_PER_NS
-from ...network.ideal import hops
 
 
 def hpcc_ip(node_id: int) -> int:
@@ -17,27 +15,8 @@ def hpcc_ip(node_id: int) -> int:
 
 
 def hpcc_row(be, flow) -> None:
-    """Append ``flow``'s line of HPCC ns-3's fct.txt to ``be.hpcc_rows`` (when its last ACK arrives)."""
-    if be._node_id is None:
-        ids = {}
-        for i, n in enumerate(be.graph.nodes):
-            ids[n] = int(n) if (isinstance(n, int) or (isinstance(n, str) and n.isdigit())) else i
-        be._node_id = ids
-    ids = be._node_id
-    sid, did = ids[flow.src], ids[flow.dst]
-    key = (sid, did)
-    sport = be._sport.get(key, 10000)
-    be._sport[key] = sport + 1
-    tag = flow.record[0]
-    text = tag.tag[6:] if tag.tag.startswith("dport=") else tag.tag
-    dport = int(text) if text.isdigit() else 100
-    _, _, _, path, mtu, hdr, bott = flow.record
-    links = hops(be.graph, path)
-    mss = mtu - hdr
-    base_rtt = 2 * sum(d for _, d in links) + sum(mss * 8e9 / r for r, _ in links)
-    total = flow.size + ((flow.size - 1) // mss + 1) * hdr
-    standalone = int(base_rtt) + int(total * 8e9 / bott)
-    start_ns = (flow.start_ps + 500) // PS_PER_NS
-    fct = (flow.ack_end_ps - flow.start_ps + 500) // PS_PER_NS
-    be.hpcc_rows.append(f"{hpcc_ip(sid):08x} {hpcc_ip(did):08x} {sport} {dport} {flow.size} "
-                       f"{start_ns} {fct} {standalone}")
+    """Record ``flow``'s HPCC FCT (start to the sender's last ACK, ns) in ``be.hpcc_ack_fct_ns``.
+
+    :func:`netsim.hpccfct.write_fct_txt` writes the lines, the same for every backend.
+    """
+    be.hpcc_ack_fct_ns[flow.fid] = (flow.ack_end_ps - flow.start_ps + 500) // PS_PER_NS

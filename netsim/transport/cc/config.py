@@ -58,9 +58,11 @@ def load_cc_params_file(path: str, cc_name: str) -> dict[str, dict]:
         if path.lower().endswith(".json"):
             data = json.loads(text)
         else:
-            import yaml
-            data = yaml.safe_load(text)
-    except Exception as exc:  # yaml.YAMLError / json.JSONDecodeError
+            from ...yamlio import load_yaml
+            data = load_yaml(text, path)  # one line for bad, NUL-carrying or too-deep YAML
+    except InputError:
+        raise
+    except Exception as exc:  # json.JSONDecodeError, RecursionError
         raise InputError(f"cannot parse: {str(exc).splitlines()[0]}", source=path,
                          accepted="a YAML or JSON mapping {cc: {key: value}} or {key: value}") from None
     if data is None:
