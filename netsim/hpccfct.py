@@ -74,7 +74,7 @@ class WireSizes:
 
     @classmethod
     def from_params(cls, params: dict | None) -> "WireSizes":
-        from .backends.packet.defaults import SIM_PARAMS, parse_override
+        from .network.params import SIM_PARAMS, parse_override
         p = SIM_PARAMS.defaults()
         for key in ("mtu_bytes", "header_bytes", "ack_bytes"):
             if key in (params or {}):

@@ -125,7 +125,9 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
     caps = backend_capabilities(backend)
     be = create_backend(backend, graph, env=env, params=net_params, seed=seed, cc=cc, cc_params=cc_params,
                         sinks=sinks, hpcc_fct=hpcc_fct and HPCC_FCT in caps)  # packet: its measured ACK times
-    if host_params and HOST_STACK in caps:
+    from .network.params import SIM_PARAMS
+    on = "host_stack" in net_params and SIM_PARAMS.parse_one("host_stack", net_params["host_stack"])
+    if (host_params or on) and HOST_STACK in caps:   # --set host.KEY or host_stack=on, as run_training does
         be.host_stack = HostStack(host_params)
     # route every flow once before running: unknown/unreachable nodes fail fast
     from .topology import Router

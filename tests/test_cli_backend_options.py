@@ -127,7 +127,7 @@ def test_flow_ignores_list_is_what_the_flow_backend_never_reads():
     """FLOW_IGNORES must stay true: a key the flow backend starts to read must leave the list."""
     import glob
     import re
-    from netsim.backends.packet.defaults import SIM_PARAMS
+    from netsim.network.params import SIM_PARAMS
     from netsim.cli.args import ANALYTIC_HONOURS, FLOW_IGNORES
     src = "".join(open(f, encoding="utf-8").read() for f in glob.glob(os.path.join(ROOT, "netsim", "backends",
                                                                                      "flow", "*.py")))

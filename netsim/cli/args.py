@@ -84,7 +84,7 @@ def check_backend_options(args, *, command: str) -> None:
                          accepted="no --cc-params-file with --backend analytic, or --backend packet or flow")
     try:
         from ..backends.analytic import ANALYTIC_PARAMS
-        from ..backends.packet.defaults import SIM_PARAMS
+        from ..network.params import SIM_PARAMS
     except ImportError:  # pragma: no cover
         return
     for item in args.set:

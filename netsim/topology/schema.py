@@ -107,7 +107,7 @@ def _check_node_params(n, attrs: dict, source) -> None:
     applies them; the others must not accept what it would reject).
     """
     try:
-        from ..backends.packet.defaults import SIM_PARAMS, lossless_set, parse_override
+        from ..network.params import SIM_PARAMS, lossless_set, parse_override
     except ImportError:  # pragma: no cover - topology layer used alone
         return
     for key, value in attrs.items():
