@@ -40,7 +40,10 @@ def _run(args) -> int:
 
     check_input_file(args.topology, "TOPOLOGY", "a topology file (.yaml/.graphml/topology.txt) or a builder "
                      "expression", builder_ok=True)
-    check_input_file(args.workload, "WORKLOAD", "a workload YAML file (see workloads/)", noun="workload file")
+    from ..importers import detect_format
+    if (args.workload_format or detect_format(args.workload)) != "chakra":  # Chakra: a folder or a file prefix
+        check_input_file(args.workload, "WORKLOAD", "a workload YAML file (see workloads/), a SimAI/AICB workload "
+                         "file, or a Chakra ET folder or prefix (docs/formats.md)", noun="workload file")
     check_out_dir(args.out)
     check_backend_options(args, command="run")
 
