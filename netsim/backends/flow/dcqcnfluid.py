@@ -70,14 +70,16 @@ class DcqcnFluid:
     """
 
     def __init__(self, cc_params: dict, cap: list[float], tail_switch: list[bool], gap_bytes: list[float],
-                 tick_ns: int):
+                 tick_ns: int, ecn_fixed: dict | None = None):
         p = {k: v for k, v in (cc_params or {}).items() if not k.startswith("flow_")}
         self.params = DCQCN.PARAMS.resolve(p, source="--cc-param (dcqcn)")
         self.cap = cap
         self.tick_ps = int(tick_ns) * PS_PER_NS
-        self.net = FifoNet(cap, tail_switch, gap_bytes, lambda l: self.ecn(cap[l])[1])
+        self.net = FifoNet(cap, tail_switch, gap_bytes, lambda l: self.link_ecn(l)[1])
         self.flows: dict[int, object] = {}
         self._ecn: dict[float, tuple] = {}
+        self._ecn_fixed = ecn_fixed or {}    # link -> ECN values set by --set / switch attributes
+        self._link_ecn: dict[tuple, tuple] = {}
         #: per flow ``[unsent wire bytes, backlog bytes, R_C bytes/ps]``: what the RP has not injected
         #: yet, and what it injected that the flow has not delivered (queued in switch buffers)
         self.st: dict[int, list] = {}
@@ -98,6 +100,17 @@ class DcqcnFluid:
             e = DCQCN.ecn_settings(self.params, rate_bytes_per_ps * 8 * PS_PER_S)
             v = self._ecn[rate_bytes_per_ps] = (float(e["ecn_kmin_bytes"]), float(e["ecn_kmax_bytes"]),
                                                 float(e["ecn_pmax"]))
+        return v
+
+    def link_ecn(self, l: int) -> tuple[float, float, float]:
+        """``(kmin, kmax, pmax)`` of egress ``l``: the preset's, under what ``--set`` or the switch fixes."""
+        key = (l, self.cap[l])             # a degraded link rescales the preset's thresholds
+        v = self._link_ecn.get(key)
+        if v is None:
+            kmin, kmax, pmax = self.ecn(self.cap[l])
+            f = self._ecn_fixed.get(l) or {}
+            v = self._link_ecn[key] = (f.get("ecn_kmin_bytes", kmin), f.get("ecn_kmax_bytes", kmax),
+                                     f.get("ecn_pmax", pmax))
         return v
 
     def add(self, f, now_ps: int, line_rate_bytes_per_ps: float, mtu: int, rtt_ps: float) -> None:
@@ -138,7 +151,7 @@ class DcqcnFluid:
         return True
 
     def _mark_prob(self, l: int, q: float) -> float:
-        kmin, kmax, pmax = self.ecn(self.cap[l])
+        kmin, kmax, pmax = self.link_ecn(l)
         if q <= kmin:
             return 0.0
         return 1.0 if q > kmax else pmax * (q - kmin) / (kmax - kmin)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 
 from ...units import PS_PER_NS
-from .settings import PathInfo
+from .settings import PathInfo, ecn_fixed
 
 
 class DcqcnController:
@@ -78,12 +78,16 @@ class DcqcnController:
         tail_switch = [False] * len(b._cap)
         gap = [0.0] * len(b._cap)     # PFC XOFF - XON of each link into a switch (bytes)
         mtu = float(b.params["mtu_bytes"])
+        ecn = {}                      # ECN values --set or switch attributes fix, per egress link
+        prio = int(b.params.get("roce_priority", 3))
         for (u, v), l in b._lid.items():
             tail_switch[l] = g.nodes[u].get("kind") == "switch"
+            if tail_switch[l]:
+                ecn[l] = ecn_fixed(b.params, g.nodes[u], u, prio)
             e = g.edges[u, v]
             gap[l] = 2.0 * float(e["delay_ns"]) * PS_PER_NS * b._cap[l] + 2.0 * mtu
         self.model = DcqcnFluid(b.cc_params.get("dcqcn") or {}, b._cap, tail_switch, gap,
-                                int(b.params["flow_dcqcn_tick_ns"]))
+                                int(b.params["flow_dcqcn_tick_ns"]), ecn_fixed=ecn)
         self.model.t_last = b.env.now
         sk = b.sinks
         if sk.queues is not None or sk.pfc is not None or sk.cc is not None:

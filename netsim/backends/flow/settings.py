@@ -65,7 +65,32 @@ def resolve_network_params(params: dict) -> dict:
                               source="--set")
     out = resolve_params(params)
     out["_lossless"] = lossless_set(out)
+    out["_user_keys"] = frozenset(params)   # what --set fixed (above the DCQCN preset's ECN, as packet)
     out.update(own)
+    return out
+
+
+#: the ECN keys the fluid DCQCN model marks with (:func:`ecn_fixed`)
+ECN_KEYS = ("ecn_kmin_bytes", "ecn_kmax_bytes", "ecn_pmax")
+
+
+def ecn_fixed(params: dict, node_attrs: dict, node: str, prio: int) -> dict:
+    """ECN values fixed by ``--set`` or by switch ``node``'s attributes for priority ``prio``.
+
+    Same precedence as the packet backend (``netsim/backends/packet/network.py``): the
+    congestion-control preset's ECN settings sit above the network defaults and below
+    ``--set`` and node attributes; ``NAME.P`` wins over ``NAME``. Returns only the keys
+    of :data:`ECN_KEYS` so fixed (the preset gives the rest).
+    """
+    from ..packet.defaults import node_overrides, per_priority
+    over = node_overrides(node_attrs, node=node)
+    fixed = set(params.get("_user_keys", ())) | set(over)
+    merged = dict(params)
+    merged.update(over)
+    out = {}
+    for key in ECN_KEYS:
+        if key in fixed or f"{key}.{prio}" in fixed:
+            out[key] = float(per_priority(merged, key)[prio])
     return out
 
 
