@@ -40,6 +40,8 @@ def check_network_params(backend: str, params: dict | None, graph=None, *, sourc
         raise _blame(exc, "--set") from None
     if graph is not None:
         check_node_params(graph, source=source)
+    from .honours import check_honoured
+    check_honoured(backend, params, graph, source=source)   # what this backend cannot honour is an error
 
 
 def check_node_params(graph, *, source: str | None = None) -> None:

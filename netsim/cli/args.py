@@ -5,11 +5,12 @@
 * ``--out`` must be a directory, new or existing (an existing regular file is
   named as the culprit, not reported as ``File exists``);
 * options a backend cannot honour are errors, never silently ignored:
-  the analytic backend has no queues, PFC, ECN, loss or congestion-control
-  dynamics (its ``--cc`` only picks each flow's transport, RoCE or TCP), so
-  ``--cc-param``, ``--cc-params-file`` and every packet-network ``--set`` key
-  other than :data:`ANALYTIC_HONOURS` exit 2; the flow backend rejects the
-  packet-network keys of :data:`FLOW_IGNORES`.
+  the analytic backend has no congestion-control dynamics (its ``--cc`` only
+  picks each flow's transport, RoCE or TCP), so ``--cc-param`` and
+  ``--cc-params-file`` exit 2; ``--set`` keys go through
+  :func:`netsim.honours.check_honoured` (the rule shared with the Python API),
+  and on the flow backend ECN thresholds with ``--cc dctcp`` (its DCTCP does
+  not mark) exit 2 too.
 
 Each check raises :class:`~netsim.errors.InputError` (one line, exit 2).
 """
@@ -19,18 +20,8 @@ import os
 
 from ..errors import InputError
 
-#: packet-network ``--set`` keys the analytic backend uses (its own table and ``host.KEY`` aside)
-ANALYTIC_HONOURS = ("mtu_bytes", "header_bytes", "roce_priority", "tcp_priority", "host_stack")
-#: packet-network ``--set`` keys the flow backend's fluid model never reads (netsim/backends/flow/ has no
-#: reference to them): buffers and their sharing, ECN on/off and marking point, PFC thresholds, the egress
-#: scheduler, windows, ACK/CNP pacing, retransmission timers, ``routing=spray``, the Jain window and the
-#: packet RNG. E.g. ``--set ecn=off`` with DCQCN on a 7->1 incast: packet 1.16 ms, flow unchanged 3.40 ms.
-FLOW_IGNORES = ("buffer_bytes", "buffer_mode", "buffer_alpha", "ecn", "ecn_mark_at", "pfc_xoff_bytes",
-                "pfc_xon_bytes", "pfc_xoff_above_ecn", "pfc_headroom_bytes", "internal_xoff_bytes",
-                "internal_xon_bytes", "scheduler", "dwrr_quantum_bytes", "window_bytes", "roce_ack_every_packets",
-                "tcp_delayed_ack_segments", "tcp_delayed_ack_timeout_ns", "cnp_interval_ns", "min_rto_ns",
-                "initial_rto_ns", "initial_rto_rtts", "max_rto_ns", "max_timeouts", "random_seed", "routing",
-                "jain_start_ns", "jain_window_ns")
+from ..honours import ANALYTIC_HONOURS, FLOW_IGNORES, check_honoured  # noqa: F401  (re-exported)
+
 BACKENDS = ("packet", "flow", "analytic")
 
 
@@ -64,15 +55,10 @@ def check_backend_options(args, *, command: str) -> None:
     backend = args.backend
     if backend not in BACKENDS:
         return  # create_backend names the accepted backends
+    sets = {item.split("=", 1)[0].strip(): item.split("=", 1)[1] for item in args.set if "=" in item}
     if backend == "flow":
-        for item in args.set:
-            key = item.split("=", 1)[0].strip()
-            if key.split(".", 1)[0] in FLOW_IGNORES:
-                raise InputError("--backend flow cannot honour it (its fluid model has no such mechanism)",
-                                 where=f"--set {key}", value=item.split("=", 1)[1] if "=" in item else None,
-                                 accepted="--backend packet for this parameter, or no --set "
-                                          f"{key.split('.', 1)[0]} with --backend flow (see netsim defaults)")
-        return
+        _check_flow_dctcp_ecn(args, sets)
+    check_honoured(backend, sets)
     if backend != "analytic":
         return
     why = "--backend analytic cannot honour it (no congestion-control dynamics; --cc only picks the transport)"
@@ -82,20 +68,15 @@ def check_backend_options(args, *, command: str) -> None:
     if args.cc_params_file:
         raise InputError(why, where=f"--cc-params-file {args.cc_params_file}",
                          accepted="no --cc-params-file with --backend analytic, or --backend packet or flow")
-    try:
-        from ..backends.analytic import ANALYTIC_PARAMS
-        from ..network.params import SIM_PARAMS
-    except ImportError:  # pragma: no cover
+
+
+def _check_flow_dctcp_ecn(args, sets: dict) -> None:
+    """The flow backend's DCTCP is a fixed efficiency: ECN thresholds, which move packet DCTCP's K, are errors."""
+    from ..honours import FLOW_DCQCN_ONLY
+    if getattr(args, "cc", None) != "dctcp":
         return
-    for item in args.set:
-        key = item.split("=", 1)[0].strip()
-        base = key.split(".", 1)[0]
-        if key.startswith("host.") or key in ANALYTIC_PARAMS or base not in SIM_PARAMS:
-            continue  # host stack, the analytic table, or unknown (named by the parameter check)
-        if base not in ANALYTIC_HONOURS:
-            raise InputError("--backend analytic cannot honour it (no queues, PFC, ECN, loss or "
-                             "congestion control)", where=f"--set {key}",
-                             value=item.split("=", 1)[1] if "=" in item else None,
-                             accepted="with --backend analytic: " + ", ".join(list(ANALYTIC_PARAMS.params)
-                                                                              + list(ANALYTIC_HONOURS[2:]))
-                             + ", host.KEY; or --backend packet or flow")
+    for key, value in sets.items():
+        if key.split(".", 1)[0] in FLOW_DCQCN_ONLY:
+            raise InputError("--backend flow cannot honour it with --cc dctcp (its DCTCP is a fixed efficiency, "
+                             "no marking; only its fluid DCQCN marks)", where=f"--set {key}", value=value,
+                             accepted="--backend packet for DCTCP's marking threshold, or --cc dcqcn on flow")

@@ -1,0 +1,127 @@
+"""Which packet-network parameters the flow and analytic backends honour, and the check that rejects the rest.
+
+Every ``--set`` key (and every node attribute that overrides one) either
+changes a backend's answer the way it changes the packet backend's, or is an
+error on that backend (:class:`~netsim.errors.InputError`: exit 2, one line
+naming ``--set`` or the topology file and node, the key, the backend and what
+is accepted). :func:`netsim.checks.check_network_params` calls
+:func:`check_honoured`, so the CLI (``netsim flows``, ``netsim run``, sweeps)
+and the Python API (``run_flows``, ``run_training``) reject alike.
+
+What the flow backend honours (docs/flow-backend.md, "Parameters"): MTU,
+header and ACK sizes, the priorities of RoCE and TCP, the host stack, the
+ECN thresholds (Kmin, Kmax, Pmax, also ``NAME.P``) through its fluid DCQCN
+marking, and the trace sampling periods. It models one fabric: RoCE lossless
+under PFC, TCP lossy. So ``pfc=off``, a ``lossless_priorities`` or a
+``roce_priority`` / ``tcp_priority`` that makes RoCE lossy or TCP lossless
+(the packet backend then drops and retransmits) are rejected, as are the keys
+of :data:`FLOW_IGNORES`, which it never reads. The analytic backend honours
+:data:`ANALYTIC_HONOURS` under the same lossless rule.
+
+Left out: congestion-control parameters (``--cc-param``), checked by the CLI
+(``netsim/cli/args.py``) and by :func:`netsim.transport.cc.config.resolve_cc_params`.
+"""
+from __future__ import annotations
+
+from .errors import InputError
+
+#: packet-network ``--set`` keys the analytic backend uses (its own table and ``host.KEY`` aside)
+ANALYTIC_HONOURS = ("mtu_bytes", "header_bytes", "roce_priority", "tcp_priority", "host_stack")
+#: packet-network ``--set`` keys the flow backend's fluid model never reads (netsim/backends/flow/ has no
+#: reference to them): buffers and their sharing, ECN on/off and marking point, PFC thresholds, the egress
+#: scheduler, windows, ACK/CNP pacing, retransmission timers, ``routing=spray``, the Jain window and the
+#: packet RNG. E.g. ``--set ecn=off`` with DCQCN on a 7->1 incast: packet 1.16 ms, flow unchanged 3.40 ms.
+FLOW_IGNORES = ("buffer_bytes", "buffer_mode", "buffer_alpha", "ecn", "ecn_mark_at", "pfc_xoff_bytes",
+                "pfc_xon_bytes", "pfc_xoff_above_ecn", "pfc_headroom_bytes", "internal_xoff_bytes",
+                "internal_xon_bytes", "scheduler", "dwrr_quantum_bytes", "window_bytes", "roce_ack_every_packets",
+                "tcp_delayed_ack_segments", "tcp_delayed_ack_timeout_ns", "cnp_interval_ns", "min_rto_ns",
+                "initial_rto_ns", "initial_rto_rtts", "max_rto_ns", "max_timeouts", "random_seed", "routing",
+                "jain_start_ns", "jain_window_ns")
+#: ECN thresholds: the flow backend's fluid DCQCN marks with them; its other algorithms do not mark
+FLOW_DCQCN_ONLY = ("ecn_kmin_bytes", "ecn_kmax_bytes", "ecn_pmax")
+#: keys that decide which class is lossless (the flow and analytic backends model RoCE lossless, TCP lossy)
+LOSSLESS_KEYS = ("pfc", "lossless_priorities", "roce_priority", "tcp_priority")
+_LOSSLESS_WHY = ("models lossless RoCE under PFC and lossy TCP only (no drops or retransmissions of a "
+                 "lossy RoCE class, no lossless TCP)")
+
+
+def check_honoured(backend: str, params: dict | None, graph=None, *, source: str | None = None) -> None:
+    """Reject every ``--set`` key (and, with ``graph``, node attribute) ``backend`` cannot honour.
+
+    Raises
+    ------
+    InputError
+        One line: ``--set KEY`` (or ``source: node N, attribute KEY``), the backend, the value, what is accepted.
+    """
+    if backend not in ("flow", "analytic"):
+        return
+    from .network.params import SIM_PARAMS
+    keys = {k: v for k, v in (params or {}).items() if not k.startswith("host.")}
+    for key, value in keys.items():
+        base = key.split(".", 1)[0]
+        if base not in SIM_PARAMS or base in LOSSLESS_KEYS:
+            continue  # unknown names are the parameter check's; the lossless rule is below
+        if backend == "flow" and base in FLOW_IGNORES:
+            raise InputError("--backend flow cannot honour it (its fluid model has no such mechanism)",
+                             where=f"--set {key}", value=value,
+                             accepted=f"--backend packet for this parameter, or no --set {base} with --backend "
+                                      "flow (see netsim defaults)")
+        if backend == "analytic" and base not in ANALYTIC_HONOURS:
+            from .backends.analytic import ANALYTIC_PARAMS
+            if key in ANALYTIC_PARAMS:
+                continue
+            raise _analytic_error(f"--set {key}", value)
+    _check_lossless(backend, keys, "--set {key}")
+    if graph is not None:
+        _check_nodes(backend, graph, source)
+
+
+def _check_lossless(backend: str, over: dict, where: str) -> None:
+    """RoCE's priority lossless and TCP's lossy once ``over`` applies to the defaults, else an error."""
+    from .network.params import SIM_PARAMS, lossless_set, parse_override
+    given = [k for k in LOSSLESS_KEYS if k in over]
+    if not given:
+        return
+    p = SIM_PARAMS.defaults()
+    if backend == "analytic" and ("pfc" in over or "lossless_priorities" in over):
+        key = "pfc" if "pfc" in over else "lossless_priorities"
+        raise _analytic_error(where.format(key=key), over[key])
+    try:
+        for k in given:
+            p[k] = parse_override(k, over[k])
+        ll = lossless_set(p)
+    except InputError:
+        return  # a bad value: the parameter check (netsim.checks) names it with its flag
+    if int(p["roce_priority"]) in ll and int(p["tcp_priority"]) not in ll:
+        return
+    key = given[0]
+    raise InputError(f"--backend {backend} cannot honour it: it {_LOSSLESS_WHY}", where=where.format(key=key),
+                     value=over[key], accepted=f"pfc=on with roce_priority in lossless_priorities and tcp_priority "
+                                               f"not in it on --backend {backend}; or --backend packet")
+
+
+def _analytic_error(where: str, value) -> InputError:
+    from .backends.analytic import ANALYTIC_PARAMS
+    return InputError("--backend analytic cannot honour it (no queues, PFC, ECN, loss or congestion control)",
+                      where=where, value=value,
+                      accepted="with --backend analytic: " + ", ".join(list(ANALYTIC_PARAMS.params)
+                                                                       + list(ANALYTIC_HONOURS[2:]))
+                      + ", host.KEY; or --backend packet or flow")
+
+
+def _check_nodes(backend: str, graph, source: str | None) -> None:
+    """Node attributes: a flow-ignored key, or a lossless-class change, on any node is an error."""
+    from .network.params import node_overrides
+    for name in sorted(graph.nodes, key=str):
+        over = node_overrides(graph.nodes[name], node=name)
+        prefix = f"{source}: " if source else ""
+        for key in over:
+            base = key.split(".", 1)[0]
+            if base in LOSSLESS_KEYS:
+                continue
+            if (backend == "flow" and base in FLOW_IGNORES) or (backend == "analytic"
+                                                                 and base not in ANALYTIC_HONOURS):
+                raise InputError(f"--backend {backend} cannot honour this attribute",
+                                 where=f"{prefix}node {name}, attribute {key}", value=graph.nodes[name][key],
+                                 accepted=f"--backend packet, or no {key} attribute with --backend {backend}")
+        _check_lossless(backend, over, f"{prefix}node {name}, attribute {{key}}")
