@@ -128,7 +128,7 @@ def test_flow_ignores_list_is_what_the_flow_backend_never_reads():
     import glob
     import re
     from netsim.network.params import SIM_PARAMS
-    from netsim.cli.args import ANALYTIC_HONOURS, FLOW_IGNORES
+    from netsim.honours import ANALYTIC_HONOURS, FLOW_IGNORES
     src = "".join(open(f, encoding="utf-8").read() for f in glob.glob(os.path.join(ROOT, "netsim", "backends",
                                                                                      "flow", "*.py")))
     for key in FLOW_IGNORES:
@@ -141,6 +141,12 @@ def test_flow_ignores_list_is_what_the_flow_backend_never_reads():
     ("flow", ["--set", "routing=spray"], "--set routing: --backend flow cannot honour it"),
     ("flow", ["--set", "buffer_bytes=1MB"], "--set buffer_bytes: --backend flow cannot honour it"),
     ("analytic", ["--set", "pfc=off"], "--set pfc: --backend analytic cannot honour it"),
+    ("flow", ["--set", "pfc=off"], "--set pfc: --backend flow cannot honour it: it models lossless RoCE"),
+    ("flow", ["--set", "lossless_priorities=0,3"], "--set lossless_priorities: --backend flow cannot honour"),
+    ("flow", ["--set", "roce_priority=0"], "--set roce_priority: --backend flow cannot honour it"),
+    ("flow", ["--set", "tcp_priority=3"], "--set tcp_priority: --backend flow cannot honour it"),
+    ("analytic", ["--set", "roce_priority=0"], "--set roce_priority: --backend analytic cannot honour it"),
+    ("flow", ["--cc", "dctcp", "--set", "ecn_kmin_bytes=5KB"], "--set ecn_kmin_bytes: --backend flow cannot honour"),
     ("analytic", ["--cc", "dcqcn", "--cc-param", "g=0.5"], "--cc-param g=0.5: --backend analytic cannot honour"),
 ])
 def test_options_a_backend_cannot_honour_exit_2(tmp_path, capsys, backend, argv_extra, needle):
@@ -150,3 +156,75 @@ def test_options_a_backend_cannot_honour_exit_2(tmp_path, capsys, backend, argv_
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and needle in err[0], err
     assert not (tmp_path / "o").exists()  # rejected before anything ran
+
+
+def test_run_backend_flow_rejects_pfc_off(tmp_path, capsys):
+    rc = main(["run", GPU_ETH, WORKLOAD, "--backend", "flow", "--out", str(tmp_path / "o"), "--quiet",
+               "--set", "pfc=off"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "--set pfc: --backend flow cannot honour it" in err[0], err
+
+
+# --- the same rule through the Python API and for node attributes (netsim/honours.py) ------------------------
+def _graph():
+    from netsim.topology import load_topology
+    return load_topology(HOSTS)
+
+
+def _incast(n: int = 7, size: str = "1MB"):
+    from netsim.flowfile import FlowSpec
+    from netsim.units import parse_size
+    return [FlowSpec(f"h{i}", "h0", parse_size(size), 0, None, "", None) for i in range(1, n + 1)]
+
+
+@pytest.mark.parametrize("params, attr, needle", [
+    ({"pfc": "off"}, None, "--set pfc: --backend flow cannot honour"),
+    ({"buffer_bytes": "1MB"}, None, "--set buffer_bytes: --backend flow cannot honour"),
+    ({}, ("buffer_bytes", "1MB"), "node leaf0, attribute buffer_bytes: --backend flow cannot honour"),
+    ({}, ("pfc", False), "node leaf0, attribute pfc: --backend flow cannot honour"),
+])
+def test_run_flows_api_rejects_what_flow_cannot_honour(params, attr, needle):
+    from netsim.errors import InputError
+    from netsim.simulate import run_flows
+    g = _graph()
+    if attr:
+        g.nodes["leaf0"][attr[0]] = attr[1]
+    with pytest.raises(InputError) as exc:
+        run_flows(g, _incast(1), backend="flow", cc="dcqcn", params=params)
+    assert needle in str(exc.value) and "\n" not in str(exc.value)
+
+
+def _mean_fct_ns(backend: str, params=None, node_attrs=None) -> float:
+    from netsim.simulate import run_flows
+    g = _graph()
+    for n in g.nodes:
+        if g.nodes[n].get("kind") == "switch":
+            g.nodes[n].update(node_attrs or {})
+    recs = run_flows(g, _incast(), backend=backend, cc="dcqcn", params=params)["records"]
+    return sum(r.fct_ns if hasattr(r, "fct_ns") else r["fct_ns"] for r in recs) / len(recs)
+
+
+@pytest.fixture(scope="module")
+def incast_default():
+    return {b: _mean_fct_ns(b) for b in ("packet", "flow")}
+
+
+@pytest.mark.parametrize("params, node_attrs", [
+    ({"ecn_kmin_bytes": "5KB", "ecn_kmax_bytes": "50KB"}, None),   # packet 725 -> 1378 us, flow 732 -> 1328 us
+    ({"ecn_kmin_bytes.3": "5KB", "ecn_kmax_bytes.3": "50KB"}, None),  # RoCE's priority (3) only: same
+    ({"ecn_pmax": "1.0"}, None),                                    # packet 1057 us, flow 1032 us
+    (None, {"ecn_kmin_bytes": 5000, "ecn_kmax_bytes": 50000}),      # as switch attributes: as --set
+], ids=["kmin-kmax", "kmin-kmax-prio3", "pmax", "node-attrs"])
+def test_flow_ecn_thresholds_move_dcqcn_incast_as_on_packet(incast_default, params, node_attrs):
+    """7->1 DCQCN incast of 1 MB: marking earlier slows both backends alike (flow ignored them: 732 us)."""
+    got = {b: _mean_fct_ns(b, params, node_attrs) for b in ("packet", "flow")}
+    for b in got:
+        assert got[b] > 1.3 * incast_default[b], (b, incast_default[b], got[b])
+    assert got["flow"] == pytest.approx(got["packet"], rel=0.10)
+
+
+def test_flow_ecn_threshold_of_another_priority_changes_nothing(incast_default):
+    """``ecn_kmin_bytes.2`` is not RoCE's priority (3): neither backend moves."""
+    params = {"ecn_kmin_bytes.2": "5KB", "ecn_kmax_bytes.2": "50KB"}
+    for b in ("packet", "flow"):
+        assert _mean_fct_ns(b, params) == pytest.approx(incast_default[b], rel=1e-9)
