@@ -16,7 +16,9 @@ under PFC, TCP lossy. So ``pfc=off``, a ``lossless_priorities`` or a
 ``roce_priority`` / ``tcp_priority`` that makes RoCE lossy or TCP lossless
 (the packet backend then drops and retransmits) are rejected, as are the keys
 of :data:`FLOW_IGNORES`, which it never reads. The analytic backend honours
-:data:`ANALYTIC_HONOURS` under the same lossless rule.
+:data:`ANALYTIC_HONOURS` only (no PFC, ECN or loss at all: its priorities
+only label the flows); node attributes are not checked on it (it models
+no switch: a topology's switch attributes describe hardware it abstracts away).
 
 Left out: congestion-control parameters (``--cc-param``), checked by the CLI
 (``netsim/cli/args.py``) and by :func:`netsim.transport.cc.config.resolve_cc_params`.
@@ -59,8 +61,8 @@ def check_honoured(backend: str, params: dict | None, graph=None, *, source: str
     keys = {k: v for k, v in (params or {}).items() if not k.startswith("host.")}
     for key, value in keys.items():
         base = key.split(".", 1)[0]
-        if base not in SIM_PARAMS or base in LOSSLESS_KEYS:
-            continue  # unknown names are the parameter check's; the lossless rule is below
+        if base not in SIM_PARAMS or (backend == "flow" and base in LOSSLESS_KEYS):
+            continue  # unknown names are the parameter check's; flow's lossless rule is below
         if backend == "flow" and base in FLOW_IGNORES:
             raise InputError("--backend flow cannot honour it (its fluid model has no such mechanism)",
                              where=f"--set {key}", value=value,
@@ -71,9 +73,10 @@ def check_honoured(backend: str, params: dict | None, graph=None, *, source: str
             if key in ANALYTIC_PARAMS:
                 continue
             raise _analytic_error(f"--set {key}", value)
-    _check_lossless(backend, keys, "--set {key}")
-    if graph is not None:
-        _check_nodes(backend, graph, source)
+    if backend == "flow":
+        _check_lossless(backend, keys, "--set {key}")
+    if graph is not None and backend == "flow":
+        _check_nodes(backend, graph, source)   # analytic: a topology's switch attributes describe what it has not
 
 
 def _check_lossless(backend: str, over: dict, where: str) -> None:
@@ -83,9 +86,6 @@ def _check_lossless(backend: str, over: dict, where: str) -> None:
     if not given:
         return
     p = SIM_PARAMS.defaults()
-    if backend == "analytic" and ("pfc" in over or "lossless_priorities" in over):
-        key = "pfc" if "pfc" in over else "lossless_priorities"
-        raise _analytic_error(where.format(key=key), over[key])
     try:
         for k in given:
             p[k] = parse_override(k, over[k])
@@ -110,7 +110,7 @@ def _analytic_error(where: str, value) -> InputError:
 
 
 def _check_nodes(backend: str, graph, source: str | None) -> None:
-    """Node attributes: a flow-ignored key, or a lossless-class change, on any node is an error."""
+    """Flow backend: a flow-ignored key, or a lossless-class change, as any node's attribute is an error."""
     from .network.params import node_overrides
     for name in sorted(graph.nodes, key=str):
         over = node_overrides(graph.nodes[name], node=name)
@@ -119,8 +119,7 @@ def _check_nodes(backend: str, graph, source: str | None) -> None:
             base = key.split(".", 1)[0]
             if base in LOSSLESS_KEYS:
                 continue
-            if (backend == "flow" and base in FLOW_IGNORES) or (backend == "analytic"
-                                                                 and base not in ANALYTIC_HONOURS):
+            if base in FLOW_IGNORES:
                 raise InputError(f"--backend {backend} cannot honour this attribute",
                                  where=f"{prefix}node {name}, attribute {key}", value=graph.nodes[name][key],
                                  accepted=f"--backend packet, or no {key} attribute with --backend {backend}")

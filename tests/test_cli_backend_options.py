@@ -145,7 +145,6 @@ def test_flow_ignores_list_is_what_the_flow_backend_never_reads():
     ("flow", ["--set", "lossless_priorities=0,3"], "--set lossless_priorities: --backend flow cannot honour"),
     ("flow", ["--set", "roce_priority=0"], "--set roce_priority: --backend flow cannot honour it"),
     ("flow", ["--set", "tcp_priority=3"], "--set tcp_priority: --backend flow cannot honour it"),
-    ("analytic", ["--set", "roce_priority=0"], "--set roce_priority: --backend analytic cannot honour it"),
     ("flow", ["--cc", "dctcp", "--set", "ecn_kmin_bytes=5KB"], "--set ecn_kmin_bytes: --backend flow cannot honour"),
     ("analytic", ["--cc", "dcqcn", "--cc-param", "g=0.5"], "--cc-param g=0.5: --backend analytic cannot honour"),
 ])

@@ -228,14 +228,14 @@ def flags(rng: random.Random) -> Case:
                                        ("--set", "noequals", True), ("--set", "bufer_bytes=1MB", True),
                                        ("--cc-param", "nosuch.g=1", True), ("--seed", "abc", True),
                                        ("--set", "ecn_kmin_bytes.9=5KB", True),
-                                       ("--set", "roce_priority=5", False)))
+                                       ("--set", "tcp_priority=5", False)))  # roce_priority=5 makes RoCE lossy: flow rejects it
     return base_flows(f"flows {flag} {value}", (flag, value), invalid)
 
 
 # -- sweep files -----------------------------------------------------------------------------------
 def sweep(rng: random.Random) -> Case:
     doc = {"command": "flows", "topology": "{d}/topo.yaml", "flows": "{d}/flows.csv", "backend": "analytic",
-           "cc": "none", "grid": {"set.ecn_kmin_bytes": ["5KB", "20KB"]}, "repetitions": 1}
+           "cc": "none", "grid": {"set.mtu_bytes": ["1500", "4096"]}, "repetitions": 1}  # analytic honours MTU
     what = rng.choice(("command", "unknown_key", "grid_scalar", "zip_unequal", "repetitions", "missing_file",
                        "grid_value", "unchanged"))
     invalid = True
