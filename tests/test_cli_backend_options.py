@@ -227,3 +227,22 @@ def test_flow_ecn_threshold_of_another_priority_changes_nothing(incast_default):
     params = {"ecn_kmin_bytes.2": "5KB", "ecn_kmax_bytes.2": "50KB"}
     for b in ("packet", "flow"):
         assert _mean_fct_ns(b, params) == pytest.approx(incast_default[b], rel=1e-9)
+
+
+def test_run_flows_api_rejects_ecn_thresholds_with_dctcp_on_flow():
+    from netsim.errors import InputError
+    from netsim.simulate import run_flows
+    with pytest.raises(InputError, match="--set ecn_kmin_bytes: --backend flow cannot honour it with --cc dctcp"):
+        run_flows(_graph(), _incast(1), backend="flow", cc="dctcp", params={"ecn_kmin_bytes": "5KB"})
+
+
+@pytest.mark.parametrize("params", [{"header_bytes": "200"}, {"mtu_bytes": "600"}])
+def test_flow_header_and_mtu_move_a_lone_flow_as_on_packet(params):
+    """More header bytes per payload byte: a lone 1 MB flow is slower by the same factor on both."""
+    from netsim.simulate import run_flows
+
+    def fct(backend, p=None):
+        (r,) = run_flows(_graph(), _incast(1), backend=backend, cc="none", params=p)["records"]
+        return r.fct_ns if hasattr(r, "fct_ns") else r["fct_ns"]
+    ratio = {b: fct(b, params) / fct(b) for b in ("packet", "flow")}
+    assert ratio["packet"] > 1.05 and ratio["flow"] == pytest.approx(ratio["packet"], rel=0.02), ratio

@@ -51,7 +51,7 @@ from .dcqcnhooks import DcqcnController
 from .linkchange import LinkChanges
 from .paths import PathTable
 from .rates import RatesMixin
-from .settings import resolve_network_params
+from .settings import check_ecn_honoured, resolve_network_params
 from .solver import ComponentSolver
 
 
@@ -72,6 +72,7 @@ class FlowBackend(RatesMixin, CompletionsMixin, Backend):
         self.seed = seed
         self.contract = SendContract(graph, self.params, cc or "none")
         self.cc = self.contract.default_cc
+        check_ecn_honoured(self.params, self.cc)
         self.cc_params = cc_params or {}
         self.sinks = sinks or TraceSinks()
         self.sink = self.sinks.fct

@@ -74,6 +74,19 @@ def resolve_network_params(params: dict) -> dict:
 ECN_KEYS = ("ecn_kmin_bytes", "ecn_kmax_bytes", "ecn_pmax")
 
 
+def check_ecn_honoured(params: dict, cc: str) -> None:
+    """ECN thresholds given with ``cc`` ``dctcp`` are an error: the flow model's DCTCP is a fixed efficiency
+    that does not mark (packet DCTCP's K moves with them); only its fluid DCQCN marks."""
+    if cc != "dctcp":
+        return
+    from ...errors import InputError
+    for key in sorted(params.get("_user_keys", ())):
+        if key.split(".", 1)[0] in ECN_KEYS:
+            raise InputError("--backend flow cannot honour it with --cc dctcp (its DCTCP is a fixed efficiency, "
+                             "no marking; only its fluid DCQCN marks)", where=f"--set {key}",
+                             accepted="--backend packet for DCTCP's marking threshold, or --cc dcqcn on flow")
+
+
 def ecn_fixed(params: dict, node_attrs: dict, node: str, prio: int) -> dict:
     """ECN values fixed by ``--set`` or by switch ``node``'s attributes for priority ``prio``.
 
