@@ -95,7 +95,7 @@ def ecn_fixed(params: dict, node_attrs: dict, node: str, prio: int) -> dict:
     ``--set`` and node attributes; ``NAME.P`` wins over ``NAME``. Returns only the keys
     of :data:`ECN_KEYS` so fixed (the preset gives the rest).
     """
-    from ..packet.defaults import node_overrides, per_priority
+    from ...network.params import node_overrides, per_priority
     over = node_overrides(node_attrs, node=node)
     fixed = set(params.get("_user_keys", ())) | set(over)
     merged = dict(params)
