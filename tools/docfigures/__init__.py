@@ -45,7 +45,8 @@ DEFAULT_REL_TOL = 0.01
 #: The figure scripts, in the order ``python -m tools.docfigures`` runs them.
 SCRIPTS = ("dcqcn_presets", "readme_validation", "lone_flow", "dctcp_band", "apnet_papers",
            "cubic_dumbbell", "nccl_busbw", "sweep_kmin_kmax", "sweep_gpt_placement", "flow_ring256",
-           "flow_vs_packet", "flow_vs_packet_steps")
+           "flow_vs_packet", "flow_vs_packet_steps", "cubic_region", "apnet_formula",
+           "apnet_gpt3b_sim", "neuronabox", "holmes")
 
 
 @dataclasses.dataclass(frozen=True)
