@@ -46,7 +46,8 @@ DEFAULT_REL_TOL = 0.01
 SCRIPTS = ("dcqcn_presets", "readme_validation", "lone_flow", "dctcp_band", "apnet_papers",
            "cubic_dumbbell", "nccl_busbw", "sweep_kmin_kmax", "sweep_gpt_placement", "flow_ring256",
            "flow_vs_packet", "flow_vs_packet_steps", "cubic_region", "apnet_formula",
-           "apnet_gpt3b_sim", "neuronabox", "holmes")
+           "apnet_gpt3b_sim", "neuronabox", "holmes", "anthony",
+           "apnet_scaling")
 
 
 @dataclasses.dataclass(frozen=True)

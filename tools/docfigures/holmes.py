@@ -14,10 +14,8 @@ The runs of ``tests/validation/test_papers_holmes.py`` (harness
 """
 from __future__ import annotations
 
-import os
-import sys
-
-from . import ROOT, Figure
+from . import Figure
+from ._papers import harness
 
 SEED = 0
 SLOW = True                    # six analytic runs of 64- and 32-GPU jobs: about 17 s of CPU
@@ -36,13 +34,6 @@ FIGURES = [
            "{even_sps:.1f} samples/s"),
 ]
 
-
-def _harness():
-    path = os.path.join(ROOT, "tests", "validation")
-    if path not in sys.path:
-        sys.path.insert(0, path)
-    import papers_sim
-    return papers_sim
 
 
 def _cross(graph, r) -> float:
@@ -84,5 +75,5 @@ def _nic_kinds(sim) -> dict:
 
 def measure() -> dict:
     """Samples/s, cross-cluster GB, ratios and the balanced partition's layer counts."""
-    sim = _harness()
+    sim = harness()
     return {**_two_clusters(sim), **_nic_kinds(sim)}

@@ -10,10 +10,8 @@ of delay exposed at 2 ms, and the slope between the two largest delays per call.
 """
 from __future__ import annotations
 
-import os
-import sys
-
-from . import ROOT, Figure
+from . import Figure
+from ._papers import harness
 
 SEED = 0
 SLOW = False                   # nine analytic runs: about 2 s of CPU
@@ -37,10 +35,7 @@ FIGURES = [
 def measure() -> dict:
     """Iteration times (ms) and ratios for each delay of :data:`DELAYS_MS`."""
     from netsim.topology import gpu_cluster
-    path = os.path.join(ROOT, "tests", "validation")
-    if path not in sys.path:
-        sys.path.insert(0, path)
-    import papers_sim
+    papers_sim = harness()
     g = gpu_cluster(2, 4, gpus_per_nic=4, nvswitch=False, nic_kinds="roce", nic_rates_bps="100Gbps",
                     pcie_rate_bps="256Gbps")
     out: dict = {}
