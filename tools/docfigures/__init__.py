@@ -47,7 +47,9 @@ SCRIPTS = ("dcqcn_presets", "readme_validation", "lone_flow", "dctcp_band", "apn
            "cubic_dumbbell", "nccl_busbw", "sweep_kmin_kmax", "sweep_gpt_placement", "flow_ring256",
            "flow_vs_packet", "flow_vs_packet_steps", "cubic_region", "apnet_formula",
            "apnet_gpt3b_sim", "neuronabox", "holmes", "anthony",
-           "apnet_scaling")
+           "apnet_scaling", "papers_packet", "packet_events",
+           "flow_calibration", "flow_unseen",
+           "flow_dcqcn_traces", "flow_port_fairness")
 
 
 @dataclasses.dataclass(frozen=True)

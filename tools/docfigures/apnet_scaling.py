@@ -18,7 +18,7 @@ from . import Figure
 from ._papers import harness
 
 SEED = 0
-SLOW = False                   # eleven analytic runs: a few seconds of CPU
+SLOW = True                    # eleven analytic runs: 2-5 s of CPU, more than the default run can spare
 DOC = "docs/reproducing-papers.md"
 SCALES = (4, 8, 16, 32)
 
