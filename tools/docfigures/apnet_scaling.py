@@ -18,7 +18,7 @@ from . import Figure
 from ._papers import harness
 
 SEED = 0
-SLOW = True                    # eleven analytic runs: 2-5 s of CPU, more than the default run can spare
+SLOW = True                    # eleven analytic runs: 1.5-5 s (load), more than the default run can spare
 DOC = "docs/reproducing-papers.md"
 SCALES = (4, 8, 16, 32)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from . import Figure
 
 SEED = 0
-SLOW = True
+SLOW = True                   # 2-30 s depending on load (packet runs of 8 flows)
 DOC = "docs/flow-backend.md"
 NS = (2, 4, 8)
 
