@@ -99,8 +99,22 @@ def write_summary(out_dir: str | os.PathLike, summary: dict, status: str, sim_ti
     if sim_time_ns is not None:
         summary["sim_time_ns"] = int(sim_time_ns)
     summary["outputs"] = dict(sorted({**summary.get("outputs", {}), **outputs}.items()))
-    write_json(os.path.join(os.fspath(out_dir), SUMMARY_FILE), summary)
+    write_json(os.path.join(os.fspath(out_dir), SUMMARY_FILE), _without_machine_times(summary))
     return summary
+
+
+#: keys that measure this machine, not the simulation: kept in the returned summary (benchmarks read them),
+#: left out of summary.json so identical runs give identical files (only top-level ``wall_time_s`` differs)
+MACHINE_TIME_KEYS = ("recompute_wall_s",)
+
+
+def _without_machine_times(doc):
+    """``doc`` without :data:`MACHINE_TIME_KEYS` at any depth (a copy; ``doc`` is left as it is)."""
+    if isinstance(doc, dict):
+        return {k: _without_machine_times(v) for k, v in doc.items() if k not in MACHINE_TIME_KEYS}
+    if isinstance(doc, list):
+        return [_without_machine_times(v) for v in doc]
+    return doc
 
 
 def stopped_run(out_dir, summary: dict, sinks: dict, exc: BaseException, sim_time_ns: int | None) -> None:

@@ -50,3 +50,19 @@ def test_run_outputs_do_not_depend_on_the_folder(tmp_path):
     for out in (a, b):
         assert main(["run", FABRIC, WL, "--backend", "flow", "--iterations", "2", "--out", out, "--quiet"]) == 0
     _compare(a, b)
+
+
+def test_flow_backend_summary_has_no_machine_time_but_wall_time_s(tmp_path):
+    # the flow backend's solver wall time (recompute_wall_s) used to be written into summary.json
+    import json
+    import os
+    from netsim.cli import main
+    hpcc = os.path.join(os.path.dirname(__file__), "..", "..", "topologies", "hpcc_small")
+    docs = []
+    for name in ("a", "b"):
+        assert main(["flows", os.path.join(hpcc, "topology.txt"), os.path.join(hpcc, "flow.txt"), "--backend", "flow",
+                     "--out", str(tmp_path / name), "--quiet", "--no-trace"]) == 0
+        doc = json.loads((tmp_path / name / "summary.json").read_text())
+        doc.pop("wall_time_s")
+        docs.append(doc)
+    assert docs[0] == docs[1] and "recompute_wall_s" not in json.dumps(docs[0])
