@@ -102,6 +102,7 @@ def test_stopped_sweep_resumes_only_the_rest(six_point_reference, tmp_path):
     assert read_table(out / "results.csv") == read_table(six_point_reference[1] / "results.csv")
 
 
+@pytest.mark.slow  # long validation run (> 7 s); run with -m slow
 def test_killed_sweep_process_resumes(tmp_path):
     # 2 MB flows so that each point takes a visible fraction of a second
     spec = write_sweep(tmp_path, SIX_POINTS, flow_bytes=2_000_000)
@@ -135,6 +136,7 @@ def _free_port():
         return s.getsockname()[1]
 
 
+@pytest.mark.slow  # long validation run (> 7 s); run with -m slow
 def test_scheduler_address_gives_the_same_table(six_point_reference, tmp_path):
     from dask.distributed import Client
 

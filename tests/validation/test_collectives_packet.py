@@ -43,6 +43,7 @@ def _busbw_check(S):
     assert bb_a <= link_bps  # nothing beats the wire
 
 
+@pytest.mark.slow  # long validation run (> 7 s); run with -m slow
 def test_ring_allreduce_busbw_64MiB():
     _busbw_check(64 * 2**20)
 

@@ -154,6 +154,7 @@ def test_ring_allreduce_across_servers():
     assert cmp["p95_rel_err"] <= 0.25, cmp
 
 
+@pytest.mark.slow  # long validation run (> 7 s); run with -m slow
 def test_dcqcn_incast_long_flows():
     """16-to-1 incast of 8 MB flows under DCQCN (paper preset) with PFC: the cut phase, the drain of
     the PFC-held backlog and the AI/HAI recovery decide every flow's FCT; per-flow criteria hold."""
@@ -207,6 +208,7 @@ def _vs_typical_packet(scenarios, cc, reseeds=5):
     return statistics.median(errs), errs[int(round(0.95 * (len(errs) - 1)))]
 
 
+@pytest.mark.slow  # long validation run (> 7 s); run with -m slow
 def test_dcqcn_permutation_vs_typical_packet_run():
     """The fluid NP fires at the median first-mark time (ln 2 expected marks), so it models the
     typical packet run: against the per-flow median of 5 reseeded packet runs the criteria hold."""

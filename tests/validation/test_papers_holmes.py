@@ -69,6 +69,7 @@ def test_nic_kinds_order_ib_roce_ethernet():
            f"{sps['infiniband'] / sps['ethernet']:.2f} (IB = RoCE: no congestion in the analytic model)")
 
 
+@pytest.mark.slow  # long validation run (> 7 s); run with -m slow
 def test_speed_balanced_partition_beats_even(graph):
     from netsim.hoststack import HostStack
     from netsim.workloads import load_workload

@@ -66,6 +66,7 @@ def test_flow_matches_packet_iteration_on_new_topology(topology, overrides):
 
 @pytest.mark.xfail(strict=True, reason="reported to lead: flow backend 17.8 % below packet with mixed "
                    "400/200/100 Gbps RoCE NICs and cc=none (packet 4.077 ms, 1,479 PFC pauses; flow 3.352 ms)")
+@pytest.mark.slow  # long validation run (> 7 s); run with -m slow
 def test_flow_matches_packet_with_mixed_nic_rates_lossless():
     assert abs(_gap(MIXED_NICS)) <= 0.10
 
