@@ -12,7 +12,8 @@ Mapping: GPU i → node ``s{i // gps}.gpu{i % gps}`` (kind gpu, ``server``,
 switch).  GPU–NVSwitch links are NVLink.  SimAI folds the NIC into the GPU (a
 GPU's line to a ToR is the NIC's port); netsim's graph contract has GPUs reach
 the network through a NIC, so each GPU gets one NIC ``s{k}.nic{j}`` (kind nic,
-``nic_kind`` ethernet) joined to it by a PCIe link at the GPU's fastest
+``nic_kind`` roce: SimAI's ns-3 network is RDMA, so no TCP host-stack cost
+applies) joined to it by a PCIe link at the GPU's fastest
 network port rate with 0 ns delay (:data:`NIC_PCIE_DELAY_NS`), and the GPU's
 switch links are moved onto the NIC (a dual-ToR GPU gets one NIC with two
 ports).  The extra hop adds one packet's store-and-forward time per crossing
@@ -109,7 +110,7 @@ def read_simai_topology(path: str) -> nx.Graph:
         g.add_edge(name[u], name[v], rate_bps=rate, delay_ns=delay, kind=ek)
     for gpu, ports in sorted(uplinks.items()):
         nic = f"s{gpu // gps}.nic{gpu % gps}"
-        g.add_node(nic, kind="nic", nic_kind="ethernet", server=f"s{gpu // gps}", index=gpu % gps)
+        g.add_node(nic, kind="nic", nic_kind="roce", server=f"s{gpu // gps}", index=gpu % gps)  # RDMA, as in SimAI
         g.add_edge(name[gpu], nic, rate_bps=max(r for _, r, _ in ports), delay_ns=NIC_PCIE_DELAY_NS, kind="pcie")
         for sw, rate, delay in ports:
             g.add_edge(nic, name[sw], rate_bps=rate, delay_ns=delay, kind="ethernet")

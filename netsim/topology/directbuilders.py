@@ -93,7 +93,8 @@ def _wire(g, d, kind, members, rate, delay, tag) -> None:
         g.add_node(sw, kind="switch")
         for m in members:
             nic = f"{m}.nic{d}"
-            g.add_node(nic, kind="nic", nic_kind="ethernet", server=g.nodes[m]["server"])
+            # ASTRA-sim's network models no transport: an RDMA NIC (no TCP host-stack cost), not ethernet
+            g.add_node(nic, kind="nic", nic_kind="roce", server=g.nodes[m]["server"])
             g.add_edge(m, nic, rate_bps=rate, delay_ns=SWITCH_NIC_DELAY_NS, kind="pcie")
             g.add_edge(nic, sw, rate_bps=rate, delay_ns=delay, kind="ethernet")
         return

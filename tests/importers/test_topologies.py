@@ -132,3 +132,14 @@ def test_simai_nvlink_only_file_runs_a_simai_micro_allreduce(tmp_path):
     step_s = wire * 8 / 2.4e12 + 1500 * 8 / 2.4e12 + 2 * 25e-9
     assert s["flow_bytes_per_iteration"]["dp"] == [2 * (n - 1) * size]
     assert s["iteration_time_s"] == pytest.approx(2 * (n - 1) * step_s, rel=0.01)
+
+
+def test_imported_fabrics_are_rdma_so_no_tcp_host_stack_applies(tmp_path):
+    # the NICs a SimAI topology or an ASTRA-sim Switch dimension gets used to be ethernet, so `netsim run`
+    # applied the TCP host-stack cap (~42 Gb/s per flow): a 400 Gb/s DP job ran 9.5x slower, silently
+    simai = load_topology(_simai_topo(tmp_path / "Rail_4g"))
+    astra = load_topology(_astra_yaml(tmp_path, "topology: [ FullyConnected, Switch ]\nnpus_count: [ 4, 2 ]\n"
+                                                "bandwidth: [ 100, 50 ]\nlatency: [ 100, 500 ]\n"))
+    for g in (simai, astra):
+        kinds = {k for n, k in g.nodes(data="nic_kind") if g.nodes[n].get("kind") == "nic"}
+        assert kinds == {"roce"}
