@@ -54,7 +54,35 @@ def _depth_ok(doc) -> bool:
     return True
 
 
-def load_yaml(text: str, source: str, *, error: type = InputError, loader=yaml.SafeLoader,
+class DuplicateKey(Exception):
+    """A mapping key given twice (raised inside :class:`UniqueKeyLoader`; :func:`load_yaml` names the file)."""
+
+    def __init__(self, key, line: int):
+        super().__init__(key, line)
+        self.key, self.line = key, line
+
+
+class UniqueKeyLoader(yaml.SafeLoader):
+    """SafeLoader that rejects duplicate mapping keys (YAML itself silently keeps the last one)."""
+
+
+def _construct_mapping(loader, node, deep=False):
+    seen = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        try:
+            if key in seen:
+                raise DuplicateKey(key, key_node.start_mark.line + 1)
+            seen.add(key)
+        except TypeError:  # an unhashable key: SafeLoader reports it below
+            pass
+    return yaml.SafeLoader.construct_mapping(loader, node, deep)
+
+
+UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def load_yaml(text: str, source: str, *, error: type = InputError, loader=UniqueKeyLoader,
               compose: bool = False):
     """Parse ``text`` (the content of ``source``); with ``compose`` also return PyYAML's node tree.
 
@@ -74,6 +102,9 @@ def load_yaml(text: str, source: str, *, error: type = InputError, loader=yaml.S
         doc = yaml.load(text, Loader=loader)
     except RecursionError:
         raise error(too_deep, source=source, accepted="a shallower document") from None
+    except DuplicateKey as dup:
+        raise error("duplicate key", source=source, where=f"line {dup.line}", value=dup.key,
+                    accepted="each name once (YAML would silently keep the last)") from None
     except yaml.YAMLError as exc:
         problem, line = one_line_problem(exc, text)
         raise error(f"not valid YAML ({problem})", source=source,

@@ -79,3 +79,15 @@ def test_workload_set_overrides_and_validates():
 def test_missing_file(capsys):
     assert main(["run", TOPO, "/nonexistent/w.yaml", "--out", "/tmp/x", "--backend", "analytic"]) == 2
     assert "workload file not found" in capsys.readouterr().err
+
+
+def test_duplicate_keys_in_a_workload_file_are_an_error(tmp_path):
+    # YAML keeps the last of two equal keys: global_batch 8 then 16 used to run silently with 16
+    import pytest as _pytest
+    from netsim.errors import InputError
+    from netsim.workloads import load_workload
+    p = tmp_path / "dup.yaml"
+    p.write_text("name: x\nmodel: {preset: gpt-350m, layers: 2}\n"
+                 "training: {global_batch: 8, global_batch: 16, micro_batch: 1}\nparallelism: {dp: 8}\n")
+    with _pytest.raises(InputError, match=r"dup\.yaml: line 3: duplicate key \(got 'global_batch'\)"):
+        load_workload(str(p))
