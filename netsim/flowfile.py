@@ -80,16 +80,19 @@ class _Reach:
     def _components(self) -> dict:
         if self._comp is None:
             g = self.graph
+            # the router's rule: routes transit switches/NICs, and GPUs too on a gpu_forwarding topology
+            relay = {"gpu"} if g.graph.get("gpu_forwarding", False) else set()
+            stop = set(ENDPOINT_KINDS) - relay
             comp: dict = {}
             for n in g.nodes:
-                if n in comp or g.nodes[n].get("kind") in ENDPOINT_KINDS:
+                if n in comp or g.nodes[n].get("kind") in stop:
                     continue
                 comp[n] = n
                 stack = [n]
                 while stack:
                     u = stack.pop()
                     for v in g.neighbors(u):
-                        if v not in comp and g.nodes[v].get("kind") not in ENDPOINT_KINDS:
+                        if v not in comp and g.nodes[v].get("kind") not in stop:
                             comp[v] = n
                             stack.append(v)
             self._comp = comp

@@ -143,3 +143,13 @@ def test_imported_fabrics_are_rdma_so_no_tcp_host_stack_applies(tmp_path):
     for g in (simai, astra):
         kinds = {k for n, k in g.nodes(data="nic_kind") if g.nodes[n].get("kind") == "nic"}
         assert kinds == {"roce"}
+
+
+def test_flow_files_route_through_gpus_on_a_gpu_forwarding_topology(tmp_path):
+    # netsim flows rejected every multi-hop flow on a GPU ring ("routes never transit a GPU"), netsim run did not
+    from netsim.cli import main
+    f = tmp_path / "r4.csv"
+    f.write_text("src,dst,size_bytes,start_ns\ns0.gpu0,s0.gpu2,100000,0\n")
+    for backend in ("flow", "analytic"):
+        assert main(["flows", "gpu_ring:gpus=4", str(f), "--backend", backend, "--out", str(tmp_path / backend),
+                     "--quiet", "--no-trace"]) == 0
