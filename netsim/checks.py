@@ -30,8 +30,9 @@ def check_network_params(backend: str, params: dict | None, graph=None, *, sourc
     InputError
         One line naming ``--set`` (or the file and node), the key, the value and what is accepted.
     """
-    from .backends.base import resolve_backend_params
+    from .backends.base import backend_capabilities, resolve_backend_params
     from .hoststack import HostStack, split_host_params
+    backend_capabilities(backend)   # an unknown --backend is its own error, not one of --set
     try:
         net_params, host_params = split_host_params(dict(params or {}))
         resolve_backend_params(backend, net_params)   # the backend's registered resolver (no name branch)

@@ -361,3 +361,10 @@ def test_bad_input_exits_2_with_one_line(argv, needles, bad_dir, capsys):
         or line.startswith(f"usage: netsim {argv[0]}"), line
     for needle in needles:
         assert needle.replace("{T}", bad_dir) in line, f"{needle!r} not named in: {line}"
+
+
+def test_unknown_backend_is_blamed_on_backend_not_on_set(capsys):
+    from netsim.cli import main as _main
+    assert _main(["flows", "gpu_ring:gpus=4", "topologies/hpcc_small/flow.txt", "--backend", "pkt", "--out", "/tmp/x"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("netsim flows: error: --backend: unknown backend (got 'pkt')") and "--set" not in err
