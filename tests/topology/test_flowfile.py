@@ -114,3 +114,20 @@ def _chain():
     g.add_edge("x", "y", kind="ethernet", rate_bps=1e9, delay_ns=0)
     g.add_edge("y", "z", kind="ethernet", rate_bps=1e9, delay_ns=0)
     return g
+
+
+def test_a_start_time_beyond_the_exact_range_is_rejected(tmp_path):
+    # start_ns 1e30 was accepted, and the analytic FCT of a lone flow drifted at 1e18 ns
+    import pytest as _pytest
+    from netsim.errors import InputError
+    from netsim.flowfile import MAX_START_NS, load_flows
+    from netsim.topology import load_topology
+    g = load_topology("gpu_ring:gpus=4")
+    p = tmp_path / "f.csv"
+    for start, ok in ((MAX_START_NS, True), (MAX_START_NS + 1, False), ("1e30", False)):
+        p.write_text(f"src,dst,size_bytes,start_ns\ns0.gpu0,s0.gpu1,1000,{start}\n")
+        if ok:
+            assert load_flows(str(p), g)[0].start_ns == MAX_START_NS
+        else:
+            with _pytest.raises(InputError, match="start time too late"):
+                load_flows(str(p), g)
