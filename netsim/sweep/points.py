@@ -179,4 +179,32 @@ def expand(spec: SweepSpec) -> list[Point]:
                                  accepted="distinct values on every axis")
             seen[pid] = len(points)
             points.append(Point(len(points), pid, point_axes, params, _argv(params, spec)))
+    _check_workloads(points, spec)
     return points
+
+
+def _check_workloads(points: list[Point], spec: SweepSpec) -> None:
+    """Every ``run`` point's workload with all its ``workload.FIELD`` values, validated now (also by
+    ``--dry-run``): an unknown schedule or a batch that does not divide never waits for its point to run.
+    What needs the topology (GPU counts, placement) is checked when the point runs."""
+    from ..workloads import load_workload
+    done: set = set()
+    for pt in points:
+        if pt.params.get("command") != "run" or not pt.params.get("workload_set"):
+            continue
+        try:
+            path = _resolve(pt.params["workload"], spec, "workload")
+        except InputError:
+            return   # a missing file is reported where the point's command is built
+        key = (path, tuple(sorted((k, repr(v)) for k, v in pt.params["workload_set"].items())))
+        if key in done:
+            continue
+        done.add(key)
+        try:
+            load_workload(path, overrides=dict(pt.params["workload_set"]))
+        except InputError as exc:
+            text = str(exc)
+            text = text[len(path) + 2:] if text.startswith(path + ": ") else text
+            raise InputError(f"point {pt.index} is not a valid workload ({text})", source=spec.source,
+                             where="field grid/zip", value={k: v for k, v in pt.axes.items() if k != "seed"},
+                             accepted="workload values that load_workload accepts (see docs/workloads.md)") from None

@@ -123,3 +123,20 @@ def test_a_non_finite_set_value_is_rejected_before_any_point_runs(tmp_path):
         parse_sweep(data, str(tmp_path / "s.yaml"))
     with _pytest.raises(InputError, match=r"set\.buffer_bytes.*-1"):
         parse_sweep(dict(data, grid={"seed": [1]}, set={"buffer_bytes": -1}), str(tmp_path / "s.yaml"))
+
+
+def test_a_workload_axis_value_the_workload_rejects_fails_the_dry_run(tmp_path):
+    # an unknown schedule on a workload axis used to pass --dry-run and fail only when its point ran
+    import os as _os
+    import pytest as _pytest
+    from netsim.errors import InputError
+    from netsim.sweep.points import expand
+    from netsim.sweep.spec import parse_sweep
+    root = _os.path.join(_os.path.dirname(__file__), "..", "..")
+    data = {"command": "run", "topology": _os.path.join(root, "topologies", "leaf_spine_64gpu.yaml"),
+            "workload": _os.path.join(root, "workloads", "gpt-3b-t1p4d8-small.yaml"), "backend": "analytic",
+            "grid": {"workload.parallelism.schedule": ["1f1b", "zb_h2"]}}
+    with _pytest.raises(InputError, match=r"point 1 is not a valid workload .*zb_h2"):
+        expand(parse_sweep(data, str(tmp_path / "s.yaml")))
+    data["grid"] = {"workload.parallelism.schedule": ["1f1b", "gpipe"]}
+    assert len(expand(parse_sweep(data, str(tmp_path / "s.yaml")))) == 2
