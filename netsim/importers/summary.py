@@ -7,31 +7,16 @@ has no model description), ``workload_format`` names the importer and
 """
 from __future__ import annotations
 
-from collections import defaultdict
-
 PS = 1e-12
-
-
-def _per_iteration(ex, traffic, iterations: int):
-    counts: dict[str, int] = defaultdict(int)
-    op_bytes: dict[str, int] = defaultdict(int)
-    for op in ex.iteration_ops.get(0, []):
-        if op.is_comm:
-            counts[op.kind] += 1
-            op_bytes[op.kind] += op.size_bytes
-    flow_bytes: dict[str, list] = {}
-    for (it, g), b in sorted(traffic.group_bytes.items()):
-        flow_bytes.setdefault(g or "none", [0] * iterations)[it] = b
-    return dict(sorted(counts.items())), dict(sorted(op_bytes.items())), flow_bytes
 
 
 def imported_summary(job, ex, be, traffic, *, times, breakdown, bds, ranks, bw, backend, cc, seed, wall,
                      topology) -> dict:
     """The summary dict of a run of :class:`netsim.importers.job.ImportedJob` ``job``."""
-    from ..runtime.api import _scheduled_events
+    from ..runtime.api import _scheduled_events, comm_per_iteration
     iterations = len(times)
     mean = sum(times) / iterations
-    counts, op_bytes, flow_bytes = _per_iteration(ex, traffic, iterations)
+    counts, op_bytes, flow_bytes = comm_per_iteration(ex, traffic, iterations)
     par = job.parallelism
     return {
         "workload": job.name, "workload_source": job.source, "workload_format": job.format,

@@ -291,6 +291,20 @@ def _message_sizes(ex) -> dict:
     return out
 
 
+def comm_per_iteration(ex, traffic, iterations: int) -> tuple[dict, dict, dict]:
+    """Collectives and their bytes per kind in iteration 0 (sorted by kind), and flow bytes per group and iteration."""
+    counts: dict[str, int] = defaultdict(int)
+    op_bytes: dict[str, int] = defaultdict(int)
+    for op in ex.iteration_ops.get(0, []):
+        if op.is_comm:
+            counts[op.kind] += 1
+            op_bytes[op.kind] += op.size_bytes
+    flow_bytes: dict[str, list] = {}
+    for (it, g), b in sorted(traffic.group_bytes.items()):
+        flow_bytes.setdefault(g or "none", [0] * iterations)[it] = b
+    return dict(sorted(counts.items())), dict(sorted(op_bytes.items())), flow_bytes
+
+
 def _summary(wl, placement, builder, ex, be, graph, traffic, *, backend, cc, seed, iterations, wall, topology):
     ends = [ex.iteration_end_ps[i] for i in range(iterations)]
     times = [(e - s) * PS for s, e in zip([0] + ends[:-1], ends)]
@@ -305,15 +319,7 @@ def _summary(wl, placement, builder, ex, be, graph, traffic, *, backend, cc, see
     apnet = apnet_iteration_time(wl, builder, bw)
     bubbles = stage_bubbles(ex, placement, wl.pp)
     staged = apnet_stage_aware_iteration_time(wl, builder, bw)
-    counts: dict[str, int] = defaultdict(int)
-    op_bytes: dict[str, int] = defaultdict(int)
-    for op in ex.iteration_ops.get(0, []):
-        if op.is_comm:
-            counts[op.kind] += 1
-            op_bytes[op.kind] += op.size_bytes
-    flow_bytes: dict[str, list] = {}
-    for (it, g), b in sorted(traffic.group_bytes.items()):
-        flow_bytes.setdefault(g or "none", [0] * iterations)[it] = b
+    counts, op_bytes, flow_bytes = comm_per_iteration(ex, traffic, iterations)
     flops_iter = wl.model.fwd_flops_per_sample() * wl.global_batch * (4 if wl.recompute else 3)
     params_rank = [builder.rank_params(r) for r in range(placement.world_size)]
     return {
@@ -340,8 +346,8 @@ def _summary(wl, placement, builder, ex, be, graph, traffic, *, backend, cc, see
         "apnet_stage_aware_iteration_time_s": staged["T_iter"],
         "apnet_stage_aware_terms_s": {k: v for k, v in staged.items() if k != "T_iter"},
         "effective_bandwidth_bps": bw,
-        "collectives_per_iteration": dict(sorted(counts.items())),
-        "collective_bytes_per_iteration": dict(sorted(op_bytes.items())),
+        "collectives_per_iteration": counts,
+        "collective_bytes_per_iteration": op_bytes,
         "flow_bytes_per_iteration": flow_bytes,
         "flows": traffic.count,
         "ops": ex._done_ops,
