@@ -99,7 +99,7 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
                  cc_params: dict | None = None, seed: int = 0, iterations: int = 1, out_dir=None,
                  workload_overrides=None, progress: bool | None = None, keep_records: bool = False,
                  topology_name: str | None = None, whatif=None, host_stack=None, allow_oom: bool = False,
-                 workload_format: str | None = None) -> dict:
+                 workload_format: str | None = None, variability=None, overlap_slowdown=None) -> dict:
     """Simulate ``iterations`` training iterations of ``workload`` on ``graph``.
 
     Parameters
@@ -133,6 +133,11 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
     workload_format : str, optional
         Force the workload format (:data:`netsim.importers.FORMATS`); default: detected from the
         content (a netsim YAML unless a Chakra trace, SimAI/AICB file is recognised).
+    variability : Variability | dict | list of (key, value), optional
+        Compute variability on top of the workload file's ``variability:``
+        (:mod:`netsim.workloads.variability`; ``--variability KEY=VALUE``).
+    overlap_slowdown : float, optional
+        ``overlap.slowdown`` f, replacing the workload file's (``--overlap-slowdown``).
     keep_records : bool
         Keep flows/ops in memory: ``summary["records"]`` = {"fct": [...], "ops": [...]},
         and the executor under ``summary["_executor"]`` (for tests/notebooks).
@@ -163,6 +168,8 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
         from ..workloads.memory import check_memory
         memory = check_memory(wl, builder, placement, graph, allow_oom=allow_oom)  # before any simulation
     what = _whatif(wl, whatif)
+    from .variability import resolve_overlap, resolve_variability
+    effects = {"variability": resolve_variability(wl, variability), "overlap": resolve_overlap(wl, overlap_slowdown)}
     if what is not None and what.links:
         graph = graph.copy()        # link events change the graph: never the caller's
     if what is not None:
@@ -196,7 +203,7 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
     run = {"be": None, "ex": None}
     try:
         summary = _simulate(run, graph, builder, placement, wl, what, host_stack, fct_sink, ops_sink, extra,
-                            traffic, backend=backend, cc=cc, params=params, cc_params=cc_params, seed=seed,
+                            traffic, effects, backend=backend, cc=cc, params=params, cc_params=cc_params, seed=seed,
                             iterations=iterations, progress=progress, t0=t0, topology=topo_label)
         summary["memory"] = memory
         if out_dir is not None:
@@ -243,7 +250,7 @@ def _stopped_summary(run, wl, traffic, *, backend, cc, seed, iterations, t0, top
     return out
 
 
-def _simulate(run, graph, builder, placement, wl, what, host_stack, fct_sink, ops_sink, extra, traffic, *,
+def _simulate(run, graph, builder, placement, wl, what, host_stack, fct_sink, ops_sink, extra, traffic, effects, *,
               backend, cc, params, cc_params, seed, iterations, progress, t0, topology) -> dict:
     """Build the backend and executor (kept in ``run`` for the caller's error path), run, summarise."""
     be = run["be"] = create_backend(backend, graph, params=params, seed=seed, cc=cc, cc_params=cc_params,
@@ -257,10 +264,17 @@ def _simulate(run, graph, builder, placement, wl, what, host_stack, fct_sink, op
     if what is not None:
         what.start(be, graph)
         run_builder = what.wrap_builder(builder)
+    overlap = None
+    if effects["variability"] is not None:           # compute variability (runtime.variability): off by default
+        from .variability import VariabilityBuilder
+        run_builder = VariabilityBuilder(run_builder, effects["variability"], seed, placement.world_size)
+    if effects["overlap"] > 0:                        # compute slowed beside communication (runtime.overlap)
+        from .overlap import OverlapModel
+        overlap = OverlapModel(be.env, effects["overlap"])
     if progress is None:
         progress = sys.stderr.isatty()
     ex = run["ex"] = Executor(be, run_builder, placement.gpu_of, node_groups=node_groups, ops_sink=ops_sink,
-                              tag=wl.name, progress=progress)
+                              tag=wl.name, progress=progress, overlap=overlap)
     ex.run(iterations)
     ex.check_complete()
     be.close()
@@ -269,8 +283,13 @@ def _simulate(run, graph, builder, placement, wl, what, host_stack, fct_sink, op
     for s in extra.values():
         s.close()
     wall = time.perf_counter() - t0
-    return _summary(wl, placement, builder, ex, be, graph, traffic, backend=backend, cc=cc, seed=seed,
-                    iterations=iterations, wall=wall, topology=topology)
+    out = _summary(wl, placement, builder, ex, be, graph, traffic, backend=backend, cc=cc, seed=seed,
+                   iterations=iterations, wall=wall, topology=topology)
+    if effects["variability"] is not None:            # keys only when on: default summaries unchanged
+        out["variability"] = run_builder.summary()
+    if overlap is not None:
+        out["overlap"] = {"slowdown": overlap.f, "compute_extra_s": overlap.extra_ps * PS}
+    return out
 
 
 def _scheduled_events(env) -> int | None:

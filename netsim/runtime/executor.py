@@ -10,8 +10,11 @@ pending SimPy event per running op and no process per stream (cheaper, same
 semantics).  Iteration k+1's ops are generated when iteration k's first op
 starts (so a long run never holds more than about two iterations ahead).
 
-Left out: kernel launch latencies and compute/communication interference on
-the GPU (an op's duration does not depend on what else the GPU runs).
+Compute/communication interference on the GPU: with ``overlap`` (an
+:class:`netsim.runtime.overlap.OverlapModel`, installed when the workload's
+``overlap.slowdown`` > 0) compute ops are run by that model, slowed while
+communication runs on their GPU; without it an op's duration does not depend
+on what else the GPU runs.  Left out: kernel launch latencies.
 """
 from __future__ import annotations
 
@@ -41,15 +44,18 @@ class Executor:
         Goes into every flow's ``tag`` field (the workload name).
     progress : bool
         Show :class:`netsim.progress.Progress`'s line (only drawn on a terminal).
+    overlap : netsim.runtime.overlap.OverlapModel, optional
+        Runs compute ops slowed by communication beside them (None: durations as given).
     """
 
     def __init__(self, backend, builder, gpu_of, *, node_groups=None, ops_sink=None, tag: str = "",
-                 progress: bool = False, keep_ops: bool = True):
+                 progress: bool = False, keep_ops: bool = True, overlap=None):
         self.backend, self.env = backend, backend.env
         self.builder, self.gpu_of = builder, tuple(gpu_of)
         self.node_groups = node_groups
         self.ops_sink, self.tag = ops_sink, tag
         self.progress, self.keep_ops = progress, keep_ops
+        self.overlap = overlap
         self.iteration_ops: dict[int, list] = {}
         self.remaining: dict[int, int] = {}
         self.iteration_end_ps: dict[int, int] = {}
@@ -114,6 +120,9 @@ class Executor:
             self.iteration_start_ps[it] = env.now
             self._generate(it + 1)
         if op.kind in ("compute", "optimizer"):
+            if self.overlap is not None:
+                self.overlap.start_compute(op, op.duration_ps + op.delay_ps, lambda op=op: self._finish(op))
+                return
             ev = env.timeout(op.duration_ps + op.delay_ps)
             ev.callbacks.append(lambda _e, op=op: self._finish(op))
             return
@@ -131,6 +140,8 @@ class Executor:
         kind = "sendrecv" if op.collective == "send" else op.collective
         algorithm = spec.algorithm if kind == "allreduce" else "ring"
         groups = None
+        if self.overlap is not None:
+            self.overlap.comm_started(op)
         if algorithm == "hierarchical" and self.node_groups is not None:
             groups = self.node_groups(nodes)
         proc = run_collective(self.backend, kind, nodes, op.size_bytes, algorithm=algorithm,
@@ -141,6 +152,8 @@ class Executor:
     def _finish(self, op) -> None:
         now = self.env.now
         op.end_ps = now
+        if self.overlap is not None and op.is_comm:
+            self.overlap.comm_ended(op)
         if self.ops_sink is not None:
             s, e = ps_to_ns(op.start_ps), ps_to_ns(now)
             for r in op.ranks:

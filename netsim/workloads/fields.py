@@ -16,7 +16,7 @@ from ..params import MAX_EXACT, parse_exact_size
 from ..units import UnitError, parse_time_ns
 
 SECTIONS = ("name", "description", "model", "training", "parallelism", "placement", "collectives", "compute",
-            "memory", "whatif")
+            "memory", "whatif", "variability", "overlap")
 SECTION_KEYS = {
     "training": ("global_batch", "micro_batch", "precision", "recompute", "grad_bytes"),
     "parallelism": ("dp", "tp", "pp", "ep", "schedule", "partition", "scatter_gather", "overlap_p2p",

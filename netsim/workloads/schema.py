@@ -97,6 +97,8 @@ class Workload:
     whatif: Any = None                                  # netsim.whatif.WhatIf from the file's whatif: section
     virtual_stages: int = 1                             # model chunks per pipeline device (interleaved 1F1B)
     schedule_actions: tuple | None = None               # schedule: custom — Actions per stage (schedule_check)
+    variability: Any = None                             # netsim.workloads.variability.Variability (None = off)
+    overlap_slowdown: float = 0.0                       # overlap.slowdown f (0 = overlap for free)
 
     @property
     def world_size(self) -> int:
@@ -305,6 +307,12 @@ def _build(f: Fields, doc: dict) -> Workload:
     if doc.get("whatif") is not None:
         from ..whatif import WhatIf
         whatif = WhatIf.from_doc(doc["whatif"], source=f.source, where=lambda k: f.where(k))
+    # variability: / overlap: sections (netsim.workloads.variability; both off when absent)
+    from .variability import parse_overlap, parse_variability
+    fail = lambda path, msg, value, accepted: f.fail(path, msg, value, accepted)  # noqa: E731
+    variability = parse_variability(doc.get("variability"), fail=fail)
+    variability = variability if variability.enabled else None
+    overlap_slowdown = parse_overlap(doc.get("overlap"), fail=fail)
     return Workload(name=name, source=f.source, model=model, global_batch=gb, micro_batch=mb,
                     precision=precision, recompute=recompute, grad_bytes=grad_bytes, dp=dp, tp=tp, pp=pp,
                     schedule=schedule, partition=partition, scatter_gather=scatter_gather, overlap_p2p=overlap_p2p,
@@ -313,7 +321,8 @@ def _build(f: Fields, doc: dict) -> Workload:
                     gpu=preset.name, peak_flops=peak, utilization=util, mem_bw_Bps=mem_bw,
                     layer_times_ms=layer_times, optimizer_ns=optimizer_ns, optimizer_bytes_per_param=opt_bpp,
                     raw=doc, ep=ep, zero_stage=zero, sequence_parallel=sp, whatif=whatif,
-                    virtual_stages=vstages, schedule_actions=actions)
+                    virtual_stages=vstages, schedule_actions=actions, variability=variability,
+                    overlap_slowdown=overlap_slowdown)
 
 
 def _partition(f: Fields, par: dict, model, pp: int):
