@@ -55,18 +55,47 @@ def _run(args) -> int:
         from ..whatif import WhatIf
         whatif = WhatIf.from_cli(inject_delay=args.inject_delay, straggler=args.straggler,
                                  degrade_link=args.degrade_link, fail_link=args.fail_link)
+    effects = {"variability": parse_assignments(args.variability, what="--variability") or None,
+               "overlap_slowdown": args.overlap_slowdown}
+    if args.repeat != 1:
+        return _run_repeats(args, params, cc_params, overrides, whatif, effects)
     from ..interrupts import interrupt_signals
     with interrupt_signals():  # SIGINT/SIGTERM: outputs flushed, summary.json "interrupted", exit 130
         summary = run_training(args.topology, args.workload, backend=args.backend, cc=args.cc, params=params,
                                cc_params=cc_params, seed=args.seed, iterations=args.iterations, out_dir=args.out,
                                workload_overrides=overrides, progress=None if not args.quiet else False,
-                               whatif=whatif, allow_oom=args.allow_oom, workload_format=args.workload_format)
+                               whatif=whatif, allow_oom=args.allow_oom, workload_format=args.workload_format,
+                               **effects)
         finalize_outputs(args.out, args.topology, args.seed, trace=not args.no_trace)  # trace.json, Parquet
     if not args.quiet:
         import os
         written = sorted(f for f in os.listdir(args.out) if f.endswith((".csv", ".json", ".parquet", ".txt")))
         print(format_result(summary))
         print(f"wrote {args.out}/{{{','.join(written)}}}")
+    return 0
+
+
+def _run_repeats(args, params, cc_params, overrides, whatif, effects) -> int:
+    """``--repeat N``: N runs with seeds SEED..SEED+N-1 and their distribution (:mod:`netsim.runtime.repeat`)."""
+    from ..interrupts import interrupt_signals
+    from ..runtime.repeat import run_repeats
+    from ..simulate import finalize_outputs
+
+    def after(sub, seed):
+        finalize_outputs(sub, args.topology, seed, trace=not args.no_trace)
+    with interrupt_signals():
+        out = run_repeats(args.topology, args.workload, repeats=args.repeat, seed=args.seed, out_dir=args.out,
+                          after_run=after, backend=args.backend, cc=args.cc, params=params, cc_params=cc_params,
+                          iterations=args.iterations, workload_overrides=overrides,
+                          progress=None if not args.quiet else False, whatif=whatif, allow_oom=args.allow_oom,
+                          workload_format=args.workload_format, **effects)
+    if not args.quiet:
+        d = out["distribution_s"]
+        print(f"{out['workload']} on {out['topology']} ({out['backend']}, cc={out['cc']}), {out['repeats']} repeats "
+              f"(seeds {out['seeds'][0]}..{out['seeds'][-1]}), {d['n']} iteration times: mean {d['mean'] * 1e3:.3f} ms, "
+              f"std {d['std'] * 1e3:.3f} ms, p50 {d['p50'] * 1e3:.3f} ms, p95 {d['p95'] * 1e3:.3f} ms, "
+              f"p99 {d['p99'] * 1e3:.3f} ms")
+        print(f"wrote {args.out}/{{summary.json,repeats.csv,repeats.png,repeat_000..{out['repeats'] - 1:03d}/}}")
     return 0
 
 
@@ -100,6 +129,15 @@ def register(subparsers) -> None:
                    help="what-if: link A-B runs at FACTOR x its rate from TIME on")
     p.add_argument("--fail-link", action="append", default=[], metavar="A:B@TIME",
                    help="what-if: link A-B fails at TIME (traffic reroutes)")
+    p.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="run N times with seeds SEED..SEED+N-1 and report the iteration-time distribution "
+                        "(summary.json distribution_s, repeats.csv, repeats.png; default 1)")
+    p.add_argument("--variability", action="append", default=[], metavar="K=V",
+                   help="compute variability, as the workload's variability: section, e.g. jitter=lognormal, "
+                        "jitter_cv=0.05, gpu_cv=0.08, straggler_rate=0.001 (repeatable; docs/workloads.md)")
+    p.add_argument("--overlap-slowdown", metavar="F",
+                   help="compute overlapping communication on its GPU for x takes F*x longer (overlap.slowdown; "
+                        "default: the workload's, else 0)")
     p.add_argument("--allow-oom", action="store_true",
                    help="run a configuration that does not fit in GPU memory (summary.json memory.stages says where)")
     p.add_argument("--quiet", action="store_true", help="print nothing on success; no progress line")

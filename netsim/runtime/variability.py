@@ -104,12 +104,12 @@ class VariabilityBuilder:
                 "gpu_factor": {"min": float(self.gpu_factor.min()), "max": float(self.gpu_factor.max())}}
 
 
-def _flag_fail(flag: str):
+def _flag_fail(flag: str, keyed: bool = True):
     from ..errors import InputError
 
     def fail(path, message, value, accepted):
         key = path.split(".", 1)[1] if "." in path else path
-        raise InputError(message, where=f"{flag} {key}", value=value, accepted=accepted)
+        raise InputError(message, where=f"{flag} {key}" if keyed else flag, value=value, accepted=accepted)
     return fail
 
 
@@ -147,4 +147,4 @@ def resolve_overlap(wl, extra) -> float:
     if extra is None:
         return float(getattr(wl, "overlap_slowdown", 0.0) or 0.0)
     from ..workloads.variability import parse_overlap
-    return parse_overlap({"slowdown": _scalar(extra)}, fail=_flag_fail("--overlap-slowdown"))
+    return parse_overlap({"slowdown": _scalar(extra)}, fail=_flag_fail("--overlap-slowdown", keyed=False))
