@@ -10,8 +10,9 @@ failed, ETA) goes to stderr on a terminal.
 
 Files under ``DIR``: ``sweep.yaml`` (copy of the sweep file), ``plan.json``
 (every point: index, id, varied values, parameters, command line),
-``points/<id>/`` (one folder per point), ``results.csv`` and
-``results.parquet``.
+``points/<id>/`` (one folder per point), ``results.csv``,
+``results.parquet`` and, with ``repetitions`` > 1, ``distribution.csv``
+(:mod:`netsim.sweep.repeats`).
 
 Left out: retrying failed points within one run (``--resume`` reruns them),
 and shipping files to remote workers — with ``scheduler``, ``DIR`` and the
@@ -226,6 +227,8 @@ def run_sweep(spec_path: str, out_dir: str, *, scheduler: str | None = None, wor
     ordered = [rows[i] for i in sorted(rows)]
     write_csv(csv_path, ordered, axes)
     result.parquet = write_parquet(os.path.join(out_dir, RESULTS_PARQUET), ordered, axes)
+    from .repeats import write_distribution   # distribution.csv: each point's spread over its repetitions
+    write_distribution(out_dir, ordered, axes, spec.repetitions)
     result.rows = ordered
     result.ok = sum(r["status"] == "ok" for r in ordered)
     result.failed = sum(r["status"] != "ok" for r in ordered)
