@@ -102,8 +102,13 @@ def run_repeats(graph, workload, *, repeats: int, seed: int = 0, out_dir=None, a
     if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= MAX_REPEATS:
         raise InputError("must be an integer", where="--repeat", value=repeats, accepted=f"1 to {MAX_REPEATS}")
     if out_dir is not None:
+        import contextlib
+
         from ..runfiles import prepare_out_dir
-        prepare_out_dir(out_dir)
+        prepare_out_dir(out_dir)                  # summary.json (the commit marker) goes first
+        for name in ("repeats.csv", "repeats.png"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(os.path.join(os.fspath(out_dir), name))
     rows, runs, first = [], [], None
     for k, s in enumerate(repeat_seeds(seed, repeats)):
         sub = None if out_dir is None else os.path.join(os.fspath(out_dir), REPEAT_DIR.format(k))
