@@ -138,3 +138,10 @@ def test_default_cv_when_jitter_is_named():
     from netsim.workloads.variability import DEFAULT_JITTER_CV
     w = load_workload(layer_workload(1, variability={"jitter": "lognormal"}))
     assert w.variability.jitter_cv == DEFAULT_JITTER_CV and load_workload(layer_workload(1)).variability is None
+
+
+def test_flags_keep_the_file_settings_they_do_not_name():
+    """The file sets straggler_factor only (nothing on yet); --variability straggler_rate=1 turns it on."""
+    s = run_training(star(1), layer_workload(1, variability={"straggler_factor": 2.0}), backend="analytic",
+                     variability=[("straggler_rate", "1")])
+    assert s["iteration_time_s"] == pytest.approx(2 * C, abs=1e-11)
