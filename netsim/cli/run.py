@@ -92,7 +92,8 @@ def _run_repeats(args, params, cc_params, overrides, whatif, effects) -> int:
     if not args.quiet:
         d = out["distribution_s"]
         print(f"{out['workload']} on {out['topology']} ({out['backend']}, cc={out['cc']}), {out['repeats']} repeats "
-              f"(seeds {out['seeds'][0]}..{out['seeds'][-1]}), {d['n']} iteration times: mean {d['mean'] * 1e3:.3f} ms, "
+              f"(seeds {out['seeds'][0]}..{out['seeds'][-1]}), {d['n']} iteration times: "
+              f"mean {d['mean'] * 1e3:.3f} ms, "
               f"std {d['std'] * 1e3:.3f} ms, p50 {d['p50'] * 1e3:.3f} ms, p95 {d['p95'] * 1e3:.3f} ms, "
               f"p99 {d['p99'] * 1e3:.3f} ms")
         print(f"wrote {args.out}/{{summary.json,repeats.csv,repeats.png,repeat_000..{out['repeats'] - 1:03d}/}}")

@@ -146,7 +146,8 @@ def parse_variability(doc, *, fail=None, prefix: str = "variability", base: Vari
     cv = _num(doc, "jitter_cv", prefix, fail, 0.0, top, default_cv,
               f"a coefficient of variation in [0, {top:g}]" + (" for jitter: normal (use lognormal above)"
                                                                 if jitter == "normal" else ""))
-    gpu_cv = _num(doc, "gpu_cv", prefix, fail, 0.0, MAX_CV, base.gpu_cv, f"a coefficient of variation in [0, {MAX_CV:g}]")
+    gpu_cv = _num(doc, "gpu_cv", prefix, fail, 0.0, MAX_CV, base.gpu_cv,
+                  f"a coefficient of variation in [0, {MAX_CV:g}]")
     rate = _num(doc, "straggler_rate", prefix, fail, 0.0, 1.0, base.straggler_rate, "a probability in [0, 1]")
     scope = str(doc.get("straggler_scope", base.straggler_scope))
     if scope not in SCOPES:
