@@ -13,7 +13,7 @@ The only interaction between flows: each flow's bytes are paced through the
 rate — a GPU's NVLink, a NIC's uplink), and flows charged to the same such
 link share it: equally (``source_sharing=fair``, processor sharing, what the
 packet backend's per-flow interleaving and the flow backend's max-min give)
-or one after another (``fifo``). A flow's time is then its drain time there
+or one after another (``fifo``: only the oldest flow on the link drains). A flow's time is then its drain time there
 plus the rest of its lone-flow time (latency, store-and-forward). Without
 this a rank could send to all its peers at full rate at once and an
 all-to-all would take ``1/(n-1)`` of its real time. Nothing else is shared:
@@ -26,7 +26,9 @@ the transport's per-message overhead (added to its latency) and is capped at
 the per-connection rate (kernel TCP ≈ 42 Gbit/s); capped flows share their
 link max-min. ``--set host.KEY=VALUE`` or ``--set host_stack=on`` turn it on
 as on the packet backend. ``set_link_rate`` / ``fail_link`` implement the
-:mod:`netsim.whatif` link-change protocol.
+:mod:`netsim.whatif` link-change protocol: every flow still draining across
+the changed link is re-timed (bits left at the new bottleneck, or on its new
+route); a flow past its pacing link keeps its end time (left out).
 
 Parameters: :data:`ANALYTIC_PARAMS` (``mtu_bytes`` and ``header_bytes`` are
 the network's own :data:`netsim.network.params.SIM_PARAMS` entries, so every
@@ -51,11 +53,13 @@ from ..base import HOST_STACK, LINK_CHANGES, ROUTER, Backend, TraceSinks, regist
 from .params import check_cc_params, lone_flow_ps, resolve_analytic_params
 
 class _Flow:
-    __slots__ = ("bits", "cap", "rate", "tail", "lone", "meta", "event")
+    """One flow still draining at its pacing link: ``bits`` left, rate ``cap`` at most, then ``tail`` ps."""
 
-    def __init__(self, bits: float, cap: float, tail: float, lone: float, meta: tuple, event):
-        self.bits, self.cap, self.rate, self.tail, self.lone, self.meta, self.event = \
-            bits, cap, cap, tail, lone, meta, event
+    __slots__ = ("bits", "cap", "rate", "tail", "lone", "meta", "event", "path")
+
+    def __init__(self, bits: float, cap: float, tail: float, lone: float, meta: tuple, event, path: tuple):
+        self.bits, self.cap, self.rate, self.tail, self.lone, self.meta, self.event, self.path = \
+            bits, cap, cap, tail, lone, meta, event, path
 
 
 class _Share:
@@ -91,7 +95,6 @@ class AnalyticBackend(Backend):
         self._paths: dict[tuple, tuple] = {}  # path -> (rates, delays, bottleneck_bps, mtu, hdr)
         self._routes: dict[tuple, list] = {}  # (src, dst) -> equal-cost paths (at most 2 kept)
         self._costs: dict[tuple, tuple] = {}  # (path, size) -> see _cost
-        self._busy_ps: dict[tuple, float] = {}  # fifo: first directed link -> time it is free (ps)
         self._shares: dict[tuple, _Share] = {}  # fair: first directed link -> its active flows
         self._fifo = self.params["source_sharing"] == "fifo"
         # netsim.hoststack.HostStack: from --set host.KEY / host_stack=on (as the packet backend), or the runtime's
@@ -161,22 +164,29 @@ class AnalyticBackend(Backend):
         ev = self.env.event()
         ev.callbacks.append(self._done)
         path = self._route(src, dst, fid)
-        lone, bits, tail, link, bott = self._cost(path, spec.size_bytes)
+        flow = self._flow_on(path, meta, ev)
+        self._join(flow, now)
+        return ev
+
+    def _flow_on(self, path: tuple, meta: tuple, ev, bits_left: float | None = None) -> "_Flow":
+        """A :class:`_Flow` of ``meta``'s size on ``path`` (``bits_left``: wire bits still to drain)."""
+        lone, bits, tail, link, bott = self._cost(path, meta[3])
         cap = bott
         if self.host_stack is not None:        # host CPU cost: per-message delay, per-connection cap
             over_ps, cap = self._host_cost(path, meta[6], bott)
             tail += over_ps
-        if self._fifo:
-            start_tx = max(float(now), self._busy_ps.get(link, 0.0))
-            self._busy_ps[link] = start_tx + bits * PS_PER_S / cap
-            return self._finish_at(meta, start_tx + bits * PS_PER_S / cap + tail, lone, ev)
+        return _Flow(bits if bits_left is None else bits_left, cap, tail, lone, meta, ev, path)
+
+    def _join(self, flow: "_Flow", now: int) -> "_Share":
+        """Add ``flow`` to the share of its path's first bottleneck link and reschedule that share."""
+        _, _, _, link, bott = self._cost(flow.path, flow.meta[3])
         sh = self._shares.get(link)
         if sh is None:
             sh = self._shares[link] = _Share(bott, now)
         self._advance(sh, now)
-        sh.flows.append(_Flow(bits, cap, tail, lone, meta, ev))
+        sh.flows.append(flow)
         self._reschedule(sh)
-        return ev
+        return sh
 
     # -- processor sharing of a source's first link --------------------------------------------------
     def _advance(self, sh: "_Share", now: int) -> None:
@@ -191,7 +201,13 @@ class AnalyticBackend(Backend):
         if not sh.flows:
             return
         flows = sh.flows
-        if len(flows) == 1:
+        if self._fifo:                         # one after another: only the head drains
+            for f in flows:
+                f.rate = 0.0
+            f = flows[0]
+            f.rate = min(sh.rate_bps, f.cap)
+            t_ps = max(f.bits, 0.0) / f.rate * PS_PER_S
+        elif len(flows) == 1:
             f = flows[0]
             f.rate = min(sh.rate_bps, f.cap)
             t_ps = max(f.bits, 0.0) / f.rate * PS_PER_S
@@ -236,34 +252,54 @@ class AnalyticBackend(Backend):
     def set_link_rate(self, a: str, b: str, rate_bps: float) -> None:
         """Link a–b runs at ``rate_bps`` from now on.
 
-        Flows paced on this link (their first bottleneck) continue at the new
-        rate; flows already scheduled elsewhere keep their schedule; new flows
-        see the new rate.
+        Every flow still draining whose path crosses a–b is re-timed: its bits
+        left are advanced to now at the old rates, then its bottleneck, pacing
+        link and latency tail are those of the path at the new rates (a flow
+        whose bottleneck moves changes share). New flows see the new rate.
         """
         self.graph.edges[a, b]["rate_bps"] = float(rate_bps)
-        self.pathmodel.invalidate()
-        self._paths.clear()
-        self._costs.clear()
-        self._host.clear()
-        for link in ((a, b), (b, a)):
-            sh = self._shares.get(link)
-            if sh is not None:
-                self._advance(sh, self.env.now)
-                if sh.flows:
-                    sh.rate_bps = float(rate_bps)   # flows paced on this link continue at the new rate
-                    self._reschedule(sh)
-                else:
-                    del self._shares[link]
+        self._forget_paths()
+        self._retime(a, b, reroute=False)
 
     def fail_link(self, a: str, b: str) -> None:
-        """Remove link a–b: new flows route around it (flows already scheduled finish as planned)."""
+        """Remove link a–b: draining flows that crossed it move to their new route with their bits
+        left (as the flow backend); new flows route around it; no route left raises ``RoutingError``."""
         self.graph.remove_edge(a, b)
         self.router.invalidate()
-        self.pathmodel.invalidate()
         self._routes.clear()
+        self._forget_paths()
+        self._retime(a, b, reroute=True)
+
+    def _forget_paths(self) -> None:
+        self.pathmodel.invalidate()
         self._paths.clear()
         self._costs.clear()
         self._host.clear()
+
+    def _retime(self, a: str, b: str, *, reroute: bool) -> None:
+        """Re-place every draining flow whose path crosses a–b (either direction) at ``now``.
+
+        Left out: a flow past its pacing link (only its latency tail left) keeps its end time.
+        """
+        now = self.env.now
+        hit = {(a, b), (b, a)}
+        moved, touched = [], []
+        for link, sh in list(self._shares.items()):
+            crossing = [f for f in sh.flows if hit.intersection(zip(f.path, f.path[1:]))]
+            if not crossing:
+                continue
+            self._advance(sh, now)
+            sh.flows = [f for f in sh.flows if f not in crossing]
+            moved.extend(crossing)
+            touched.append(sh)
+        for f in sorted(moved, key=lambda f: f.meta[0]):   # flow-id order: deterministic shares
+            fid, src, dst = f.meta[0], f.meta[1], f.meta[2]
+            path = tuple(self.router.path(src, dst, fid)) if reroute else f.path
+            self._join(self._flow_on(path, f.meta, f.event, bits_left=f.bits), now)
+        for sh in touched:
+            self._reschedule(sh)
+        for link in [k for k, sh in self._shares.items() if not sh.flows]:
+            del self._shares[link]
 
     def _drained(self, sh: "_Share") -> None:
         now = self.env.now
