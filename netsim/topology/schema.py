@@ -36,6 +36,11 @@ EDGE_KINDS = ("nvlink", "pcie", "ethernet", "infiniband")
 NIC_KINDS = ("infiniband", "roce", "ethernet")
 #: node kinds that only ever terminate traffic (routes never transit them)
 ENDPOINT_KINDS = frozenset({"gpu", "host"})
+#: node attributes netsim reads besides the network-parameter overrides (``netsim defaults`` names)
+NODE_ATTRS = ("kind", "server", "index", "nic_kind", "cluster", "tier", "memory_bytes", "nvls", "sharp")
+#: link attributes netsim reads
+EDGE_ATTRS = ("kind", "rate_bps", "delay_ns", "error_rate")
+_UNIT_SUFFIXES = ("_bps", "_ns", "_bytes")
 
 
 def _unit_parser(key: str):
@@ -84,6 +89,36 @@ def _normalize_attrs(attrs: dict, source, where: str) -> None:
         if attrs[key] > limit:
             raise TopologyError("out of range", source=source, where=f"{where}, field {key}", value=value,
                                 accepted=f"{accepted}, at most {'2^53' if limit == MAX_EXACT else f'{limit:g}'}")
+
+
+def _check_attr_names(attrs: dict, known, source, where: str, what: str) -> None:
+    """A misspelt attribute is an error, not an ignored annotation.
+
+    An attribute netsim does not read is refused when it looks like one it
+    does: its name carries a unit suffix (``_bps``, ``_ns``, ``_bytes`` — an
+    override of a default) or is one edit away from a known name
+    (``rate_bsp``, ``bufer_bytes``). Other names (``label``, ``rack``) stay free
+    annotations.
+    """
+    import difflib
+    for key in attrs:
+        if not isinstance(key, str) or key in known or key.rsplit(".", 1)[0] in known:
+            continue
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.8)
+        if close or key.endswith(_UNIT_SUFFIXES):
+            hint = f"did you mean {close[0]}? " if close else ""
+            base = NODE_ATTRS if what == "node" else EDGE_ATTRS
+            extra = " or a network parameter named by `netsim defaults`" if what == "node" else ""
+            raise TopologyError(f"unknown {what} attribute", source=source, where=f"{where}, field {key}",
+                                value=attrs[key], accepted=f"{hint}one of {', '.join(base)}{extra}")
+
+
+def _known_node_attrs() -> tuple:
+    try:
+        from ..network.params import SIM_PARAMS
+    except ImportError:  # pragma: no cover - topology layer used alone
+        return NODE_ATTRS
+    return NODE_ATTRS + tuple(p.name for p in SIM_PARAMS)
 
 
 def _fmt_edge(u, v) -> str:
@@ -176,9 +211,11 @@ def validate(graph: nx.Graph, source: str | None = None) -> nx.Graph:
         graph = nx.Graph(graph)
     if graph.number_of_nodes() == 0:
         raise TopologyError("empty topology", source=source, accepted="at least two nodes and one link")
+    node_attrs = _known_node_attrs()
     for n, attrs in graph.nodes(data=True):
         where = f"node {n}"
         _check_kind(attrs, NODE_KINDS, "node", source, where)
+        _check_attr_names(attrs, node_attrs, source, where, "node")
         nk = attrs.get("nic_kind")
         if nk is not None and nk not in NIC_KINDS:
             raise TopologyError("unknown nic_kind", source=source, where=f"{where}, field nic_kind", value=nk,
@@ -192,6 +229,7 @@ def validate(graph: nx.Graph, source: str | None = None) -> nx.Graph:
         if u == v:
             raise TopologyError("self-loop link", source=source, where=where, accepted="a link between two nodes")
         _check_kind(attrs, EDGE_KINDS, "link", source, where)
+        _check_attr_names(attrs, EDGE_ATTRS, source, where, "link")
         for req in ("rate_bps", "delay_ns"):
             if attrs.get(req) is None:
                 raise TopologyError(f"missing field {req}", source=source, where=where,

@@ -17,14 +17,15 @@ def _graph(**edge):
 
 
 def test_units_normalized():
-    g = _graph(buffer_bytes="1MiB")
+    g = _graph()
+    g.nodes["b"]["buffer_bytes"] = "1MiB"
     g.nodes["b"]["ecn_kmin_bytes"] = "100KB"
     g.nodes["b"]["pfc_xoff_bytes"] = 5000
     g = validate(g)
     e = g.edges["a", "b"]
     assert e["rate_bps"] == 1e11 and isinstance(e["rate_bps"], float)
     assert e["delay_ns"] == 1000
-    assert e["buffer_bytes"] == 2 ** 20
+    assert g.nodes["b"]["buffer_bytes"] == 2 ** 20
     assert g.nodes["b"]["ecn_kmin_bytes"] == 100_000
 
 
@@ -139,3 +140,28 @@ def test_graphml_duplicate_node_ids(tmp_path):
 </graph></graphml>""")
     with pytest.raises(TopologyError, match=r"duplicate node name \(got 'a'\)"):
         load_topology(p)
+
+
+@pytest.mark.parametrize("where, key, hint", [("node", "bufer_bytes", "did you mean buffer_bytes?"),
+                                              ("node", "ecn_kmin_byte", "did you mean ecn_kmin_bytes?"),
+                                              ("node", "my_delay_ns", "one of kind"),
+                                              ("link", "rate_bsp", "did you mean rate_bps?"),
+                                              ("link", "buffer_bytes", "one of kind, rate_bps"),
+                                              ("link", "dealy_ns", "did you mean delay_ns?")])
+def test_misspelt_attribute_is_an_error(where, key, hint):
+    """Issue #14: an override netsim does not read is refused, naming the closest known name."""
+    g = _graph()
+    if where == "node":
+        g.nodes["b"][key] = 1000
+    else:
+        g.edges["a", "b"][key] = 1000
+    with pytest.raises(TopologyError, match=f"field {key}: unknown {where} attribute") as e:
+        validate(g, source="t.yaml")
+    assert hint in str(e.value) and str(e.value).startswith("t.yaml: ")
+
+
+def test_free_annotations_still_load():
+    g = _graph(label="uplink", color="red")
+    g.nodes["b"]["rack"] = "r1"
+    g.nodes["a"]["description"] = "a host"
+    validate(g)
