@@ -74,6 +74,8 @@ def _hierarchical_grouper(wl, placement, graph):
     from ..topology.domains import domain_keys, hierarchical_groups
     keys = domain_keys(graph)
     uses = {"tp": "tp", "dp": "dp", "edp": "dp"}       # group kind -> collectives spec that runs its all-reduces
+    if int(getattr(wl, "zero_stage", 0) or 0) >= 1:
+        uses = {"tp": "tp"}     # ZeRO turns every DP/EDP all-reduce into a reduce-scatter (ring): none is hierarchical
     for kind, spec_kind in uses.items():
         spec = wl.collectives.get(spec_kind)
         if spec is None or spec.algorithm != "hierarchical":

@@ -40,6 +40,16 @@ def test_hierarchical_with_one_gpu_per_domain_is_an_error(free_network):
                      workload_overrides={"collectives.dp.algorithm": "hierarchical"})
 
 
+def test_hierarchical_dp_with_zero_runs_reduce_scatters_so_is_not_refused(free_network):
+    """ZeRO turns the DP all-reduces into reduce-scatters (ring): no hierarchical collective runs,
+    so one GPU per domain is no reason to refuse the run, and the time equals the ring setting's."""
+    wl = {**GPT_DP8, "parallelism": {"dp": 4, "zero_stage": 1}}
+    kw = dict(backend="analytic")
+    hier = run_training(free_network(4), wl, workload_overrides={"collectives.dp.algorithm": "hierarchical"}, **kw)
+    ring = run_training(free_network(4), wl, workload_overrides={"collectives.dp.algorithm": "ring"}, **kw)
+    assert hier["iteration_time_s"] == ring["iteration_time_s"] > 0
+
+
 def test_unequal_domains_exit_2_one_line(tmp_path, capsys):
     text = two_servers_yaml(gpus=4)
     # move GPU n1.g3 to server n0: domains of 5 and 3 GPUs
