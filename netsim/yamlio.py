@@ -12,6 +12,11 @@ what PyYAML and Python can raise on hostile or broken input into one
   used to end in a 3,001-line ``RecursionError``) and after parsing, before
   anything else walks the tree recursively.
 
+* a number in exponent form without a dot (``1e12``, ``5e-1``) is a number,
+  as YAML 1.2 reads it (PyYAML follows YAML 1.1, where it is a string and a
+  field would then report ``must be a number (got '1e12')``):
+  :func:`yaml12_floats`.
+
 Left out: limits on size and on alias expansion (safe_load already refuses
 arbitrary objects; a file's size is bounded by the disk).
 """
@@ -54,6 +59,21 @@ def _depth_ok(doc) -> bool:
     return True
 
 
+#: YAML 1.2's exponent floats that YAML 1.1 (PyYAML) reads as strings: ``1e12``, ``-5E-1``, ``1_000e3``
+_EXP_FLOAT = re.compile(r"^[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+$")
+
+
+def yaml12_floats(loader_cls):
+    """Make ``loader_cls`` (a SafeLoader subclass) read ``1e12`` as the float YAML 1.2 says it is.
+
+    >>> class L(yaml.SafeLoader): pass
+    >>> yaml.load("a: 1e12", Loader=yaml12_floats(L))["a"], yaml.safe_load("a: 1e12")["a"]
+    (1000000000000.0, '1e12')
+    """
+    loader_cls.add_implicit_resolver("tag:yaml.org,2002:float", _EXP_FLOAT, list("-+0123456789"))
+    return loader_cls
+
+
 class DuplicateKey(Exception):
     """A mapping key given twice (raised inside :class:`UniqueKeyLoader`; :func:`load_yaml` names the file)."""
 
@@ -80,6 +100,7 @@ def _construct_mapping(loader, node, deep=False):
 
 
 UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+yaml12_floats(UniqueKeyLoader)
 
 
 def load_yaml(text: str, source: str, *, error: type = InputError, loader=UniqueKeyLoader,

@@ -38,6 +38,8 @@ GRAPHML_EXT = (".graphml", ".xml")
 
 
 # -- YAML -----------------------------------------------------------------------------------------
+from ..yamlio import yaml12_floats as _yaml12_floats  # noqa: E402  (1e12 is a number, as in YAML 1.2)
+
 class _UniqueKeyLoader(yaml.SafeLoader):
     """SafeLoader that rejects duplicate mapping keys (YAML silently keeps the last one)."""
 
@@ -54,6 +56,7 @@ def _construct_mapping(loader, node, deep=False):
 
 
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_yaml12_floats(_UniqueKeyLoader)
 
 
 def _read_yaml(path: str) -> Any:

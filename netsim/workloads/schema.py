@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from ..errors import WorkloadError
+from ..yamlio import UniqueKeyLoader
 from .fields import Fields, SECTIONS, set_dotted
 from .gpus import GPUS, gpu_preset
 from .layers import Layer
@@ -185,7 +186,7 @@ def load_workload(spec, *, overrides: dict | list | None = None, source: str | N
     for key, value in items:
         if isinstance(value, str):
             try:
-                value = yaml.safe_load(value)
+                value = yaml.load(value, Loader=UniqueKeyLoader)   # 1e12 is a number, as in files
             except yaml.YAMLError:
                 pass
         set_dotted(doc, key, value, source=src)
