@@ -333,6 +333,10 @@ def apply_link_event(backend, graph, ev: LinkEvent) -> None:
         from .errors import RoutingError
         raise RoutingError(f"link {ev.a}:{ev.b} no longer exists at {ev.time_ns} ns (failed earlier?)")
     if ev.factor is None:
+        what, src = ev.origin
+        # the router names these when a destination becomes unreachable (netsim.topology.routing)
+        graph.graph.setdefault("failed_links", []).append(
+            f"{(src + ': ') if src else ''}{what or '--fail-link'} {ev.a}:{ev.b}@{ev.time_ns}ns")
         backend.fail_link(ev.a, ev.b)
     else:
         backend.set_link_rate(ev.a, ev.b, float(graph.edges[ev.a, ev.b]["rate_bps"]) * ev.factor)

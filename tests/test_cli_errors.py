@@ -320,6 +320,19 @@ CASES = [
      ["--cc-params-file", "--backend analytic cannot honour it"], None),
     ("report-bad-topology", ["report", "{T}/run_ok", "--out", "{T}/r.html", "--topology", "{T}/link_kind.yaml"],
      ["wifi"], None),
+    # --- issue #14 QA: output paths name their flag; a failed link that cuts a pair names the failure ---
+    ("export-chakra-out-is-file", ["export", "chakra", DENSE_WL, "--out", "{T}/ok.csv", "--quiet"],
+     ["--out", "ok.csv", "existing file"], None),
+    ("export-hpcc-out-is-dir", ["export", "hpcc-flows", "{T}/run_ok", "--out", "{T}", "--quiet"],
+     ["--out", "is a directory"], None),
+    ("export-hpcc-out-no-folder", ["export", "hpcc-flows", "{T}/run_ok", "--out", "{T}/nowhere/f.txt", "--quiet"],
+     ["--out", "nowhere", "does not exist"], None),
+    ("report-out-no-folder", ["report", "{T}/run_ok", "--out", "{T}/nowhere/r.html"],
+     ["--out", "nowhere", "does not exist"], None),
+    ("fail-link-cuts-a-pair", _run(DENSE_WL, "--fail-link", "s0.nic0:leaf0@1us", "--workload-set",
+                                   "placement.gpus=[s0.gpu0,s1.gpu0,s2.gpu0,s3.gpu0]",
+                                   topo=os.path.join(TOPO, "leaf_spine_64gpu.yaml")),
+     ["--fail-link s0.nic0:leaf0@1000ns", "unreachable", "s1.gpu0"], None),
 ]
 
 
@@ -368,3 +381,16 @@ def test_unknown_backend_is_blamed_on_backend_not_on_set(capsys):
     assert _main(["flows", "gpu_ring:gpus=4", "topologies/hpcc_small/flow.txt", "--backend", "pkt", "--out", "/tmp/x"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("netsim flows: error: --backend: unknown backend (got 'pkt')") and "--set" not in err
+
+
+def test_flows_quiet_prints_nothing_and_report_out_makes_no_folder(bad_dir, capsys, tmp_path):
+    """Issue #14 QA: ``flows --quiet`` printed its summary line; ``report --out`` created missing folders."""
+    assert main(["flows", DUMBBELL, os.path.join(bad_dir, "ok.csv"), "--out", str(tmp_path / "q"), "--backend",
+                 "analytic", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "" and err == ""
+    assert main(["flows", DUMBBELL, os.path.join(bad_dir, "ok.csv"), "--out", str(tmp_path / "v"), "--backend",
+                 "analytic"]) == 0
+    assert capsys.readouterr().out.startswith("flows 1  completed 1")
+    assert main(["report", str(tmp_path / "q"), "--out", str(tmp_path / "no" / "r.html")]) == 2
+    assert not (tmp_path / "no").exists()

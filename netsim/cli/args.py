@@ -39,6 +39,22 @@ def check_out_dir(path: str, flag: str = "--out") -> None:
                          accepted="a directory path that is not below an existing file")
 
 
+def check_out_file(path: str, flag: str = "--out") -> None:
+    """``--out FILE``: a file that may be written — not a directory, in a directory that exists.
+
+    A file output never creates folders (a typo in the folder would otherwise
+    leave the file somewhere unexpected); ``--out DIR`` outputs do.
+    """
+    p = os.path.abspath(os.path.expanduser(path))
+    if os.path.isdir(p):
+        raise InputError("is a directory", where=f"{flag} {path}", accepted="a file name to write")
+    parent = os.path.dirname(p)
+    if not os.path.isdir(parent):
+        what = "is a file, not a directory" if os.path.exists(parent) else "does not exist"
+        raise InputError(f"its folder {parent} {what}", where=f"{flag} {path}",
+                         accepted="a file in an existing directory (create the folder first)")
+
+
 def check_input_file(path: str, arg: str, what: str, *, builder_ok: bool = False, noun: str = "file") -> None:
     """A positional input is a readable regular file (or, with ``builder_ok``, may be a builder expression)."""
     p = os.path.expanduser(path)

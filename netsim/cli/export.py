@@ -15,6 +15,8 @@ from ..params import parse_assignments
 
 def _chakra(args) -> int:
     from ..importers.chakra_write import workload_ops, write_chakra
+    from .args import check_out_dir
+    check_out_dir(args.out)
     graph = None
     if args.topology:
         from ..topology import load_topology
@@ -31,6 +33,8 @@ def _chakra(args) -> int:
 
 def _hpcc(args) -> int:
     from ..importers.hpcc_write import write_hpcc_flows
+    from .args import check_out_file
+    check_out_file(args.out)
     n = write_hpcc_flows(args.run_dir, args.out, offset_s=args.offset_s)
     if not args.quiet:
         print(f"{n} flows -> {args.out}")

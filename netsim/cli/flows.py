@@ -11,6 +11,10 @@ stderr, exit status 2. A failed (exit 2) or interrupted (SIGINT/SIGTERM, exit
 from __future__ import annotations
 
 
+import csv
+import os
+
+
 def _percentile(xs: list, q: float) -> float:
     if not xs:
         return float("nan")
@@ -22,14 +26,10 @@ def _percentile(xs: list, q: float) -> float:
 
 
 def _run(args) -> int:
-    import csv
-    import os
-
     from ..flowfile import load_flows
     from ..simulate import (cc_params_from_cli, check_network_params, finalize_outputs, parse_set_assignments,
                             run_flows)
     from ..topology import load_topology
-    from ..units import format_time_ns
     from .args import check_backend_options, check_input_file, check_out_dir
 
     check_input_file(args.topology, "TOPOLOGY", "a topology file (.yaml/.graphml/topology.txt) or a builder "
@@ -48,8 +48,20 @@ def _run(args) -> int:
         summary = run_flows(graph, flows, backend=args.backend, cc=args.cc, params=params, cc_params=cc_params,
                             seed=args.seed, out_dir=args.out, hpcc_fct=args.hpcc_fct, quiet=args.quiet)
         finalize_outputs(args.out, graph, args.seed, trace=not args.no_trace)
+    if not args.quiet:
+        _print_line(summary, args.out)
+    status = summary.get("status", "complete")
+    if status != "complete":   # flows lost: never a quiet exit 0 (the outputs above stay written)
+        from ..errors import SimulationError
+        raise SimulationError(f"{status}; see {args.out}/summary.json (e.g. --set max_timeouts, link rates)")
+    return 0
+
+
+def _print_line(summary: dict, out: str) -> None:
+    """The one summary line: flow counts, mean and p99 FCT (from ``fct.csv``), drops, pauses, wall time."""
+    from ..units import format_time_ns
     fcts = []
-    with open(os.path.join(args.out, "fct.csv"), newline="") as fh:
+    with open(os.path.join(out, "fct.csv"), newline="") as fh:
         for row in csv.DictReader(fh):
             fcts.append(int(row["fct_ns"]))
     mean = sum(fcts) / len(fcts) if fcts else float("nan")
@@ -57,12 +69,7 @@ def _run(args) -> int:
     fmt = (lambda v: format_time_ns(v) if v == v else "n/a")
     print(f"flows {summary['flows']}  completed {summary['completed']}  mean FCT {fmt(mean)}  "
           f"p99 FCT {fmt(p99)}  drops {summary.get('drops', 0)}  PFC pauses {summary.get('pfc_pauses', 0)}  "
-          f"wall {summary['wall_time_s']:.2f}s  -> {args.out}")
-    status = summary.get("status", "complete")
-    if status != "complete":   # flows lost: never a quiet exit 0 (the outputs above stay written)
-        from ..errors import SimulationError
-        raise SimulationError(f"{status}; see {args.out}/summary.json (e.g. --set max_timeouts, link rates)")
-    return 0
+          f"wall {summary['wall_time_s']:.2f}s  -> {out}")
 
 
 def register(subparsers) -> None:
@@ -83,5 +90,5 @@ def register(subparsers) -> None:
     p.add_argument("--hpcc-fct", action="store_true",
                    help="also write HPCC ns-3's fct.txt and fct_nodes.csv (node id, HPCC address, name); any backend")
     p.add_argument("--no-trace", action="store_true", help="do not write trace.json (Chrome trace events)")
-    p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.add_argument("--quiet", action="store_true", help="print nothing on success; no progress line")
     p.set_defaults(func=_run)

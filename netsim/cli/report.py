@@ -65,6 +65,9 @@ def run(args) -> int:
     from ..analysis.report import run_seed, write_report
     from ..analysis.trace import write_trace
 
+    if args.out is not None:
+        from .args import check_out_file
+        check_out_file(args.out)
     graph = None
     if args.topology:
         from ..topology import load_topology

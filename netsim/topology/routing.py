@@ -162,6 +162,11 @@ class Router:
         if s == d:
             raise RoutingError(f"no route from {src!r} to itself")
         if not self._next(s, d):
+            failed = self.graph.graph.get("failed_links")
+            if failed:          # a what-if failure cut the pair: name it (netsim.whatif records them)
+                raise RoutingError(f"{'; '.join(failed)}: destination {dst!r} unreachable from {src!r} after "
+                                   "the link failed; expected a failure that leaves every communicating pair "
+                                   "a route (fail a fabric link, or degrade this one instead)")
             raise RoutingError(f"destination {dst!r} unreachable from {src!r} "
                                "(no path whose intermediate nodes are all switches/NICs/NVSwitches/PCIe switches"
                                + ("" if self.graph.graph.get("gpu_forwarding") else

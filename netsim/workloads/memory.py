@@ -271,10 +271,22 @@ def check_memory(wl, builder, placement, graph, *, allow_oom: bool = False) -> d
         report["stages"].append(row)
         if cap is not None and st.total > cap and not allow_oom:
             raise InputError(
-                f"stage {st.stage} does not fit in GPU memory: needs {st.total / 2**30:.1f} GiB "
-                f"(states {st.states.total / 2**30:.1f}, activations {st.activations / 2**30:.1f}) "
-                f"of {cap / 2**30:.1f} GiB", source=wl.source, where=f"GPU {gpu}",
+                f"stage {st.stage} does not fit in GPU memory: needs {_binary(st.total)} "
+                f"(states {_binary(st.states.total)}, activations {_binary(st.activations)}) "
+                f"of {_binary(cap)}", source=wl.source, where=f"GPU {gpu}",
                 accepted="ZeRO (parallelism.zero_stage), recomputation, more tp/pp, a larger "
                          "memory.capacity_bytes, or --allow-oom")
     report["peak_bytes"] = max((r["total_bytes"] for r in report["stages"]), default=0)
     return report
+
+
+def _binary(nbytes: float) -> str:
+    """A size in the largest binary unit it reaches, one decimal (never "0.0 GiB" for a small one).
+
+    >>> _binary(43.2 * 2**30), _binary(1000), _binary(3 * 2**20)
+    ('43.2 GiB', '1000 B', '3.0 MiB')
+    """
+    for unit, m in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= m:
+            return f"{nbytes / m:.1f} {unit}"
+    return f"{nbytes:.0f} B"

@@ -69,7 +69,9 @@ def test_cli_names_gpu_need_and_capacity_and_allow_oom_runs(tmp_path):
            "--quiet"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
-    assert "GPU s0.gpu0" in r.stderr and "GiB" in r.stderr and "of 0.0 GiB" in r.stderr and "--allow-oom" in r.stderr
+    # 16 MB = 15.3 MiB: the capacity is named in a unit it reaches (it used to read "of 0.0 GiB")
+    assert "GPU s0.gpu0" in r.stderr and "of 15.3 MiB" in r.stderr and "--allow-oom" in r.stderr
+    assert "0.0 GiB" not in r.stderr
     from netsim.cli import main
     assert main(cmd[3:] + ["--allow-oom"]) == 0
     import json
