@@ -89,8 +89,9 @@ def ramp(cc: str, sizes=(100_000, 1_000_000, 10_000_000), params: dict | None = 
     return {"rows": rows, "ramp_scale": round(num / den, 3) if den > 0 else 0.0}
 
 
-def dcqcn_check(ns=(2, 4, 8), size_bytes: int = 4_000_000, ticks_ns=(2_000,)) -> list[dict]:
-    """Fluid DCQCN vs packet DCQCN on the dumbbell: efficiency and CNPs per flow."""
+def dcqcn_check(ns=(2, 4, 8), size_bytes: int = 4_000_000, ticks_ns=(2_000,), preset: str | None = None) -> list[dict]:
+    """Fluid DCQCN vs packet DCQCN on the dumbbell: efficiency and CNPs per flow (``preset``: DCQCN's)."""
+    cp = {"dcqcn": {"preset": preset}} if preset else None
     from netsim.backends.flow.backend import FlowBackend  # noqa: F401  (registers "flow")
     rows = []
     for n in ns:
@@ -103,11 +104,11 @@ def dcqcn_check(ns=(2, 4, 8), size_bytes: int = 4_000_000, ticks_ns=(2_000,)) ->
         def eff(recs):
             lat = recs[0].ideal_fct_ns - t_one_ns
             return (n * t_one_ns) / (max(r.end_ns for r in recs) - lat)
-        pk, _, _ = run_flows_on("packet", g, flows, cc="dcqcn")
+        pk, _, _ = run_flows_on("packet", g, flows, cc="dcqcn", cc_params=cp)
         row = {"n": n, "packet_eff": round(eff(pk), 4),
                "packet_cnps_per_flow": round(statistics.fmean(r.cnps_received for r in pk), 2)}
         for t in ticks_ns:
-            fl, st, _ = run_flows_on("flow", g, flows, cc="dcqcn", params={"flow_dcqcn_tick_ns": t})
+            fl, st, _ = run_flows_on("flow", g, flows, cc="dcqcn", params={"flow_dcqcn_tick_ns": t}, cc_params=cp)
             row[f"flow_eff_tick{t // 1000}us"] = round(eff(fl), 4)
             row[f"flow_cnps_per_flow_tick{t // 1000}us"] = round(st["dcqcn_cnps"] / n, 2)
         rows.append(row)
