@@ -49,7 +49,8 @@ SCRIPTS = ("dcqcn_presets", "readme_validation", "lone_flow", "dctcp_band", "apn
            "apnet_gpt3b_sim", "neuronabox", "holmes", "anthony",
            "apnet_scaling", "papers_packet", "packet_events",
            "flow_calibration", "flow_unseen",
-           "flow_dcqcn_traces", "flow_port_fairness", "flow_dcqcn_calibration", "packet_incast_buffer")
+           "flow_dcqcn_traces", "flow_port_fairness", "flow_dcqcn_calibration", "packet_incast_buffer",
+           "flow_dcqcn_cost")
 
 
 @dataclasses.dataclass(frozen=True)
