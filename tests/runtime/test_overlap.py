@@ -3,7 +3,7 @@ import pytest
 
 from netsim.runtime import run_training
 
-from conftest import layer_workload, star
+from tests.runtime.conftest import layer_workload, star
 
 P = 6_250_000              # parameters per layer: a 12.5 MB fp16 bucket, ~1 ms at 100 Gb/s
 T_F, T_B = 1e-3, 2e-3      # per-layer forward / backward (s)

@@ -9,7 +9,7 @@ import yaml
 from netsim.cli import main
 from netsim.runtime.repeat import distribution, repeat_seeds
 
-from conftest import layer_workload
+from tests.runtime.conftest import layer_workload
 
 TOPO = "gpu_cluster:servers=2,gpus_per_server=2,nic_rates_bps=100Gbps"
 

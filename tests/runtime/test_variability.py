@@ -8,7 +8,7 @@ from scipy import integrate, stats
 from netsim.errors import InputError, WorkloadError
 from netsim.runtime import run_training
 
-from conftest import layer_workload, star
+from tests.runtime.conftest import layer_workload, star
 
 C = 3 * (1e-3 + 2e-3)      # compute per iteration of layer_workload() (s): 3 layers x (1 ms + 2 ms)
 
