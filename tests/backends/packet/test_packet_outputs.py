@@ -92,7 +92,7 @@ def _cli(tmp_path, capsys, *args):
 def test_cli_runs_and_prints(tmp_path, capsys):
     f = tmp_path / "f.csv"
     f.write_text("src,dst,size_bytes,start_ns\nleft0,right0,100KB,0\nleft1,right0,100KB,0\n")
-    rc = main(["flows", "dumbbell:n_left=2,n_right=1", str(f), "--out", str(tmp_path / "o"), "--quiet",
+    rc = main(["flows", "dumbbell:n_left=2,n_right=1", str(f), "--out", str(tmp_path / "o"),
                "--set", "ecn_kmin_bytes.3=20KB", "--cc-param", "window_bytes=50KB"])
     out = capsys.readouterr().out
     assert rc == 0 and "completed 2" in out
