@@ -107,10 +107,16 @@ class Flow(ABC):
         self.prio = prio
         self.ect = bool(getattr(cc, "ecn_capable", False))
         self.route, self.rroute = route, rroute
+        set_path = getattr(cc, "set_path", None)
+        if set_path is not None:          # Swift's topology scaling: links of the forward path
+            set_path(hops=len(route) if route else (len(rroute) if rroute else 0))
         self.port, self.rport = port, rport
-        self.mss = mss_bytes
-        self.hdr = header_bytes
-        self.ack_bytes = ack_bytes
+        #: the algorithm wants in-band telemetry (HPCC): data packets carry an INT list, echoed in ACKs
+        self.wants_int = bool(getattr(cc, "wants_int", False))
+        extra = int(getattr(cc, "int_bytes", 0)) if self.wants_int else 0
+        self.mss = mss_bytes - extra      # the INT header is paid out of the payload (packets stay <= MTU)
+        self.hdr = header_bytes + extra
+        self.ack_bytes = ack_bytes + extra
         self.start_ps = start_ps
         self.record = record  # extra info for the record (tag, ideal)
         # sender
@@ -184,6 +190,8 @@ class Flow(ABC):
         wire = payload + self.hdr
         pkt = Packet(self, DATA, seq, wire, payload, self.prio, self.ect, self.route, self.dst, now)
         pkt.hop = 1
+        if self.wants_int:
+            pkt.intl = []
         if seq < self.snd_max:
             pkt.rtx = True
             self.retransmitted_bytes += payload

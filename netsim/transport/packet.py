@@ -60,10 +60,14 @@ class Packet:
         DATA: this is a retransmission (no RTT sample from it, Karn).
     ts_arr : int
         Arrival time (ps) at the end of the link it is on.
+    intl : list | None
+        DATA of an algorithm using in-band telemetry (HPCC): one
+        :class:`~netsim.transport.telemetry.IntHop` per switch egress so far;
+        its ACK echoes the list. ``None`` otherwise.
     """
 
     __slots__ = ("flow", "kind", "seq", "size", "payload", "prio", "ect", "ce",
-                 "route", "hop", "in_port", "pfc_port", "ts", "ece", "rtx", "dst", "ts_arr")
+                 "route", "hop", "in_port", "pfc_port", "ts", "ece", "rtx", "dst", "ts_arr", "intl")
 
     def __init__(self, flow, kind: int, seq: int, size: int, payload: int, prio: int, ect: bool,
                  route, dst, ts: int = 0):
@@ -83,6 +87,7 @@ class Packet:
         self.ece = False
         self.rtx = False
         self.dst = dst
+        self.intl = None
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return (f"Packet({KIND_NAMES[self.kind]} flow={getattr(self.flow, 'fid', None)} seq={self.seq} "

@@ -42,6 +42,7 @@ from collections import deque
 from heapq import heappush
 
 from ...transport.packet import CNP, CONTROL_PRIORITY, DATA, N_PRIORITIES
+from ...transport.telemetry import stamp as int_stamp
 from .scheduler import NORMAL
 
 
@@ -271,6 +272,7 @@ class Port:
                 return
         else:
             return
+        if pkt.intl is not None: int_stamp(self, pkt, now)  # noqa: E701  (INT hook: netsim.transport.telemetry)
         t = pkt.size * self.ps_per_byte + self.rem
         ser = int(t)
         self.rem = t - ser
@@ -308,6 +310,7 @@ class Port:
     # -- transmission -----------------------------------------------------------------------------
     def start(self, pkt, now: int) -> None:
         """Serialize ``pkt`` from ``now`` (ps, the port is idle); schedule its arrival at the peer."""
+        if pkt.intl is not None: int_stamp(self, pkt, now)  # noqa: E701  (INT hook)
         t = pkt.size * self.ps_per_byte + self.rem
         ser = int(t)
         self.rem = t - ser
@@ -367,6 +370,7 @@ class Port:
             now = pkt.ts_arr
             if port.busy_until <= now:
                 if not port.paused[pkt.prio]:
+                    if pkt.intl is not None: int_stamp(port, pkt, now)  # noqa: E701  (INT hook)
                     t = pkt.size * port.ps_per_byte + port.rem
                     ser = int(t)
                     port.rem = t - ser

@@ -38,7 +38,7 @@ def cc_class(name: str, *, where: str | None = "--cc", source: str | None = None
 
 
 def _load_all() -> None:
-    from . import cubic, dcqcn, dctcp  # noqa: F401  (registration side effect)
+    from . import cubic, dcqcn, dctcp, hpcc, swift, timely  # noqa: F401  (registration side effect)
 
 
 def load_cc_params_file(path: str, cc_name: str) -> dict[str, dict]:

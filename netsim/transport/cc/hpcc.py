@@ -1,0 +1,185 @@
+"""HPCC (Li et al., SIGCOMM 2019) sender as a pure state machine, fed by INT.
+
+Modelled — the paper's Algorithm 1, on every ACK that carries telemetry:
+
+* MeasureInflight: for every hop ``i`` of the path (matched by egress port
+  with the previous ACK's record) ``txRate = Δtx_bytes / Δts`` and
+  ``u_i = min(qlen, qlen_prev) / (B_i·T) + txRate / B_i``; the hop with the
+  largest ``u_i`` gives ``u`` and its ``τ = Δts`` (capped at ``T``); then
+  ``U ← (1 − τ/T)·U + (τ/T)·u``.
+* ComputeWind: if ``U ≥ η`` or ``incStage ≥ maxStage``:
+  ``W = W^c / (U/η) + W_AI``, else ``W = W^c + W_AI``; the reference window
+  ``W^c`` (and ``incStage``: reset on the first branch, incremented on the
+  second) is updated only on the first ACK beyond ``lastUpdateSeq``, which
+  then becomes ``snd_nxt`` — once per RTT. With ``fast_react`` off the window
+  is recomputed only then as well.
+* The window is both a cap on bytes in flight (``cwnd_bytes = W``) and a
+  pacing rate ``R = W / T`` (capped at line rate), as HPCC's NIC uses both.
+  ``T`` is the flow's base RTT, ``W_init = B_NIC · T``; a flow starts at
+  ``W_init`` (line rate), ``U = 1`` (HPCC ns-3 initial value).
+
+Two presets (``preset``), every other ``None`` parameter taken from it:
+
+* ``paper``: η = 0.95, maxStage = 5, W_AI = 80 B (Li et al. §5.1; §3.3
+  derives it as ``W_init(1 − η)/N``), recomputed on every ACK (§4.2);
+* ``hpcc``: HPCC's published ``simulation/run.py`` (cc=hp): U_TARGET 0.95,
+  MI_THRESH 0 (= maxStage 0: the multiplicative branch always, no additive
+  stages), RATE_AI 10 Mb/s × line rate / 25 Gb/s applied as a rate, i.e.
+  W_AI = RATE_AI · T, FAST_REACT 1 (per-ACK window), HAS_WIN/VAR_WIN 1.
+
+The INT header (``int_max_hops`` hop slots, :mod:`netsim.transport.telemetry`)
+costs payload bytes on every data packet and ACK.
+
+Left out: PINT (probabilistic INT), the ``MULTI_RATE``/``SAMPLE_FEEDBACK``
+variants, HPCC's global-T option (T here is the flow's own base RTT).
+
+>>> cc = HPCC(HPCC.PARAMS.resolve(), mss_bytes=1000, line_rate_bps=100e9, base_rtt_ns=8000)
+>>> cc.cwnd_bytes, cc.rate_bps / 1e9, cc.eta, cc.max_stage, cc.w_ai_bytes
+(100000.0, 100.0, 0.95, 5, 80.0)
+>>> cc.compute_window(1.9, update=True)        # U = 2 eta: halve W^c, plus W_AI
+50080.0
+"""
+from __future__ import annotations
+
+from ...params import Param, ParamTable
+from ..telemetry import int_header_bytes
+from .base import CongestionControl, register
+
+#: preset values and their sources; ``None`` parameters take these
+PRESETS: dict[str, dict] = {
+    "paper": {
+        "_source": "Li et al., HPCC, SIGCOMM 2019: Algorithm 1; eta 95 %, maxStage 5, W_AI 80 B (§5.1; "
+                   "W_AI = W_init(1 - eta)/N, §3.3); per-ACK reaction (§4.2)",
+        "eta": 0.95, "max_stage": 5, "w_ai_bytes": 80, "rate_ai_bps": 0.0, "fast_react": True,
+    },
+    "hpcc": {
+        "_source": "HPCC ns-3 simulation/run.py cc=hp (alibaba-edu/High-Precision-Congestion-Control): "
+                   "U_TARGET 0.95, MI_THRESH 0, RATE_AI 10Mb/s*bw/25G (as W_AI = RATE_AI*T), FAST_REACT 1",
+        "eta": 0.95, "max_stage": 0, "w_ai_bytes": 0, "rate_ai_bps": 10e6, "fast_react": True,
+    },
+}
+DEFAULT_PRESET = "paper"
+#: the line rate HPCC's run.py scales RATE_AI with (``ai = 10 * bw / 25``)
+RATE_AI_REF_BPS = 25e9
+
+
+class PresetTable(ParamTable):
+    """A :class:`ParamTable` whose ``None`` values mean "from the preset" (resolvable twice)."""
+
+    def resolve(self, overrides=None, *, base=None, source=None) -> dict:
+        def clean(d):
+            return {k: v for k, v in (d or {}).items() if v is not None}
+        return super().resolve(clean(overrides), base=clean(base), source=source)
+
+
+def _p(name, kind, doc, **kw):
+    vals = ", ".join(f"{k}: {v[name]}" for k, v in PRESETS.items())
+    return Param(name, None, kind, f"{doc} (None = from the preset)", f"presets — {vals}", **kw)
+
+
+@register
+class HPCC(CongestionControl):
+    """HPCC window/rate control from per-hop INT (see module docstring)."""
+
+    name = "hpcc"
+    transport = "roce"
+    ecn_capable = False
+    #: the transport stamps ``pkt.intl`` on data packets and calls :meth:`on_telemetry`
+    wants_int = True
+    PARAMS = PresetTable("hpcc", [
+        Param("preset", DEFAULT_PRESET, "choice", "which published parameter set fills the None values",
+              "paper: Li et al. SIGCOMM'19; hpcc: HPCC ns-3 run.py (cc=hp)", choices=tuple(PRESETS)),
+        _p("eta", "float", "target utilisation η", minimum=0.01, maximum=1.0),
+        _p("max_stage", "int", "maxStage: additive stages before a multiplicative update", minimum=0),
+        _p("w_ai_bytes", "size", "additive increase W_AI per update (0 = rate_ai_bps x T)"),
+        _p("rate_ai_bps", "rate", "additive increase as a rate per 25 Gb/s of line rate (used if "
+           "w_ai_bytes = 0)", minimum=0),
+        _p("fast_react", "bool", "recompute W on every ACK (off: once per RTT)"),
+        Param("int_max_hops", 5, "int", "INT hop slots in the header (its size counts on the wire)",
+              "HPCC ns-3 IntHeader::maxHop = 5 (8 B per hop + 2 B count)", minimum=1, maximum=16),
+        Param("min_rate_bps", 100e6, "rate", "rate (and window = rate x T) floor",
+              "HPCC ns-3 RdmaHw MinRate default 100 Mb/s"),
+    ])
+
+    def __init__(self, params, **kw):
+        super().__init__(params, **kw)
+        preset = PRESETS[params.get("preset") or DEFAULT_PRESET]
+        e = {k: (preset[k] if params.get(k) is None and k in preset else params.get(k, None))
+             for k in ("eta", "max_stage", "w_ai_bytes", "rate_ai_bps", "fast_react")}
+        self.params = {**params, **e}
+        self.int_bytes = int_header_bytes(int(params.get("int_max_hops", 5)))
+        self.mss_bytes = max(1, self.mss_bytes - self.int_bytes)   # INT header comes out of the payload
+        self.eta = float(e["eta"])
+        self.max_stage = int(e["max_stage"])
+        self.fast_react = bool(e["fast_react"])
+        self.t_ns = max(1, int(self.base_rtt_ns))
+        self.w_init = self.line_rate_bps * self.t_ns / 8e9
+        w_ai = float(e["w_ai_bytes"])
+        if w_ai <= 0:
+            w_ai = float(e["rate_ai_bps"]) * self.line_rate_bps / RATE_AI_REF_BPS * self.t_ns / 8e9
+        self.w_ai_bytes = w_ai
+        self.w_min = float(params.get("min_rate_bps", 100e6)) * self.t_ns / 8e9
+        self.wc = self.w_init                  # reference window W^c
+        self.u = 1.0                           # utilisation estimate U
+        self.inc_stage = 0
+        self.last_update_seq = 0
+        self.hops: list = []                   # the last ACK's INT records
+        self._set_window(self.w_init)
+
+    # -- Algorithm 1 -----------------------------------------------------------------------------
+    def measure_inflight(self, hops) -> float:
+        """Update and return ``U`` from this ACK's hop records against the previous ACK's."""
+        prev = self.hops
+        t_ps = self.t_ns * 1000
+        best, tau = -1.0, 0
+        for i, h in enumerate(hops):
+            if i >= len(prev) or prev[i].port is not h.port:
+                continue
+            p = prev[i]
+            dt = h.ts_ps - p.ts_ps
+            if dt <= 0:
+                continue
+            rate_bps = h.rate_bps
+            tx_rate = (h.tx_bytes - p.tx_bytes) * 8e12 / dt
+            u = min(h.qlen_bytes, p.qlen_bytes) * 8e12 / (rate_bps * t_ps) + tx_rate / rate_bps
+            if u > best:
+                best, tau = u, dt
+        if best >= 0.0:
+            f = min(tau, t_ps) / t_ps
+            self.u = (1.0 - f) * self.u + f * best
+        return self.u
+
+    def compute_window(self, u: float, update: bool) -> float:
+        """ComputeWind(U, updateWc): the new window, bytes (``W^c`` and the stage move iff ``update``)."""
+        if u >= self.eta or self.inc_stage >= self.max_stage:
+            w = self.wc / (u / self.eta) + self.w_ai_bytes
+            if update:
+                self.inc_stage = 0
+                self.wc = w
+        else:
+            w = self.wc + self.w_ai_bytes
+            if update:
+                self.inc_stage += 1
+                self.wc = w
+        return w
+
+    def _set_window(self, w: float) -> None:
+        w = min(max(w, self.w_min), self.w_init)
+        self.cwnd_bytes = w
+        self.rate_bps = min(self.line_rate_bps, w * 8e9 / self.t_ns)
+
+    # -- hooks -----------------------------------------------------------------------------------
+    def on_telemetry(self, now_ns: int, hops, ack_seq: int, snd_nxt: int) -> None:
+        """NewAck: an ACK echoed ``hops`` (:class:`~netsim.transport.telemetry.IntHop` list)."""
+        u = self.measure_inflight(hops)
+        if ack_seq > self.last_update_seq:
+            w = self.compute_window(u, True)
+            self.last_update_seq = snd_nxt
+            self.wc = min(max(self.wc, self.w_min), self.w_init)
+            self._set_window(w)
+        elif self.fast_react:
+            self._set_window(self.compute_window(u, False))
+        self.hops = hops
+
+    def sample(self):
+        return self.cwnd_bytes, self.rate_bps, self.u
