@@ -10,7 +10,8 @@ validation tests (``tests/validation/test_cc_*.py``):
   samples, every ``probe_ns``, each flow's delivered bytes and CC state and the
   watched egress queue (no trace files: numbers straight from the objects).
 
-Benchmarks: ``incast16_<cc>`` for every registered algorithm (16 × 4 MB into
+Benchmarks: ``incast16_<cc>`` for every registered algorithm (none, cubic,
+dcqcn, dctcp, hpcc, swift, timely) (16 × 4 MB into
 one 100 Gbps port; wall seconds, packet-hops per wall second and its ratio to
 the raw SimPy event rate measured in the same run) and ``cubic_dumbbell``
 (ns-3.37 reference: 4 Cubic flows × 100 MB, 10 Gbps / 2 µs access links, one
@@ -198,12 +199,13 @@ def _incast_bench(cc: str):
                 "cnps": s["cnps"], "ecn_marks": s["ecn_marks"],
                 "fct_max_us": round(max(rec.fct_ns for rec in done) / 1e3, 1) if done else None}
     fn.__name__ = f"incast16_{cc}"
+    lossy = cc in ("cubic", "dctcp", "swift")  # the tcp-transport algorithms (incast_params)
     fn.__doc__ = (f"16-to-1 incast of 16 x 4 MB at 100 Gbps under --cc {cc} "
-                  f"({'lossy, PFC off' if cc in ('cubic', 'dctcp') else 'PFC on'}), 2 MB switch buffer.")
+                  f"({'lossy, PFC off' if lossy else 'PFC on'}), 2 MB switch buffer.")
     return fn
 
 
-for _cc in ("none", "cubic", "dcqcn", "dctcp"):
+for _cc in ("none", "cubic", "dcqcn", "dctcp", "hpcc", "swift", "timely"):
     benchmark(f"incast16_{_cc}")(_incast_bench(_cc))
 
 

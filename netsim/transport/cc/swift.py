@@ -73,8 +73,9 @@ class Swift(CongestionControl):
               f"{_SRC} Algorithm 1", minimum=0.0, maximum=1.0),
         Param("min_cwnd", 0.001, "float", "smallest window, packets (pacing below 1)",
               f"{_SRC} §3.4 (cwnd down to 0.001 packets under large incasts)", minimum=1e-9),
-        Param("max_cwnd", 0.0, "float", "largest window, packets (0 = 2 BDP of the path)",
-              "netsim choice: twice the path's bandwidth-delay product", minimum=0.0),
+        Param("max_cwnd", 0.0, "float", "largest window, packets (0 = line rate x the largest "
+              "target delay: one flow can fill the path and its target queue)",
+              "netsim choice (the paper bounds cwnd but gives no value)", minimum=0.0),
         Param("init_cwnd_pkts", 0.0, "float", "initial window, packets (0 = one BDP of the path)",
               "netsim choice: line rate from the start, as a NIC transport does", minimum=0.0),
         Param("retx_reset_threshold", 5, "int", "consecutive timeouts after which cwnd = min_cwnd",
@@ -93,12 +94,13 @@ class Swift(CongestionControl):
         self.ai, self.beta, self.max_mdf = float(p["ai"]), float(p["beta"]), float(p["max_mdf"])
         self.min_cwnd = float(p["min_cwnd"])
         bdp_pkts = max(1.0, self.bdp_bytes / self.mss_bytes)
-        self.max_cwnd = float(p["max_cwnd"]) or 2.0 * bdp_pkts
-        self.cwnd_pkts = min(float(p["init_cwnd_pkts"]) or bdp_pkts, self.max_cwnd)
         self.base_target_ns = float(p["base_target_ns"])
         self.hop_scale_ns = float(p["hop_scale_ns"])
         self.flow_scaling = bool(p["flow_scaling"])
         fs_range = float(p["fs_range_ns"])
+        top_ns = self.base_target_ns + 16 * self.hop_scale_ns + (fs_range if self.flow_scaling else 0.0)
+        self.max_cwnd = float(p["max_cwnd"]) or max(bdp_pkts, self.line_rate_bps * top_ns / 8e9 / self.mss_bytes)
+        self.cwnd_pkts = min(float(p["init_cwnd_pkts"]) or bdp_pkts, self.max_cwnd)
         lo, hi = 1 / math.sqrt(float(p["fs_min_cwnd"])), 1 / math.sqrt(float(p["fs_max_cwnd"]))
         self.fs_range_ns = fs_range
         self.fs_alpha = fs_range / (lo - hi) if lo > hi else 0.0

@@ -3,7 +3,8 @@
 Modelled (the paper's Algorithm 1), with RTTs from the packet backend's own
 clock (send time stamped in the packet, echoed by the ACK — NIC hardware
 timestamps): a *completion event* is every ``segment_bytes`` of newly
-acknowledged data, and uses the latest RTT sample ``new_rtt``:
+acknowledged data (0: once per RTT, as HPCC's ns-3 TIMELY), and uses the
+latest RTT sample ``new_rtt``:
 
 * ``rtt_diff ← (1 − α)·rtt_diff + α·(new_rtt − prev_rtt)``;
   ``gradient = rtt_diff / min_rtt``;
@@ -57,8 +58,9 @@ class Timely(CongestionControl):
               f"{_SRC} §4.3 (five completion events)", minimum=1),
         Param("min_rtt_ns", 0, "time", "gradient normaliser (0 = the path's base RTT)",
               f"{_SRC} §4.3 (minRTT; 20 us in the paper's setting)"),
-        Param("segment_bytes", 16_000, "size", "acknowledged bytes per completion event",
-              f"{_SRC} §5 (16-64 KB segments)", minimum=1),
+        Param("segment_bytes", 16_000, "size", "acknowledged bytes per completion event (0 = one event "
+              "per RTT: the first ACK beyond the data sent at the last event, as HPCC's ns-3 TIMELY)",
+              f"{_SRC} §5 (16-64 KB segments)"),
         Param("min_rate_bps", 100e6, "rate", "rate floor", "HPCC ns-3 RdmaHw MinRate default 100 Mb/s"),
         Param("window_bytes", 0, "size", "optional in-flight cap (0 = rate-based only)",
               "HPCC run.py timely_vwin variant uses a window; timely has none (HAS_WIN 0)"),
@@ -81,6 +83,8 @@ class Timely(CongestionControl):
         self.rtt_diff = 0.0
         self.neg_count = 0
         self._bytes = 0
+        self._acked = 0
+        self._next_event = 0             # segment_bytes = 0: acked bytes that end the current RTT
         self._last_rtt: float | None = None
         self.events = 0
 
@@ -88,9 +92,17 @@ class Timely(CongestionControl):
         if rtt_ns is not None:
             self._last_rtt = float(rtt_ns)
         self._bytes += acked_bytes
-        if self._bytes < self.segment or self._last_rtt is None:
+        self._acked += acked_bytes
+        if self._last_rtt is None:
             return
-        self._bytes = 0
+        if self.segment > 0:
+            if self._bytes < self.segment:
+                return
+            self._bytes = 0
+        else:
+            if self._acked < self._next_event:
+                return
+            self._next_event = self._acked + in_flight_bytes + 1   # snd_nxt now: one event per RTT
         self.completion(self._last_rtt)
 
     def completion(self, new_rtt: float) -> None:

@@ -1,0 +1,156 @@
+"""Unit tests of HPCC, Swift and TIMELY against hand computations of the papers' rules."""
+import math
+
+import pytest
+
+from netsim.transport.cc import HPCC, REGISTRY, Swift, Timely, resolve_cc_params
+from netsim.transport.cc.hpcc import PRESETS
+from netsim.transport.telemetry import IntHop, int_header_bytes
+
+
+def _hpcc(**over):
+    return HPCC(HPCC.PARAMS.resolve(over), mss_bytes=1000, line_rate_bps=100e9, base_rtt_ns=10_000)
+
+
+def test_registered_with_transports():
+    assert REGISTRY["hpcc"].transport == "roce" and REGISTRY["timely"].transport == "roce"
+    assert REGISTRY["swift"].transport == "tcp"
+    out = resolve_cc_params("hpcc", ["preset=hpcc", "swift.beta=0.5", "timely.t_low_ns=20us"])
+    assert out["hpcc"]["preset"] == "hpcc" and out["swift"]["beta"] == 0.5
+    assert out["timely"]["t_low_ns"] == 20_000
+
+
+def test_hpcc_presets_differ_as_documented():
+    paper, code = _hpcc(), _hpcc(preset="hpcc")
+    assert (paper.max_stage, code.max_stage) == (5, 0)
+    assert paper.w_ai_bytes == 80
+    # run.py: RATE_AI = 10 Mb/s x 100G/25G = 40 Mb/s, as a window: 40e6 x 10 us / 8 = 50 B
+    assert code.w_ai_bytes == pytest.approx(40e6 * 10e-6 / 8)
+    assert PRESETS["paper"]["eta"] == PRESETS["hpcc"]["eta"] == 0.95
+    # maxStage 0: even U < eta takes the multiplicative branch (W^c / (U/eta) grows it)
+    assert code.compute_window(0.5, update=True) == pytest.approx(125_000 / (0.5 / 0.95) + 50)
+
+
+def test_hpcc_int_header_costs_payload():
+    cc = _hpcc()
+    assert cc.int_bytes == int_header_bytes(5) == 42 and cc.mss_bytes == 1000 - 42
+
+
+def test_hpcc_additive_stages_then_multiplicative():
+    cc = _hpcc()
+    w0 = cc.wc
+    for k in range(5):                      # U < eta: W^c += W_AI for maxStage updates
+        assert cc.compute_window(0.5, update=True) == pytest.approx(w0 + 80 * (k + 1))
+    assert cc.inc_stage == 5                # then the multiplicative branch even at U < eta
+    assert cc.compute_window(0.5, update=False) == pytest.approx((w0 + 400) / (0.5 / 0.95) + 80)
+
+
+def test_hpcc_measure_inflight_by_hand():
+    cc = _hpcc()
+    port = object()
+    t_ps = 10_000_000                       # T = 10 us
+    a = [IntHop(port, 20_000, 1_000_000, 0, 100e9)]
+    b = [IntHop(port, 30_000, 1_000_000 + 62_500, 5_000_000, 100e9)]   # 62.5 KB in 5 us = 100 Gb/s
+    cc.hops = a
+    u = cc.measure_inflight(b)
+    u_link = 20_000 * 8 / (100e9 * 10e-6) + 1.0                        # min qlen / (B T) + txRate / B
+    assert u == pytest.approx(0.5 * 1.0 + 0.5 * u_link)                # tau / T = 0.5, U was 1
+    assert t_ps == cc.t_ns * 1000
+
+
+def test_hpcc_once_per_rtt_reference_update():
+    cc = _hpcc()
+    port = object()
+    cc.on_telemetry(0, [IntHop(port, 0, 0, 0, 100e9)], 1000, 125_000)
+    wc = cc.wc
+    cc.on_telemetry(1, [IntHop(port, 500_000, 125_000, 10_000_000, 100e9)], 2000, 130_000)
+    assert cc.wc == wc                      # ack 2000 <= lastUpdateSeq 125000: W^c unchanged
+    assert cc.cwnd_bytes < wc               # but the window reacts at once (fast_react)
+
+
+def test_swift_target_scaling_and_md_bound():
+    cc = Swift(Swift.PARAMS.resolve(), mss_bytes=1000, line_rate_bps=100e9, base_rtt_ns=5000)
+    cc.set_path(hops=3)
+    cc.cwnd_pkts = 100.0                    # at fs_max_cwnd the flow term is 0
+    assert cc.target_ns() == pytest.approx(25_000 + 3_000)
+    cc.cwnd_pkts = 0.1                      # at fs_min_cwnd it is fs_range
+    assert cc.target_ns() == pytest.approx(28_000 + 125_000)
+    cc.cwnd_pkts = 50.0
+    cc.on_ack(0, 1000, 1_000_000, False, 0)      # huge delay: cut bounded by max_mdf
+    assert cc.cwnd_pkts == pytest.approx(25.0)
+    cc.on_ack(10, 1000, 1_000_000, False, 0)     # within one RTT of the cut: no second cut
+    assert cc.cwnd_pkts == pytest.approx(25.0)
+
+
+def test_swift_paces_below_one_packet():
+    cc = Swift(Swift.PARAMS.resolve({"flow_scaling": False}), mss_bytes=1000, line_rate_bps=100e9,
+               base_rtt_ns=5000)
+    cc.cwnd_pkts = 0.5
+    cc.rtt_ns = 40_000.0
+    cc._apply()
+    assert cc.rate_bps == pytest.approx(0.5 * 1000 * 8 / 40e-6)
+    cc.cwnd_pkts = 2.0
+    cc._apply()
+    assert math.isinf(cc.rate_bps)
+
+
+def test_swift_additive_increase_per_rtt():
+    cc = Swift(Swift.PARAMS.resolve({"flow_scaling": False}), mss_bytes=1000, line_rate_bps=100e9,
+               base_rtt_ns=5000)
+    cc.cwnd_pkts = 10.0
+    for _ in range(10):                     # one window of ACKs below target: +ai ~ 1 packet
+        cc.on_ack(0, 1000, 6000, False, 0)
+    assert cc.cwnd_pkts == pytest.approx(11.0, rel=0.01)
+
+
+def _timely():
+    return Timely(Timely.PARAMS.resolve(), mss_bytes=1000, line_rate_bps=100e9, base_rtt_ns=20_000)
+
+
+def test_timely_regions():
+    cc = _timely()
+    cc.rate_bps = 50e9
+    cc.completion(30_000)                   # below T_low: + delta
+    assert cc.rate_bps == pytest.approx(50e9 + 10e6)
+    cc.completion(1_000_000)                # above T_high: R (1 - beta (1 - T_high / rtt))
+    assert cc.rate_bps == pytest.approx((50e9 + 10e6) * (1 - 0.8 * 0.5))
+
+
+def test_timely_gradient_and_hai():
+    cc = _timely()
+    cc.rate_bps = 10e9
+    cc.completion(100_000)                  # first sample: gradient 0 -> +delta (count 1)
+    r = cc.rate_bps
+    cc.completion(110_000)                  # rtt_diff = 0.875 x 10 us, gradient 0.4375
+    assert cc.rate_bps == pytest.approx(r * (1 - 0.8 * 0.875 * 10_000 / 20_000))
+    for _ in range(4):
+        cc.completion(110_000)              # diff decays but stays > 0: still decreasing
+    cc2 = _timely()
+    cc2.rate_bps = 10e9
+    rates = []
+    for _ in range(7):                      # flat RTT in the band: gradient 0, HAI from the 5th on
+        cc2.completion(100_000)
+        rates.append(cc2.rate_bps)
+    steps = [round((b - a) / 10e6) for a, b in zip([10e9] + rates, rates)]
+    assert steps == [1, 1, 1, 1, 5, 5, 5]
+
+
+def test_timely_completion_every_segment():
+    cc = _timely()
+    for _ in range(15):
+        cc.on_ack(0, 1000, 30_000, False, 0)
+    assert cc.events == 0
+    cc.on_ack(0, 1000, 30_000, False, 0)
+    assert cc.events == 1
+
+
+def test_timely_once_per_rtt_events():
+    cc = Timely(Timely.PARAMS.resolve({"segment_bytes": 0}), mss_bytes=1000, line_rate_bps=100e9,
+                base_rtt_ns=20_000)
+    cc.on_ack(0, 1000, 30_000, False, 9000)       # first ACK: event; the RTT ends when 10 KB are acked
+    assert cc.events == 1
+    for _ in range(9):
+        cc.on_ack(0, 1000, 30_000, False, 9000)
+    assert cc.events == 1
+    cc.on_ack(0, 1000, 30_000, False, 9000)
+    assert cc.events == 2
