@@ -40,7 +40,7 @@ def test_defaults_all(capsys):
 def test_defaults_unknown_algorithm_one_line(capsys):
     assert main(["defaults", "--cc", "bbr"]) == 2
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and "cubic, dcqcn, dctcp, none" in err
+    assert "\n" not in err and "cubic, dcqcn, dctcp, hpcc, none, swift, timely" in err
 
 
 def _run(tmp, name, fct_rows, summary, queues):

@@ -26,9 +26,9 @@ def test_bare_and_qualified_keys():
 def test_unknown_key_and_algorithm():
     with pytest.raises(InputError, match="one of: c, beta"):
         resolve_cc_params("cubic", ["gamma=1"])
-    with pytest.raises(InputError, match="cubic, dcqcn, dctcp, none"):
+    with pytest.raises(InputError, match="cubic, dcqcn, dctcp, hpcc, none, swift, timely"):
         resolve_cc_params("reno")
-    with pytest.raises(InputError, match="cubic, dcqcn, dctcp, none"):
+    with pytest.raises(InputError, match="cubic, dcqcn, dctcp, hpcc, none, swift, timely"):
         resolve_cc_params("cubic", ["bbr.x=1"])
     with pytest.raises(InputError, match="KEY=VALUE"):
         resolve_cc_params("cubic", ["beta"])
