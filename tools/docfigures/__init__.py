@@ -50,7 +50,9 @@ SCRIPTS = ("dcqcn_presets", "readme_validation", "lone_flow", "dctcp_band", "apn
            "apnet_scaling", "papers_packet", "packet_events",
            "flow_calibration", "flow_unseen",
            "flow_dcqcn_traces", "flow_port_fairness", "flow_dcqcn_calibration", "packet_incast_buffer",
-           "flow_dcqcn_cost")
+           "flow_dcqcn_cost",
+           "cc_fct_table",
+           )
 
 
 @dataclasses.dataclass(frozen=True)
