@@ -63,7 +63,7 @@ def stamp(port, pkt, now_ps: int) -> None:
     ``intl`` is not ``None`` (the one line of the hook); ACKs carrying an
     echo and packets leaving a host NIC are left alone.
     """
-    if pkt.kind != DATA or port.ring is not None:
+    if pkt.kind != DATA or not hasattr(port.node, "admit"):   # only forwarding nodes (switches) stamp
         return
     net = port.net
     tx = net.__dict__.get("int_tx_bytes")
