@@ -52,6 +52,8 @@ SCRIPTS = ("dcqcn_presets", "readme_validation", "lone_flow", "dctcp_band", "apn
            "flow_dcqcn_traces", "flow_port_fairness", "flow_dcqcn_calibration", "packet_incast_buffer",
            "flow_dcqcn_cost",
            "cc_fct_table",
+           "hpcc_websearch",
+           "cc_checks",
            )
 
 

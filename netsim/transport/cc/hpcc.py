@@ -59,6 +59,8 @@ PRESETS: dict[str, dict] = {
     },
 }
 DEFAULT_PRESET = "paper"
+#: floor of U in ComputeWind (an idle path measures U = 0); any W^c/(U/eta) is then above W_init
+MIN_U = 1e-9
 #: the line rate HPCC's run.py scales RATE_AI with (``ai = 10 * bw / 25``)
 RATE_AI_REF_BPS = 25e9
 
@@ -150,7 +152,12 @@ class HPCC(CongestionControl):
         return self.u
 
     def compute_window(self, u: float, update: bool) -> float:
-        """ComputeWind(U, updateWc): the new window, bytes (``W^c`` and the stage move iff ``update``)."""
+        """ComputeWind(U, updateWc): the new window, bytes (``W^c`` and the stage move iff ``update``).
+
+        An idle path (``U = 0``) would divide by zero; ``U`` is floored at
+        :data:`MIN_U` (the window is capped at ``W_init`` anyway).
+        """
+        u = max(u, MIN_U)
         if u >= self.eta or self.inc_stage >= self.max_stage:
             w = self.wc / (u / self.eta) + self.w_ai_bytes
             if update:

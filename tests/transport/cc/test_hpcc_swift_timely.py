@@ -154,3 +154,10 @@ def test_timely_once_per_rtt_events():
     assert cc.events == 1
     cc.on_ack(0, 1000, 30_000, False, 9000)
     assert cc.events == 2
+
+
+def test_hpcc_idle_path_opens_to_line_rate():
+    cc = _hpcc(preset="hpcc")                # maxStage 0: the multiplicative branch at any U
+    cc.wc = 10_000.0
+    cc._set_window(cc.compute_window(0.0, update=True))   # U = 0: no division by zero, back to W_init
+    assert cc.cwnd_bytes == cc.w_init and cc.rate_bps == 100e9

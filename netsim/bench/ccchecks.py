@@ -1,0 +1,79 @@
+"""The packet-level checks of HPCC, Swift and TIMELY (issue #19), as measurements.
+
+Shared by ``tests/transport/test_cc_new_validation.py`` (which asserts the
+checks) and ``tools/docfigures/cc_checks.py`` (which puts the numbers in
+docs/congestion-control.md). All scenarios are :func:`netsim.bench.cc.incast_graph`
+at 100 Gb/s, 1 µs links, watched at the switch port to the receiver.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .cc import incast_graph, simulate
+
+RATE_BPS = 100e9
+
+
+def _long_flows(n: int) -> list:
+    return [(f"s{i}", "r0", 10**12, 0) for i in range(n)]
+
+
+def hpcc_two_to_one(until_ns: int = 2_000_000) -> dict:
+    """2 long HPCC flows: wire utilisation of the bottleneck and mean queue over the second half."""
+    res = simulate(incast_graph(2, rate_bps=RATE_BPS), _long_flows(2), cc="hpcc", until_ns=until_ns,
+                   probe_ns=1_000, watch=("sw0", "r0"))
+    t = np.asarray(res.t_ns)
+    half = len(t) // 2
+    d = sum(np.asarray(v, dtype=float) for v in res.delivered.values())
+    f = next(iter(res.flows.values()))
+    payload_bps = (d[-1] - d[half]) * 8 / ((t[-1] - t[half]) * 1e-9)
+    return {"util": payload_bps / RATE_BPS * (f.mss + f.hdr) / f.mss,
+            "queue_bytes": float(np.mean(res.queue[half:])), "eta": f.cc.eta}
+
+
+def incast_queue(cc: str, cc_params: dict | None = None, n: int = 16, size: int = 2_000_000) -> dict:
+    """``n``-to-1 of ``size`` bytes, 2 MB buffer (as ``bench incast16_*``), all at line rate from t = 0.
+
+    Mean queue from two base RTTs after the start until the first flow ends; PFC pauses; drops.
+    Static PFC thresholds (the network defaults).
+    """
+    params = {"buffer_bytes": 2_000_000}
+    if cc == "dcqcn":
+        from ..transport.cc import ecn_overrides
+        params.update(ecn_overrides("dcqcn", cc_params or {}, RATE_BPS))
+    res = simulate(incast_graph(n, rate_bps=RATE_BPS), [(f"s{i}", "r0", size, 0) for i in range(n)],
+                   cc=cc, params=params, cc_params={cc: cc_params or {}}, probe_ns=500, watch=("sw0", "r0"))
+    base = next(iter(res.flows.values())).cc.base_rtt_ns
+    t = np.asarray(res.t_ns)
+    q = np.asarray(res.queue, dtype=float)
+    sel = (t >= 2 * base) & (t <= min(r.fct_ns for r in res.records))
+    return {"queue_bytes": float(q[sel].mean()), "pauses": res.stats["pfc_pauses"], "drops": res.stats["drops"]}
+
+
+def swift_queue_delay(n: int, until_ns: int = 2_000_000) -> dict:
+    """``n`` long Swift flows, flow scaling off, lossy: mean queueing delay (2nd half) and its target."""
+    res = simulate(incast_graph(n, rate_bps=RATE_BPS), _long_flows(n), cc="swift", params={"pfc": False},
+                   cc_params={"swift": {"flow_scaling": False}}, until_ns=until_ns, probe_ns=1_000,
+                   watch=("sw0", "r0"))
+    f = next(iter(res.flows.values()))
+    q = np.asarray(res.queue, dtype=float)[len(res.queue) // 2:]
+    return {"qdelay_ns": float(q.mean() * 8 / RATE_BPS * 1e9),
+            "target_ns": float(f.cc.target_ns() - f.cc.base_rtt_ns)}
+
+
+def swift_incast(n: int = 64, size: int = 1_000_000) -> dict:
+    """``n``-to-1 Swift incast on the lossy class: drops, timeouts, completed flows."""
+    res = simulate(incast_graph(n, rate_bps=RATE_BPS), [(f"s{i}", "r0", size, 0) for i in range(n)],
+                   cc="swift", params={"pfc": False}, watch=("sw0", "r0"))
+    return {"drops": res.stats["drops"], "timeouts": res.stats["timeouts"], "completed": len(res.records)}
+
+
+def timely_rtt(cc_params: dict, until_ns: int = 10_000_000) -> dict:
+    """2 long TIMELY flows: p5/p95 of the RTT (base + queueing) over the second half, and the band."""
+    res = simulate(incast_graph(2, rate_bps=RATE_BPS), _long_flows(2), cc="timely", params={"pfc": False},
+                   cc_params={"timely": cc_params}, until_ns=until_ns, probe_ns=2_000, watch=("sw0", "r0"))
+    f = next(iter(res.flows.values()))
+    q = np.asarray(res.queue, dtype=float)[len(res.queue) // 2:]
+    rtt = f.cc.base_rtt_ns + q * 8 / RATE_BPS * 1e9
+    p5, p95 = np.percentile(rtt, [5, 95])
+    return {"p5_ns": float(p5), "p95_ns": float(p95), "t_low_ns": f.cc.t_low, "t_high_ns": f.cc.t_high}
