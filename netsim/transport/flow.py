@@ -21,6 +21,11 @@ retransmissions), ``on_ack`` for every ACK that advances the cumulative
 acknowledgement, ``on_loss`` once when a loss episode starts (3 dupacks for
 TCP, a NACK for RoCE), ``on_recovery_end`` when the episode's last byte is
 acknowledged, ``on_timeout`` on a retransmit timeout, ``on_cnp`` for each CNP.
+Two optional ones: an algorithm with ``wants_int`` (HPCC) gets an INT list on
+its data packets (``int_bytes`` of header, paid out of the payload) and
+``on_telemetry`` for each echoing ACK (:mod:`.roce`); one with ``set_path``
+(Swift) is told the number of links of its forward route at the start (0
+under per-packet spraying, where the route is not fixed).
 """
 from __future__ import annotations
 
@@ -115,6 +120,11 @@ class Flow(ABC):
         self.wants_int = bool(getattr(cc, "wants_int", False))
         extra = int(getattr(cc, "int_bytes", 0)) if self.wants_int else 0
         self.mss = mss_bytes - extra      # the INT header is paid out of the payload (packets stay <= MTU)
+        if self.mss <= 0:
+            from ..errors import InputError
+            raise InputError("MTU too small for the INT header", where="--set mtu_bytes",
+                             value=mss_bytes + header_bytes,
+                             accepted=f"more than header_bytes + {extra} bytes of INT header ({cc_name})")
         self.hdr = header_bytes + extra
         self.ack_bytes = ack_bytes + extra
         self.start_ps = start_ps

@@ -26,6 +26,9 @@ the endpoint delay Swift's host window reacts to is always zero and only the
 fabric window acts; ``host_target_ns`` is kept as a parameter for that
 reason and documented as inert.
 
+Under per-packet spraying (``routing=spray``) the route is not fixed and
+``hops`` is 0 (no topology scaling).
+
 Left out: the host (endpoint-congestion) window, delayed-ACK and
 ACK-coalescing corrections, the "QP" (connection) multiplexing.
 

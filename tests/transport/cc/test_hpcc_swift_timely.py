@@ -161,3 +161,43 @@ def test_hpcc_idle_path_opens_to_line_rate():
     cc.wc = 10_000.0
     cc._set_window(cc.compute_window(0.0, update=True))   # U = 0: no division by zero, back to W_init
     assert cc.cwnd_bytes == cc.w_init and cc.rate_bps == 100e9
+
+
+def _cli(tmp_path, capsys, *extra):
+    from netsim.cli import main
+    flows = tmp_path / "f.csv"
+    flows.write_text("src,dst,size_bytes,start_ns\nleft0,right0,30000,0\n")
+    code = main(["flows", "dumbbell:n_left=1,n_right=1", str(flows), "--out", str(tmp_path / "o"), "--quiet",
+                 *extra])
+    return code, capsys.readouterr().err
+
+
+def test_flow_backend_rejects_timely_in_one_line(tmp_path, capsys):
+    code, err = _cli(tmp_path, capsys, "--backend", "flow", "--cc", "timely")
+    assert code == 2 and err.count("\n") == 1 and "timely" in err and "--backend packet" in err
+
+
+def test_flow_backend_models_hpcc_and_swift(tmp_path, capsys):
+    from netsim.backends.flow.ccmodel import resolve_model
+    assert resolve_model("hpcc").efficiency == pytest.approx(0.911)
+    assert resolve_model("swift").efficiency == 1.0
+    code, _ = _cli(tmp_path, capsys, "--backend", "flow", "--cc", "hpcc")
+    assert code == 0
+
+
+def test_mtu_too_small_for_int_header_is_one_line(tmp_path, capsys):
+    code, err = _cli(tmp_path, capsys, "--cc", "hpcc", "--set", "mtu_bytes=100", "--set", "header_bytes=62")
+    assert code == 2 and err.count("\n") == 1 and "INT header" in err and "mtu_bytes" in err
+
+
+def test_hpcc_data_packets_carry_int_on_the_wire():
+    """Packet backend: each switch hop stamps once; the wire size includes the 42-byte header."""
+    from netsim.bench.cc import dumbbell_graph, simulate
+    g = dumbbell_graph(1, host_rate_bps=100e9, host_delay_ns=1000, bott_rate_bps=100e9, bott_delay_ns=1000)
+    res = simulate(g, [("s0", "r0", 100_000, 0)], cc="hpcc")
+    f = res.flows[0]
+    assert f.hdr - f.cc.int_bytes == 62 and f.mss + f.hdr == 1500
+    hops = f.cc.hops
+    assert [h.port.name for h in hops] == ["sw0", "sw1"]          # two switch egresses, no NIC
+    n_pkts = -(-100_000 // f.mss)                                  # the last ACK's hops: all bytes sent
+    assert hops[0].rate_bps == 100e9 and hops[0].tx_bytes == hops[1].tx_bytes == 100_000 + n_pkts * f.hdr
