@@ -236,3 +236,28 @@ def cubic_dumbbell() -> dict:
             "retransmitted_bytes": s["retransmitted_bytes"], "timeouts": s["timeouts"],
             "packet_hops": s["packet_hops"], "hops_per_s": round(s["packet_hops"] / r.wall_s),
             "ratio_to_simpy": round(s["packet_hops"] / r.wall_s / ceiling, 3)}
+
+
+#: algorithms compared by ``cc_cost``
+COST_ALGOS = ("none", "dcqcn", "hpcc", "swift", "timely")
+
+
+@benchmark("cc_cost")
+def cc_cost(repeats: int = 3, n: int = 16, size: int = 1_000_000) -> dict:
+    """CPU time per packet-hop of each algorithm on a 16-to-1 incast of 1 MB, relative to ``--cc none``.
+
+    Process CPU time (not wall time, so other load on the machine counts less), the
+    algorithms interleaved and the best of ``repeats`` runs each.
+    """
+    best = {cc: float("inf") for cc in COST_ALGOS}
+    for _ in range(repeats):
+        for cc in COST_ALGOS:
+            params, ccp = incast_params(cc)
+            flows = [(f"s{i}", "r0", size, 0) for i in range(n)]
+            t0 = time.process_time()
+            r = simulate(incast_graph(n), flows, cc=cc, params=params, cc_params=ccp, watch=("sw0", "r0"))
+            cpu = time.process_time() - t0
+            best[cc] = min(best[cc], cpu / r.stats["packet_hops"] * 1e9)
+    out = {f"{cc}_ns_per_hop": round(v, 1) for cc, v in best.items()}
+    out.update({f"{cc}_vs_none": round(best[cc] / best["none"], 3) for cc in COST_ALGOS if cc != "none"})
+    return out
