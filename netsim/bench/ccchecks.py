@@ -18,10 +18,10 @@ def _long_flows(n: int) -> list:
     return [(f"s{i}", "r0", 10**12, 0) for i in range(n)]
 
 
-def hpcc_two_to_one(until_ns: int = 2_000_000) -> dict:
+def hpcc_two_to_one(until_ns: int = 2_000_000, preset: str = "paper") -> dict:
     """2 long HPCC flows: wire utilisation of the bottleneck and mean queue over the second half."""
     res = simulate(incast_graph(2, rate_bps=RATE_BPS), _long_flows(2), cc="hpcc", until_ns=until_ns,
-                   probe_ns=1_000, watch=("sw0", "r0"))
+                   cc_params={"hpcc": {"preset": preset}}, probe_ns=1_000, watch=("sw0", "r0"))
     t = np.asarray(res.t_ns)
     half = len(t) // 2
     d = sum(np.asarray(v, dtype=float) for v in res.delivered.values())

@@ -15,8 +15,9 @@ pytestmark = pytest.mark.slow
 MTU = 1500
 
 
-def test_hpcc_two_to_one_utilisation_and_queue():
-    r = ccchecks.hpcc_two_to_one()
+@pytest.mark.parametrize("preset", ["paper", "hpcc"])
+def test_hpcc_two_to_one_utilisation_and_queue(preset):
+    r = ccchecks.hpcc_two_to_one(preset=preset)
     assert abs(r["util"] - r["eta"]) <= 0.02
     assert r["queue_bytes"] < 2 * MTU               # below one MTU per flow
 
