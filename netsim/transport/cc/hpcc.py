@@ -106,7 +106,7 @@ class HPCC(CongestionControl):
     def __init__(self, params, **kw):
         super().__init__(params, **kw)
         preset = PRESETS[params.get("preset") or DEFAULT_PRESET]
-        e = {k: (preset[k] if params.get(k) is None and k in preset else params.get(k, None))
+        e = {k: preset[k] if params.get(k) is None else params[k]
              for k in ("eta", "max_stage", "w_ai_bytes", "rate_ai_bps", "fast_react")}
         self.params = {**params, **e}
         self.int_bytes = int_header_bytes(int(params.get("int_max_hops", 5)))
