@@ -14,6 +14,8 @@ send them), pause-frame serialization.
 """
 from __future__ import annotations
 
+from .thresholds import dynamic_xon
+
 
 class PfcMixin:
     """PFC pause and ingress release of a :class:`~.port.Port` (methods only; state lives in the port)."""
@@ -40,8 +42,9 @@ class PfcMixin:
                 self.buf.hdr_used -= h
                 h = 0
             pp.hdr[prio] = h
-        if c <= pp.xon[prio] and pp.pause_sent[prio] and not h:
-            self.net.pfc_signal(pp, prio, False)
+        if pp.pause_sent[prio] and not h:
+            if c <= (dynamic_xon(pp, self.buf, prio) if pp.dyn_alpha else pp.xon[prio]) or not c:
+                self.net.pfc_signal(pp, prio, False)
 
 
     def set_paused(self, prio: int, on: bool) -> None:
@@ -52,6 +55,9 @@ class PfcMixin:
         if on:
             self.pause_since[prio] = now
             self.pauses += 1
+            watch = self.net.pfc_watch
+            if watch is not None:
+                watch.paused(self, prio, now)
         else:
             self.pause_time_ps += now - self.pause_since[prio]
             self.kick(now)

@@ -66,7 +66,8 @@ class Port(EgressMixin, WireMixin, PfcMixin):
                  "ing", "hdr", "pause_sent", "xoff", "xon", "headroom", "tx_packets", "drops", "ecn_marks",
                  "deficit", "quantum", "rr", "fresh", "strict", "kmin", "kmax", "pmax", "mark_deq", "ecn_on",
                  "touched", "last_sample", "limit", "qtotal", "known", "hq", "eid", "pipe", "pipe_cbs",
-                 "recv", "_pipe_ev", "down")
+                 "recv", "_pipe_ev", "down",
+                 "dyn_alpha", "xon_off", "storm", "wd_req", "wd")
     _ok = True  # SimPy event protocol: a port wake always succeeds
 
     def __init__(self, net, node, peer, rate_bps: float, delay_ps: int, err: float = 0.0):
@@ -133,6 +134,11 @@ class Port(EgressMixin, WireMixin, PfcMixin):
         self.last_sample = [0] * N_PRIORITIES
         self.limit = 0               # static buffer share (bytes), 0 = unused
         self.down = False            # failed link (fail): everything sent on it is lost
+        self.dyn_alpha = 0.0         # dynamic PFC XOFF alpha of the peer's ingress group (0 = static)
+        self.xon_off = None          # dynamic RESUME offset per priority (thresholds.use_dynamic_thresholds)
+        self.storm = None            # PFC watchdog (pfcwatch.py): per priority, stormed (None = no watchdog)
+        self.wd_req = None           # per priority: the peer's PAUSE request while stormed
+        self.wd = None               # watchdog settings and saved pipe callbacks (pfcwatch.enable_watchdog)
 
     # -- queueing ---------------------------------------------------------------------------------
     def add_prio(self, prio: int) -> None:

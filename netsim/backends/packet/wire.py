@@ -128,3 +128,21 @@ class WireMixin:
         """Deliver through ``peer.receive`` (random loss on the link, per-packet spraying)."""
         self.pipe_cbs = (self._arrive, self.net.drive_cb)
 
+    def _arrive_wd(self, ev) -> None:
+        """Arrival over a link whose queue the PFC watchdog stormed with action drop (:mod:`.pfcwatch`).
+
+        A packet of a stormed priority is discarded; any other is delivered
+        by the arrival handler the watchdog replaced.
+        """
+        pkt = self.pipe[0]
+        if self.storm[pkt.prio]:
+            pipe = self.pipe
+            pipe.popleft()
+            if pipe:
+                ev.callbacks = self.pipe_cbs
+                heappush(self.hq, (pipe[0].ts_arr, NORMAL, next(self.eid), ev))
+            self.drops += 1
+            self.net.pfc_watch.dropped_packets += 1
+            self.net.drop(pkt, self)
+        else:
+            self.wd[3][0](ev)
