@@ -174,28 +174,6 @@ PER_PRIORITY = ("ecn_kmin_bytes", "ecn_kmax_bytes", "ecn_pmax", "pfc_xoff_bytes"
                 "pfc_headroom_bytes", "dwrr_quantum_bytes")
 
 
-#: parameters only the packet backend honours (its switch MMU model); the flow and analytic backends
-#: reject a non-default value (:func:`check_packet_only`)
-PACKET_ONLY = ("pfc_threshold", "pfc_dynamic_alpha", "pfc_dynamic_xon_offset_bytes", "pfc_deadlock_detect_ns",
-               "pfc_watchdog",
-               "pfc_watchdog_detection_ns", "pfc_watchdog_restoration_ns", "pfc_watchdog_action")
-
-
-def check_packet_only(params: Mapping[str, Any], backend: str) -> None:
-    """Reject a :data:`PACKET_ONLY` parameter set away from its default on ``backend`` (not packet).
-
-    Raises
-    ------
-    InputError
-        ``--set KEY: the BACKEND backend cannot honour it ...; expected --backend packet``.
-    """
-    for key in PACKET_ONLY:
-        if key in params and params[key] != SIM_PARAMS[key].default:
-            raise InputError(f"the {backend} backend cannot honour it (no switch buffer, PFC watchdog or "
-                             "dynamic PFC threshold model)", where=f"--set {key}", value=params[key],
-                             accepted=f"--backend packet, or the default {SIM_PARAMS[key].default!r}")
-
-
 def _split_key(key: str) -> tuple[str, int | None]:
     if "." in key:
         base, _, suffix = key.rpartition(".")

@@ -49,7 +49,7 @@ SCRIPTS = ("dcqcn_presets", "readme_validation", "lone_flow", "dctcp_band", "apn
            "apnet_gpt3b_sim", "neuronabox", "holmes", "anthony",
            "apnet_scaling", "papers_packet", "packet_events",
            "flow_calibration", "flow_unseen",
-           "flow_dcqcn_traces", "flow_port_fairness")
+           "flow_dcqcn_traces", "flow_port_fairness", "pfc_switch")
 
 
 @dataclasses.dataclass(frozen=True)

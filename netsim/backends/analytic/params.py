@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ...errors import InputError
 from ...network.ideal import ideal_fct_exact_ns
-from ...network.params import SIM_PARAMS, check_packet_only, resolve_params
+from ...network.params import SIM_PARAMS, resolve_params
 from ...params import Param, ParamTable
 
 #: the analytic backend's own parameters
@@ -54,7 +54,6 @@ def resolve_analytic_params(params: dict | None) -> dict:
             if key.split(".")[0] not in SIM_PARAMS:
                 raise ANALYTIC_PARAMS.unknown(key, where="--set") from None
         raise
-    check_packet_only(out, "analytic")
     for key in _OWN:
         out[key] = ANALYTIC_PARAMS.parse_one(key, own[key]) if key in own else ANALYTIC_PARAMS[key].default
     if out["header_bytes"] >= out["mtu_bytes"]:

@@ -31,7 +31,7 @@ class PathInfo:
 
 
 #: parameters of the flow backend itself (``--set`` accepts them next to the network's)
-from ...network.params import check_packet_only, lossless_set, resolve_params  # noqa: E402
+from ...network.params import lossless_set, resolve_params  # noqa: E402
 
 FLOW_PARAMS = ParamTable("flow-backend", [
     Param("flow_fairness", "auto", "choice",
@@ -64,7 +64,6 @@ def resolve_network_params(params: dict) -> dict:
     own = FLOW_PARAMS.resolve({k: params.pop(k) for k in list(params) if k in FLOW_PARAMS},
                               source="--set")
     out = resolve_params(params)
-    check_packet_only(out, "flow")   # its PFC model has no switch buffer: no dynamic XOFF, watchdog, deadlock
     out["_lossless"] = lossless_set(out)
     out["_user_keys"] = frozenset(params)   # what --set fixed (above the DCQCN preset's ECN, as packet)
     out.update(own)

@@ -9,56 +9,13 @@ paused, each holding packets that came in over the previous one.
 """
 from __future__ import annotations
 
-import networkx as nx
 import pytest
-from pkt_helpers import make_backend, run
+from pfc_scenes import LINE_RATE, LOSSLESS, RING_PORTS, ring_backend, ring_graph, victim, victim_graph
+from pkt_helpers import make_backend
 
-from netsim.backends.base import create_backend
 from netsim.errors import InputError
+from netsim.honours import check_honoured
 from netsim.network.params import resolve_params
-
-LOSSLESS = 3
-RING_PORTS = ["s0->s1", "s1->s2", "s2->s0"]
-
-
-def ring_graph(rate_bps=100e9, delay_ns=1000) -> nx.Graph:
-    g = nx.Graph()
-    for i in range(3):
-        g.add_node(f"s{i}", kind="switch")
-        g.add_node(f"h{i}", kind="host")
-        g.add_edge(f"h{i}", f"s{i}", rate_bps=rate_bps, delay_ns=delay_ns, kind="ethernet")
-    for i in range(3):
-        g.add_edge(f"s{i}", f"s{(i + 1) % 3}", rate_bps=rate_bps, delay_ns=delay_ns, kind="ethernet")
-    return g
-
-
-class _ForcedRouter:
-    """The backend's router with some (src, dst) paths replaced (static routes)."""
-
-    def __init__(self, router, paths: dict):
-        self._router, self._paths = router, paths
-
-    def path(self, src, dst, flow_id=0):
-        return self._paths.get((src, dst)) or self._router.path(src, dst, flow_id)
-
-    def __getattr__(self, name):
-        return getattr(self._router, name)
-
-
-def ring_backend(params: dict, size=2_000_000):
-    """The ring with its three clockwise 2-hop flows started at t = 0; returns (env, backend)."""
-    env, be = make_backend(ring_graph(), params=params, pfc_sink=True)
-    paths = {}
-    for i in range(3):
-        a, b, c = i, (i + 1) % 3, (i + 2) % 3
-        paths[(f"h{a}", f"h{c}")] = (f"h{a}", f"s{a}", f"s{b}", f"s{c}", f"h{c}")
-    be.router = _ForcedRouter(be.router, paths)
-    for i in range(3):
-        be.send(f"h{i}", f"h{(i + 2) % 3}", size)
-    return env, be
-
-
-LINE_RATE = dict(window_bytes=4_000_000)
 
 
 def test_ring_cyclic_dependency_is_reported_as_a_deadlock_naming_its_ports(capsys):
@@ -150,31 +107,9 @@ def test_watchdog_forward_lets_the_deadlocked_flows_complete_without_drops():
 
 
 # -- dynamic thresholds ------------------------------------------------------------------------------
-def _victim_graph() -> nx.Graph:
-    """h1..h4 -> dst (an incast at sw2's 100 G port to dst) and h0 -> vdst, all over the 400 G sw1 -> sw2."""
-    g = nx.Graph()
-    g.add_node("sw1", kind="switch")
-    g.add_node("sw2", kind="switch")
-    g.add_edge("sw1", "sw2", rate_bps=400e9, delay_ns=1000, kind="ethernet")
-    for i in range(5):
-        g.add_node(f"h{i}", kind="host")
-        g.add_edge(f"h{i}", "sw1", rate_bps=100e9, delay_ns=1000, kind="ethernet")
-    for n in ("dst", "vdst"):
-        g.add_node(n, kind="host")
-        g.add_edge(n, "sw2", rate_bps=100e9, delay_ns=1000, kind="ethernet")
-    return g
-
-
-def _victim(mode: str):
-    flows = [(f"h{i}", "dst", 2_000_000) for i in range(1, 5)] + [("h0", "vdst", 2_000_000)]
-    be, recs = run(_victim_graph(), flows, params=dict(window_bytes=2_000_000, pfc_threshold=mode))
-    v = recs[4]
-    return be.stats(), v.size_bytes * 8 / v.fct_ns
-
-
 def test_dynamic_thresholds_give_the_victim_at_least_the_static_throughput_without_drops():
-    st_static, gbps_static = _victim("static")
-    st_dyn, gbps_dyn = _victim("dynamic")
+    st_static, gbps_static = victim("static")
+    st_dyn, gbps_dyn = victim("dynamic")
     assert st_static["drops"] == 0 and st_dyn["drops"] == 0
     assert st_static["pfc_pauses"] > 0                 # static XOFF pauses the shared uplink: the victim waits
     assert gbps_dyn >= gbps_static
@@ -185,7 +120,7 @@ def test_dynamic_xoff_is_alpha_times_the_free_shared_pool(monkeypatch):
     """Every PAUSE of a dynamic group is sent by the packet that takes it past alpha x free (pool after it)."""
     alpha = 0.5
     flows = [(f"h{i}", "dst", 1_000_000) for i in range(1, 5)]
-    env, be = make_backend(_victim_graph(), params=dict(window_bytes=2_000_000, pfc_threshold="dynamic",
+    env, be = make_backend(victim_graph(), params=dict(window_bytes=2_000_000, pfc_threshold="dynamic",
                                                         pfc_dynamic_alpha=alpha, buffer_bytes=1_000_000))
     net = be.net
     seen = []
@@ -225,6 +160,20 @@ def test_bad_pfc_parameters_are_one_line_errors(key, value):
                                        ("pfc_deadlock_detect_ns", "0")])
 def test_other_backends_reject_what_they_cannot_honour(backend, key, value):
     with pytest.raises(InputError) as ei:
-        create_backend(backend, ring_graph(), params={key: value})
+        check_honoured(backend, {key: value})
     msg = str(ei.value)
     assert key in msg and "--backend packet" in msg and "\n" not in msg
+
+
+def test_flow_backend_rejects_them_as_node_attributes_too():
+    g = ring_graph()
+    g.nodes["s0"]["pfc_threshold"] = "dynamic"
+    with pytest.raises(InputError, match="node s0, attribute pfc_threshold"):
+        check_honoured("flow", {}, g)
+
+
+def test_deadlock_detection_is_run_wide():
+    g = ring_graph()
+    g.nodes["s1"]["pfc_deadlock_detect_ns"] = "1ms"
+    with pytest.raises(InputError, match="node s1, attribute pfc_deadlock_detect_ns"):
+        make_backend(g)
