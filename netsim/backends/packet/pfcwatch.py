@@ -21,7 +21,8 @@ then **continues**: the deadlocked flows time out as before (or the
 watchdog breaks the cycle), so results stay those of a lossless fabric.
 
 **Watchdog** (``pfc_watchdog``, switch egresses only): a queue paused for
-``pfc_watchdog_detection_ns`` with packets queued is *stormed*: from then
+``pfc_watchdog_detection_ns`` with packets queued (checked once, that long
+after each PAUSE, or after a later re-pause) is *stormed*: from then
 on it ignores PAUSE (``set_paused`` is lifted, later PAUSE/RESUME frames
 only remembered) and, with action ``drop``, every packet of that priority
 reaching the far end of its link is discarded (counted in ``drops`` and
@@ -32,6 +33,9 @@ is delivered (the peer may overflow its headroom). After
 pauses it (else checked again every restoration time while flows are
 active). Storms and restorations are ``pfc.csv`` rows (events ``storm``,
 ``restore``) and ``summary.json`` counters (``pfc_watchdog``).
+
+Checks are scheduled only when needed (a PAUSE under the watchdog, or one
+that may close a cycle), so a run without either schedules no extra event.
 
 Left out: pfcwd's polling interval (detection is exact, not quantized to
 200 ms polls), ingress-side drops of the stormed priority, PFC storms from
