@@ -177,3 +177,53 @@ def test_deadlock_detection_is_run_wide():
     g.nodes["s1"]["pfc_deadlock_detect_ns"] = "1ms"
     with pytest.raises(InputError, match="node s1, attribute pfc_deadlock_detect_ns"):
         make_backend(g)
+
+
+# -- through the CLI ---------------------------------------------------------------------------------
+RING5 = 5
+
+
+def _ring5_files(tmp_path):
+    """Five switches in a ring, host h_i sending to h_{i+2}: the shortest paths (two hops clockwise) make
+    the cyclic buffer dependency, no forced routes."""
+    lines = ["name: ring5", "link_defaults: {kind: ethernet, delay_ns: 1us, rate_bps: 100Gbps}", "nodes:"]
+    lines += [f"  - {{name: s{i}, kind: switch}}" for i in range(RING5)]
+    lines += [f"  - {{name: h{i}, kind: host}}" for i in range(RING5)]
+    lines += ["links:"] + [f"  - {{src: h{i}, dst: s{i}}}" for i in range(RING5)]
+    lines += [f"  - {{src: s{i}, dst: s{(i + 1) % RING5}}}" for i in range(RING5)]
+    (tmp_path / "ring5.yaml").write_text("\n".join(lines) + "\n")
+    (tmp_path / "flows.csv").write_text("src,dst,size_bytes,start_ns\n" + "".join(
+        f"h{i},h{(i + 2) % RING5},2000000,0\n" for i in range(RING5)))
+    return str(tmp_path / "ring5.yaml"), str(tmp_path / "flows.csv")
+
+
+def _netsim(capsys, *argv):
+    """``netsim ARGV`` in process: (exit status, stderr lines)."""
+    from netsim.cli import main
+    capsys.readouterr()
+    code = main(list(argv))
+    return code, capsys.readouterr().err.splitlines()
+
+
+def test_cli_reports_the_deadlock_in_summary_and_one_warning_line(tmp_path, capsys):
+    import json
+    topo, flows = _ring5_files(tmp_path)
+    out = tmp_path / "out"
+    code, err = _netsim(capsys, "flows", topo, flows, "--set", "window_bytes=4MB", "--set", "pfc_deadlock_detect_ns=100us",
+                "--set", "max_timeouts=2", "--quiet", "--no-trace", "--out", str(out))
+    ring = [f"s{i}->s{(i + 1) % RING5}" for i in range(RING5)]
+    summary = json.loads((out / "summary.json").read_text())
+    assert [d["ports"] for d in summary["pfc_deadlocks"]] == [ring]
+    warnings = [ln for ln in err if ln.startswith("netsim: warning:")]
+    assert len(warnings) == 1 and all(port in warnings[0] for port in ring)
+    # the flows it abandons make the run fail (exit 2), the error line naming the deadlock
+    errors = [ln for ln in err if ln.startswith("netsim flows: error:")]
+    assert code == 2 and len(errors) == 1 and "PFC deadlock of s0->s1" in errors[0]
+
+
+def test_cli_rejects_dynamic_thresholds_on_the_flow_backend_in_one_line(tmp_path, capsys):
+    topo, flows = _ring5_files(tmp_path)
+    code, err = _netsim(capsys, "flows", topo, flows, "--backend", "flow", "--set", "pfc_threshold=dynamic",
+                        "--quiet", "--out", str(tmp_path / "o"))
+    assert code == 2 and len(err) == 1
+    assert "--set pfc_threshold" in err[0] and "--backend packet" in err[0]
