@@ -12,6 +12,13 @@ bytes, its PFC ingress count (:mod:`.pfcport`) and, with ``ecn_mark_at:
 dequeue``, ECN-mark it. A packet that finds its egress idle on arrival
 never queues (``Port.start`` / the inlined fast path in :mod:`.wire`).
 
+Where a packet's transmission starts (``ts_arr`` set, ``tx_packets``
+counted), for whoever stamps packets as they leave (e.g. in-band telemetry):
+``_wake`` here (after the dequeue, every queued packet and every packet a
+NIC pulls from its flows), ``Port.start`` (idle port), ``Port.commit``
+(control behind the current packet) and their two inlined copies in
+``WireMixin._arrive_fwd``.
+
 Left out: weighted strict-priority mixes, shaping, per-queue rate limits.
 """
 from __future__ import annotations
