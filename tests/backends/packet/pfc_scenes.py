@@ -79,3 +79,26 @@ def victim(mode: str):
     be, recs = run(victim_graph(), flows, params=dict(window_bytes=2_000_000, pfc_threshold=mode))
     v = recs[4]
     return be.stats(), v.size_bytes * 8 / v.fct_ns
+
+
+def transient_ring(detect_ns: int, n: int = 5):
+    """A pause cycle that resolves by itself: ``n`` switches in a ring, each with a 100 G sender hs_i and a
+    25 G receiver hr_i; hs_i sends 50 KB to hr_{i+1} and 60 KB to hr_{i+2} (two hops clockwise, the
+    shortest path). The slow receivers back their ingress groups up until every ring port is paused,
+    each holding transit packets from the previous one (an exact pause cycle from 12.6 us), but the
+    groups also drain into the receivers, so RESUMEs break the cycle (16.6 us later; a detection time of
+    16 us reports it, 17 us does not). Returns the backend after the run."""
+    g = nx.Graph()
+    for i in range(n):
+        g.add_node(f"s{i}", kind="switch")
+        for h, rate in ((f"hs{i}", 100e9), (f"hr{i}", 25e9)):
+            g.add_node(h, kind="host")
+            g.add_edge(h, f"s{i}", rate_bps=rate, delay_ns=1000, kind="ethernet")
+    for i in range(n):
+        g.add_edge(f"s{i}", f"s{(i + 1) % n}", rate_bps=100e9, delay_ns=1000, kind="ethernet")
+    env, be = make_backend(g, params=dict(window_bytes=4_000_000, pfc_deadlock_detect_ns=detect_ns))
+    for i in range(n):
+        be.send(f"hs{i}", f"hr{(i + 1) % n}", 50_000)
+        be.send(f"hs{i}", f"hr{(i + 2) % n}", 60_000)
+    env.run()
+    return be

@@ -10,7 +10,8 @@ paused, each holding packets that came in over the previous one.
 from __future__ import annotations
 
 import pytest
-from pfc_scenes import LINE_RATE, LOSSLESS, RING_PORTS, ring_backend, ring_graph, victim, victim_graph
+from pfc_scenes import (LINE_RATE, LOSSLESS, RING_PORTS, ring_backend, ring_graph, transient_ring, victim,
+                        victim_graph)
 from pkt_helpers import make_backend
 
 from netsim.errors import InputError
@@ -63,7 +64,20 @@ def _scripted_cycle(hold_ns: int, detect_ns: int):
     return be, cycles
 
 
-def test_pause_cycle_that_resolves_is_not_reported():
+def test_pause_cycle_that_resolves_by_itself_is_not_reported():
+    """The transient ring's cycle (12.6 -> 29.2 us, every port paused) is not a deadlock at 17 us of
+    detection time; it is reported at 16 us — so it was a real pause cycle, held 16.6 us."""
+    be = transient_ring(detect_ns=17_000)
+    st = be.stats()
+    assert "pfc_deadlocks" not in st and st["completed"] == 10 and st["failed"] == 0 and st["pfc_pauses"] > 0
+    be = transient_ring(detect_ns=16_000)
+    (d,) = be.stats()["pfc_deadlocks"]
+    assert d["ports"] == [f"s{i}->s{(i + 1) % 5}" for i in range(5)]
+    assert d["detected_ns"] == d["paused_since_ns"] + 16_000
+    assert be.stats()["completed"] == 10                    # reported, and it resolved all the same
+
+
+def test_scripted_pause_cycle_that_lifts_is_not_reported():
     be, cycles = _scripted_cycle(hold_ns=40_000, detect_ns=100_000)
     assert [f"{q.name}->{q.peer_name}" for q in cycles[0]] == RING_PORTS   # the cycle was there
     st = be.stats()
@@ -209,8 +223,9 @@ def test_cli_reports_the_deadlock_in_summary_and_one_warning_line(tmp_path, caps
     import json
     topo, flows = _ring5_files(tmp_path)
     out = tmp_path / "out"
-    code, err = _netsim(capsys, "flows", topo, flows, "--set", "window_bytes=4MB", "--set", "pfc_deadlock_detect_ns=100us",
-                "--set", "max_timeouts=2", "--quiet", "--no-trace", "--out", str(out))
+    code, err = _netsim(capsys, "flows", topo, flows, "--set", "window_bytes=4MB",
+                        "--set", "pfc_deadlock_detect_ns=100us",
+                        "--set", "max_timeouts=2", "--quiet", "--no-trace", "--out", str(out))
     ring = [f"s{i}->s{(i + 1) % RING5}" for i in range(RING5)]
     summary = json.loads((out / "summary.json").read_text())
     assert [d["ports"] for d in summary["pfc_deadlocks"]] == [ring]
