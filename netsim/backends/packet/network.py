@@ -142,12 +142,16 @@ class Network:
             if "pfc_deadlock_detect_ns" in self._node_keys[name]:
                 raise InputError("PFC deadlock detection is run-wide", where=f"node {name}, attribute "
                                  "pfc_deadlock_detect_ns", accepted="--set pfc_deadlock_detect_ns=... instead")
+        self.pfc_watch = None
+        if not self.lossless_anywhere():
+            return   # nothing ever pauses
         watch = PfcWatch(self, self.params)
         for (a, b), port in sorted(self.ports.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]))):
             na = self.nodes[a]
             if isinstance(na, Forwarder) and na.is_switch and self.node_params[a]["pfc_watchdog"]:
                 watch.enable_watchdog(port, self.node_params[a])
-        self.pfc_watch = watch if (watch.deadlock_ps or watch.watchdog) and self.lossless_anywhere() else None
+        if watch.deadlock_ps or watch.watchdog:
+            self.pfc_watch = watch
 
     def lossless_anywhere(self) -> bool:
         """Whether any node pauses at all (a lossless switch priority, or an NVLink/PCIe/NIC hop)."""
