@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from pfc_scenes import (LINE_RATE, LOSSLESS, RING_PORTS, ring_backend, ring_graph, transient_ring, victim,
                         victim_graph)
-from pkt_helpers import make_backend
+from pkt_helpers import make_backend, run
 
 from netsim.errors import InputError
 from netsim.honours import check_honoured
@@ -118,6 +118,17 @@ def test_watchdog_forward_lets_the_deadlocked_flows_complete_without_drops():
     assert st["completed"] == 3 and st["drops"] == 0
     assert st["pfc_watchdog"]["storms"] >= 1
     assert st["pfc_watchdog"]["restorations"] == st["pfc_watchdog"]["storms"]
+
+
+def test_watchdog_leaves_ordinary_pauses_alone():
+    """The incast's pauses are far shorter than the default detection time: no storm, same FCTs."""
+    from pfc_scenes import victim_graph
+    flows = [(f"h{i}", "dst", 2_000_000) for i in range(1, 5)] + [("h0", "vdst", 2_000_000)]
+    be0, recs0 = run(victim_graph(), flows, params=dict(window_bytes=2_000_000))
+    be1, recs1 = run(victim_graph(), flows, params=dict(window_bytes=2_000_000, pfc_watchdog=True))
+    assert be0.stats()["pfc_pauses"] > 0
+    assert be1.stats()["pfc_watchdog"] == {"storms": 0, "restorations": 0, "dropped_packets": 0}
+    assert [r.fct_ns for r in recs0.values()] == [r.fct_ns for r in recs1.values()]
 
 
 # -- dynamic thresholds ------------------------------------------------------------------------------
