@@ -46,6 +46,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
+from ...transport.packet import N_PRIORITIES
 from ...units import PS_PER_NS
 
 
@@ -92,7 +93,6 @@ class PfcWatch:
 
     def enable_watchdog(self, port, params: dict) -> None:
         """Put ``port`` (a switch egress) under the watchdog with its switch's ``params``."""
-        from ...transport.packet import N_PRIORITIES
         self.watchdog = True
         port.storm = [False] * N_PRIORITIES
         port.wd_req = [False] * N_PRIORITIES

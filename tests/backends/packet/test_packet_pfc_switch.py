@@ -122,7 +122,6 @@ def test_watchdog_forward_lets_the_deadlocked_flows_complete_without_drops():
 
 def test_watchdog_leaves_ordinary_pauses_alone():
     """The incast's pauses are far shorter than the default detection time: no storm, same FCTs."""
-    from pfc_scenes import victim_graph
     flows = [(f"h{i}", "dst", 2_000_000) for i in range(1, 5)] + [("h0", "vdst", 2_000_000)]
     be0, recs0 = run(victim_graph(), flows, params=dict(window_bytes=2_000_000))
     be1, recs1 = run(victim_graph(), flows, params=dict(window_bytes=2_000_000, pfc_watchdog=True))
