@@ -38,7 +38,10 @@ FLOW_IGNORES = ("buffer_bytes", "buffer_mode", "buffer_alpha", "ecn", "ecn_mark_
                 "internal_xon_bytes", "scheduler", "dwrr_quantum_bytes", "window_bytes", "roce_ack_every_packets",
                 "tcp_delayed_ack_segments", "tcp_delayed_ack_timeout_ns", "cnp_interval_ns", "min_rto_ns",
                 "initial_rto_ns", "initial_rto_rtts", "max_rto_ns", "max_timeouts", "random_seed", "routing",
-                "jain_start_ns", "jain_window_ns")
+                "jain_start_ns", "jain_window_ns",
+                # PFC as switches do it (packet backend only: its switch MMU, docs/packet.md)
+                "pfc_threshold", "pfc_dynamic_alpha", "pfc_dynamic_xon_offset_bytes", "pfc_deadlock_detect_ns",
+                "pfc_watchdog", "pfc_watchdog_detection_ns", "pfc_watchdog_restoration_ns", "pfc_watchdog_action")
 #: ECN thresholds: the flow backend's fluid DCQCN marks with them; its other algorithms do not mark
 FLOW_DCQCN_ONLY = ("ecn_kmin_bytes", "ecn_kmax_bytes", "ecn_pmax")
 #: keys that decide which class is lossless (the flow and analytic backends model RoCE lossless, TCP lossy)

@@ -205,7 +205,11 @@ def flow_status(summary: dict, n_flows: int, *, stopped: bool = False) -> str:
     missing = 0 if stopped else max(0, n_flows - done)
     if not failed and not missing:
         return "complete"
-    return f"failed: {done} of {n_flows} flows completed, {failed} abandoned by the backend"
+    msg = f"failed: {done} of {n_flows} flows completed, {failed} abandoned by the backend"
+    deadlocks = summary.get("pfc_deadlocks")   # the packet backend's report (backends/packet/pfcwatch.py)
+    if deadlocks:
+        msg += f" after a PFC deadlock of {', '.join(deadlocks[0]['ports'])}"
+    return msg
 
 
 def parse_cc_assignments(items, cc: str) -> dict:

@@ -78,6 +78,42 @@ SIM_PARAMS = ParamTable("packet-network", [
     Param("internal_xon_bytes", 0, "size",
           "backpressure release threshold of NVLink/PCIe/NIC hops (0 = auto as pfc_xon)",
           "netsim choice: enough credit for one round trip, as PCIe credit sizing guidance", minimum=0),
+    # -- PFC as switches do it (issue 19): dynamic XOFF, deadlock report, watchdog -------------------------
+    Param("pfc_threshold", "static", "choice",
+          "XOFF of a switch ingress priority group: static (pfc_xoff_bytes / automatic) or dynamic "
+          "(pfc_dynamic_alpha x the free shared pool, re-evaluated on every packet)",
+          "Choudhury & Hahne, IEEE/ACM ToN 1998 (dynamic threshold); Broadcom MMU / SONiC BUFFER_PROFILE "
+          "dynamic_th; static is netsim's earlier model and stays the default",
+          choices=("static", "dynamic")),
+    Param("pfc_dynamic_alpha", 1.0, "float",
+          "alpha of the dynamic XOFF: a group may hold alpha x (free shared pool) bytes before PAUSE",
+          "SONiC dynamic buffer model: default_dynamic_th = 0, alpha = 2^0 = 1 (sonic-buildimage "
+          "buffer templates); bounds = SAI dynamic_th -7..6 (alpha 1/128..64); HPCC ns-3 uses 1/8 "
+          "(pfc_a_shift = 3 at NIC-rate ports)", minimum=0.0078125, maximum=64),
+    Param("pfc_dynamic_xon_offset_bytes", 0, "size",
+          "dynamic thresholds: RESUME once the group is this far below its dynamic XOFF, headroom empty "
+          "(0 = auto: 2 x delay x rate + 2 x MTU of the link, the static automatic XON)",
+          "SONiC/Broadcom BUFFER_PROFILE xon_offset; HPCC ns-3 resume_offset (3 KB); the automatic value "
+          "covers the RESUME round trip as the static XON does", minimum=0),
+    Param("pfc_deadlock_detect_ns", 200_000_000, "time",
+          "report a PFC deadlock when every port of a cycle of the pause graph has been paused (so has "
+          "dequeued nothing of that priority) for this long; 0 = off. The run continues",
+          "SONiC pfcwd DEFAULT_DETECTION_TIME = 200 ms (sonic-utilities pfcwd/main.py), the time a switch "
+          "OS takes a paused, non-draining queue as stuck", minimum=0),
+    Param("pfc_watchdog", False, "bool",
+          "PFC watchdog on switch egress queues (SONiC pfcwd): a queue paused with packets for "
+          "pfc_watchdog_detection_ns is stormed; its action applies until restoration",
+          "SONiC PFC watchdog design (sonic-net/SONiC wiki); off by default so lossless stays lossless"),
+    Param("pfc_watchdog_detection_ns", 200_000_000, "time", "pfcwd detection_time",
+          "SONiC pfcwd DEFAULT_DETECTION_TIME = 200 ms (sonic-utilities pfcwd/main.py)", minimum=1),
+    Param("pfc_watchdog_restoration_ns", 200_000_000, "time",
+          "pfcwd restoration_time: a stormed queue is restored once this long has passed and its peer "
+          "no longer pauses it (else re-checked every restoration time)",
+          "SONiC pfcwd DEFAULT_RESTORATION_TIME = 200 ms (sonic-utilities pfcwd/main.py)", minimum=1),
+    Param("pfc_watchdog_action", "drop", "choice",
+          "pfcwd action on a stormed queue: drop (PAUSE ignored, the queue's packets discarded) or "
+          "forward (PAUSE ignored, packets sent on)",
+          "SONiC pfcwd DEFAULT_ACTION = 'drop' (sonic-utilities pfcwd/main.py)", choices=("drop", "forward")),
     Param("scheduler", "dwrr", "choice",
           "egress scheduling among data priorities (control class always served first)",
           "HPCC ns-3 qbb: control queue strict, data queues round robin", choices=("strict", "dwrr")),

@@ -54,6 +54,7 @@ SCRIPTS = ("dcqcn_presets", "readme_validation", "lone_flow", "dctcp_band", "apn
            "cc_fct_table",
            "hpcc_websearch",
            "cc_checks",
+           "pfc_switch",
            )
 
 

@@ -330,6 +330,7 @@ class PacketBackend(Backend):
             "jain_fairness": self.jain_fairness(),
             "sim_time_ns": ((self.last_ps if not net.flows else now) + 500) // PS_PER_NS,
             "events": self.net.sched.events_scheduled() - self._eid0,
+            **(net.pfc_watch.stats() if net.pfc_watch is not None else {}),
         }
 
     def close(self) -> None:

@@ -19,9 +19,10 @@ from ...transport.packet import N_DATA_PRIORITIES, N_PRIORITIES
 from ...units import PS_PER_NS
 from ...network.params import lossless_set, node_overrides, per_priority
 from .node import ENDPOINT_KINDS, Endpoint, Forwarder
+from .pfcwatch import PfcWatch
 from .port import Port
 from .scheduler import Scheduler
-from .thresholds import order_pfc_after_ecn, reserve_headroom, set_pfc_thresholds
+from .thresholds import order_pfc_after_ecn, reserve_headroom, set_pfc_thresholds, use_dynamic_thresholds
 
 
 class _Msg:
@@ -124,6 +125,8 @@ class Network:
                 self._add_port(a, b, e)
         order_pfc_after_ecn(self, self._auto_pfc, ecn_capable_cc)
         reserve_headroom(self, self._auto_pfc)
+        use_dynamic_thresholds(self)
+        self._setup_pfc_watch()
         for node in self.nodes.values():
             if isinstance(node, Forwarder) and node.is_switch and node.buf.static:
                 share = node.buf.shared / max(1, len(node.ports))
@@ -132,6 +135,27 @@ class Network:
         self.queue_sampler = _Every(self, self._sample_queues, params["queue_sample_ns"])
         self.cc_sampler = _Every(self, self._sample_cc, params["cc_sample_ns"])
         self.flows: dict = {}  # active flows by id (for the cc sampler)
+
+    def _setup_pfc_watch(self) -> None:
+        """Deadlock detection (run-wide) and the PFC watchdog (per switch) of :mod:`.pfcwatch`."""
+        for name in sorted(self.nodes, key=str):
+            if "pfc_deadlock_detect_ns" in self._node_keys[name]:
+                raise InputError("PFC deadlock detection is run-wide", where=f"node {name}, attribute "
+                                 "pfc_deadlock_detect_ns", accepted="--set pfc_deadlock_detect_ns=... instead")
+        self.pfc_watch = None
+        if not self.lossless_anywhere():
+            return   # nothing ever pauses
+        watch = PfcWatch(self, self.params)
+        for (a, b), port in sorted(self.ports.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]))):
+            na = self.nodes[a]
+            if isinstance(na, Forwarder) and na.is_switch and self.node_params[a]["pfc_watchdog"]:
+                watch.enable_watchdog(port, self.node_params[a])
+        if watch.deadlock_ps or watch.watchdog:
+            self.pfc_watch = watch
+
+    def lossless_anywhere(self) -> bool:
+        """Whether any node pauses at all (a lossless switch priority, or an NVLink/PCIe/NIC hop)."""
+        return any(isinstance(n, Forwarder) and any(n.lossless) for n in self.nodes.values())
 
     def _add_port(self, a, b, e) -> None:
         na, nb = self.nodes[a], self.nodes[b]
@@ -196,6 +220,8 @@ class Network:
 
     def _pfc_arrive(self, msg) -> None:
         port = msg.port
+        if port.storm is not None and self.pfc_watch.pfc_frame(port, msg.prio, msg.pause):
+            return
         if port.paused[msg.prio] == msg.pause or (port.down and msg.pause):
             return
         self.pfc_events += 1

@@ -174,7 +174,8 @@ class Forwarder(Node):
 
         The packet is counted against its ingress priority group (``in_port.ing``).
         It goes into the shared pool while the group's share stays within
-        XOFF and the pool has room; otherwise the group sends PAUSE upstream
+        XOFF (static, or dynamic: ``pfc_dynamic_alpha`` x the pool left free)
+        and the pool has room; otherwise the group sends PAUSE upstream
         (if it has not) and the packet lands in the group's reserved headroom
         (``in_port.hdr``), which absorbs what was already on its way. A packet
         that does not fit there either is what a real switch drops: it is
@@ -182,7 +183,13 @@ class Forwarder(Node):
         """
         c = in_port.ing[prio] + size
         h = in_port.hdr[prio]
-        if c - h > in_port.xoff[prio] or buf.used - buf.hdr_used + size > buf.shared:
+        alpha = in_port.dyn_alpha
+        if alpha:   # dynamic XOFF: alpha x the shared pool left free after this packet (thresholds.py)
+            free = buf.shared - (buf.used - buf.hdr_used) - size
+            over = free < 0 or c - h > alpha * free
+        else:
+            over = c - h > in_port.xoff[prio] or buf.used - buf.hdr_used + size > buf.shared
+        if over:
             if not in_port.pause_sent[prio]:
                 self.net.pfc_signal(in_port, prio, True)
             if h + size > in_port.headroom[prio]:

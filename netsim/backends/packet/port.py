@@ -28,7 +28,10 @@ and pacing rate, so it never holds a queue of data packets.
 The transport talks to its NIC port through :meth:`Port.add_sender`,
 :meth:`Port.remove_sender`, :meth:`Port.kick` (a flow's window opened or its
 pacing expired), :meth:`Port.send_control` (ACK/NACK/CNP) and ``rate_bps``;
-the rest is the port's own. Events are scheduled through the network's
+the rest is the port's own. The code is split by role: this module
+(state, queueing, transmission start), :mod:`.egress` (the dequeue point
+``_wake``: what is sent next), :mod:`.wire` (the link's pipe, arrivals at the
+peer), :mod:`.pfcport` (PAUSE obeyed, ingress release). Events are scheduled through the network's
 :class:`~.scheduler.Scheduler` (the heap push is inlined on the per-packet
 paths, in the scheduler's entry layout).
 
@@ -41,20 +44,22 @@ from __future__ import annotations
 from collections import deque
 from heapq import heappush
 
-from ...transport.packet import CNP, CONTROL_PRIORITY, DATA, N_PRIORITIES
+from ...transport.packet import CONTROL_PRIORITY, N_PRIORITIES
 from ...transport.telemetry import stamp as int_stamp
+from .egress import EgressMixin
+from .pfcport import PfcMixin
 from .scheduler import NORMAL
+from .wire import PipeEvent, WireMixin
 
 
-class _PipeEvent:
-    """The arrival of the head packet of a link's pipe (one pending per busy link)."""
+class Port(EgressMixin, WireMixin, PfcMixin):
+    """Egress of ``node`` towards ``peer`` over a link of ``rate_bps`` / ``delay_ps``.
 
-    __slots__ = ("callbacks",)
-    _ok = True
-
-
-class Port:
-    """Egress of ``node`` towards ``peer`` over a link of ``rate_bps`` / ``delay_ps``."""
+    The state of every role lives here (``__slots__``); the methods are split
+    by role: queueing and transmission here, the dequeue and the scheduler in
+    :mod:`.egress`, the link's pipe and arrivals in :mod:`.wire`, PFC pause
+    and ingress release in :mod:`.pfcport`.
+    """
 
     __slots__ = ("callbacks", "env", "net", "node", "peer", "name", "peer_name", "rate_bps", "ps_per_byte",
                  "delay_ps", "err", "rem", "busy_until", "wake_pending", "queues", "qbytes", "cq",
@@ -62,7 +67,8 @@ class Port:
                  "ing", "hdr", "pause_sent", "xoff", "xon", "headroom", "tx_packets", "drops", "ecn_marks",
                  "deficit", "quantum", "rr", "fresh", "strict", "kmin", "kmax", "pmax", "mark_deq", "ecn_on",
                  "touched", "last_sample", "limit", "qtotal", "known", "hq", "eid", "pipe", "pipe_cbs",
-                 "recv", "_pipe_ev", "down")
+                 "recv", "_pipe_ev", "down",
+                 "dyn_alpha", "xon_off", "storm", "wd_req", "wd")
     _ok = True  # SimPy event protocol: a port wake always succeeds
 
     def __init__(self, net, node, peer, rate_bps: float, delay_ps: int, err: float = 0.0):
@@ -104,7 +110,7 @@ class Port:
         self.pipe_cbs = (self._arrive_fwd, drive) if hasattr(peer, "admit") else (self._arrive_end, drive)
         if self.err:
             self.pipe_cbs = (self._arrive, drive)
-        self._pipe_ev = _PipeEvent()
+        self._pipe_ev = PipeEvent()
         # PFC ingress accounting of the *peer* for traffic arriving over this link
         self.ing = [0] * N_PRIORITIES
         self.hdr = [0] * N_PRIORITIES    # of which in the peer's reserved headroom (see Forwarder.admit)
@@ -129,6 +135,11 @@ class Port:
         self.last_sample = [0] * N_PRIORITIES
         self.limit = 0               # static buffer share (bytes), 0 = unused
         self.down = False            # failed link (fail): everything sent on it is lost
+        self.dyn_alpha = 0.0         # dynamic PFC XOFF alpha of the peer's ingress group (0 = static)
+        self.xon_off = None          # dynamic RESUME offset per priority (thresholds.use_dynamic_thresholds)
+        self.storm = None            # PFC watchdog (pfcwatch.py): per priority, stormed (None = no watchdog)
+        self.wd_req = None           # per priority: the peer's PAUSE request while stormed
+        self.wd = None               # watchdog settings and saved pipe callbacks (pfcwatch.enable_watchdog)
 
     # -- queueing ---------------------------------------------------------------------------------
     def add_prio(self, prio: int) -> None:
@@ -218,99 +229,11 @@ class Port:
         if flow in self.ring:
             self.ring.remove(flow)
 
-    def _wake(self, _ev, now=None) -> None:
-        """The wire is free: pick the next packet (control, data queues, then flows) and send it.
-
-        As the port's own event (``now`` None) it fires at ``busy_until``
-        (which nothing changes while a wake-up is pending), so that is the
-        time; a direct call passes the current time ``now`` (ps).
-        """
-        if now is None:
-            now = self.busy_until
-        self.wake_pending = False
-        cq = self.cq
-        if cq:
-            pkt = cq.popleft()
-            size = pkt.size
-            self.qbytes[CONTROL_PRIORITY] -= size
-            self.qtotal -= size
-            self.buf.used -= size
-        elif self.qtotal:
-            prios = self.dprios
-            if len(prios) == 1:  # the common case, inlined: one data priority at this port
-                p = prios[0]
-                q = self.queues[p]
-                if q and not self.paused[p]:
-                    pkt = q.popleft()
-                    size = pkt.size
-                    qb = self.qbytes
-                    qb[p] -= size
-                    self.qtotal -= size
-                    self.buf.used -= size
-                    pp = pkt.pfc_port
-                    if pp is not None:
-                        if pp.hdr[p] or pp.pause_sent[p]:
-                            self._release_ingress(pkt, pp, p, size)
-                        else:  # nothing in headroom, no PAUSE to lift: just the count (inlined)
-                            pkt.pfc_port = None
-                            pp.ing[p] -= size
-                    if self.mark_deq and pkt.ect and qb[p] > self.kmin[p]:
-                        self.node.mark(self, pkt, qb[p])
-                else:
-                    pkt = None
-            else:
-                pkt = self._pick_data()
-            if pkt is None:
-                if not self.ring:
-                    return
-                pkt = self._pick_flow(now)
-                if pkt is None:
-                    return
-        elif self.ring:
-            pkt = self._pick_flow(now)
-            if pkt is None:
-                return
-        else:
-            return
-        if pkt.intl is not None: int_stamp(self, pkt, now)  # noqa: E701  (INT hook: netsim.transport.telemetry)
-        t = pkt.size * self.ps_per_byte + self.rem
-        ser = int(t)
-        self.rem = t - ser
-        self.busy_until = bu = now + ser
-        self.tx_packets += 1
-        pkt.ts_arr = arr = bu + self.delay_ps
-        hq = self.hq
-        pipe = self.pipe
-        if pipe:
-            pipe.append(pkt)
-        else:
-            pipe.append(pkt)
-            pe = self._pipe_ev
-            pe.callbacks = self.pipe_cbs
-            heappush(hq, (arr, NORMAL, next(self.eid), pe))
-        if self.qtotal:
-            self.wake_pending = True
-            self.callbacks = self.wake_cbs
-            heappush(hq, (bu, NORMAL, next(self.eid), self))
-        elif self.ring:
-            ring = self.ring
-            if len(ring) == 1:
-                f = ring[0]
-                nt = f.next_tx
-                if nt > bu:
-                    # the only flow is paced past the end of this transmission: one wake-up, at its
-                    # pacing time (the flow's tick kicks the port), instead of a wake-up at
-                    # ``busy_until`` that would only find it paced and schedule that tick
-                    f.wait_pacing()
-                    return
-            self.wake_pending = True
-            self.callbacks = self.wake_cbs
-            heappush(hq, (bu, NORMAL, next(self.eid), self))
 
     # -- transmission -----------------------------------------------------------------------------
     def start(self, pkt, now: int) -> None:
         """Serialize ``pkt`` from ``now`` (ps, the port is idle); schedule its arrival at the peer."""
-        if pkt.intl is not None: int_stamp(self, pkt, now)  # noqa: E701  (INT hook)
+        if pkt.intl is not None: int_stamp(self, pkt, now)  # noqa: E701  (INT hook: netsim.transport.telemetry)
         t = pkt.size * self.ps_per_byte + self.rem
         ser = int(t)
         self.rem = t - ser
@@ -338,206 +261,6 @@ class Port:
             if self.paused[prio]:
                 self.set_paused(prio, False)
 
-    def _arrive_down(self, ev) -> None:
-        pipe = self.pipe
-        pkt = pipe.popleft()
-        if pipe:
-            ev.callbacks = self.pipe_cbs
-            heappush(self.hq, (pipe[0].ts_arr, NORMAL, next(self.eid), ev))
-        self.drops += 1
-        self.net.drop(pkt, self)
-
-    def intercept(self, fn) -> None:
-        """Deliver every packet arriving over this link to ``fn(pkt)`` (tests: loss injection)."""
-        self.recv = fn
-        self.pipe_cbs = (self._arrive, self.net.drive_cb)
-
-    def _arrive_fwd(self, ev) -> None:
-        """Head of the pipe reaches a forwarding peer: route it and, if the egress is free, send it on.
-
-        The same as ``peer.receive(pkt)`` with the common case inlined (links
-        without random loss, per-flow routes; the others use :meth:`_arrive`).
-        """
-        pipe = self.pipe
-        pkt = pipe.popleft()
-        if pipe:
-            ev.callbacks = self.pipe_cbs
-            heappush(self.hq, (pipe[0].ts_arr, NORMAL, next(self.eid), ev))
-        hop = pkt.hop
-        port = pkt.route[hop]
-        pkt.hop = hop + 1
-        if not port.wake_pending:
-            now = pkt.ts_arr
-            if port.busy_until <= now:
-                if not port.paused[pkt.prio]:
-                    if pkt.intl is not None: int_stamp(port, pkt, now)  # noqa: E701  (INT hook)
-                    t = pkt.size * port.ps_per_byte + port.rem
-                    ser = int(t)
-                    port.rem = t - ser
-                    port.busy_until = bu = now + ser
-                    port.tx_packets += 1
-                    pkt.ts_arr = arr = bu + port.delay_ps
-                    pp = port.pipe
-                    if pp:
-                        pp.append(pkt)
-                    else:
-                        pp.append(pkt)
-                        pe = port._pipe_ev
-                        pe.callbacks = port.pipe_cbs
-                        heappush(self.hq, (arr, NORMAL, next(self.eid), pe))
-                    return
-            elif pkt.prio == CONTROL_PRIORITY:  # port.commit(pkt), inlined
-                t = pkt.size * port.ps_per_byte + port.rem
-                ser = int(t)
-                port.rem = t - ser
-                port.busy_until = bu = port.busy_until + ser
-                port.tx_packets += 1
-                pkt.ts_arr = arr = bu + port.delay_ps
-                pp = port.pipe
-                if pp:
-                    pp.append(pkt)
-                else:
-                    pp.append(pkt)
-                    pe = port._pipe_ev
-                    pe.callbacks = port.pipe_cbs
-                    heappush(self.hq, (arr, NORMAL, next(self.eid), pe))
-                return
-        self.peer.admit(pkt, port, self, pkt.prio)
-
-    def _arrive_end(self, ev) -> None:
-        """Head of the pipe reaches an endpoint: hand it to its flow (``Endpoint.receive`` inlined)."""
-        pipe = self.pipe
-        pkt = pipe.popleft()
-        if pipe:
-            ev.callbacks = self.pipe_cbs
-            heappush(self.hq, (pipe[0].ts_arr, NORMAL, next(self.eid), ev))
-        kind = pkt.kind
-        if kind == DATA:
-            pkt.flow.on_data(pkt)
-        elif kind == CNP:
-            pkt.flow.on_cnp(pkt)
-        else:
-            pkt.flow.on_ack(pkt)
-
-    def _arrive(self, ev) -> None:
-        """Generic arrival: ``recv(pkt)`` (the peer's ``receive``, or a test's interceptor)."""
-        pipe = self.pipe
-        pkt = pipe.popleft()
-        if pipe:
-            ev.callbacks = self.pipe_cbs
-            heappush(self.hq, (pipe[0].ts_arr, NORMAL, next(self.eid), ev))
-        pkt.in_port = self
-        self.recv(pkt)
-
-    def use_generic_arrival(self) -> None:
-        """Deliver through ``peer.receive`` (random loss on the link, per-packet spraying)."""
-        self.pipe_cbs = (self._arrive, self.net.drive_cb)
-
-    def _dequeued(self, pkt, prio: int) -> None:
-        size = pkt.size
-        self.qbytes[prio] -= size
-        self.qtotal -= size
-        self.buf.used -= size
-        pp = pkt.pfc_port
-        if pp is not None:
-            self._release_ingress(pkt, pp, prio, size)
-        if self.mark_deq and pkt.ect:
-            self.node.mark(self, pkt, self.qbytes[prio])
-
-    def _release_ingress(self, pkt, pp, prio: int, size: int) -> None:
-        """A lossless packet leaves the buffer: release it from its ingress group (``pp``), headroom first.
-
-        RESUME goes upstream once the group is at or below XON with its
-        headroom empty (a group paused because the shared pool was full, not
-        its own share, waits until what landed in headroom has drained, so a
-        resumed sender finds the whole headroom again).
-        """
-        pkt.pfc_port = None
-        c = pp.ing[prio] - size
-        pp.ing[prio] = c
-        h = pp.hdr[prio]
-        if h:
-            if h > size:
-                h -= size
-                self.buf.hdr_used -= size
-            else:
-                self.buf.hdr_used -= h
-                h = 0
-            pp.hdr[prio] = h
-        if c <= pp.xon[prio] and pp.pause_sent[prio] and not h:
-            self.net.pfc_signal(pp, prio, False)
-
-    def _pick_data(self):
-        prios = self.dprios
-        queues, paused = self.queues, self.paused
-        if len(prios) == 1 or self.strict:
-            for p in prios:
-                q = queues[p]
-                if q and not paused[p]:
-                    pkt = q.popleft()
-                    self._dequeued(pkt, p)
-                    return pkt
-            return None
-        # deficit round robin
-        n = len(prios)
-        i, fresh = self.rr, self.fresh
-        deficit, quantum = self.deficit, self.quantum
-        for _ in range(2 * n + 1):
-            p = prios[i]
-            q = queues[p]
-            if q and not paused[p]:
-                if not fresh:
-                    deficit[p] += quantum[p]
-                    fresh = True
-                size = q[0].size
-                if deficit[p] >= size:
-                    deficit[p] -= size
-                    self.rr, self.fresh = i, fresh
-                    pkt = q.popleft()
-                    self._dequeued(pkt, p)
-                    return pkt
-            elif not q:
-                deficit[p] = 0
-            i = (i + 1) % n
-            fresh = False
-        self.rr, self.fresh = i, fresh
-        return None
-
-    def _pick_flow(self, now: int):
-        ring = self.ring
-        paused = self.paused
-        for _ in range(len(ring)):
-            f = ring.popleft()
-            if not f.ready():
-                f.in_ring = False
-                continue
-            ring.append(f)
-            if paused[f.prio]:
-                continue
-            if f.next_tx > now:
-                f.wait_pacing()
-                continue
-            pkt = f.next_packet(now)
-            if len(ring) == 1 and not f.ready():
-                # its window is closed: leave the ring now rather than at a wake-up that would find
-                # nothing to send (an ACK puts it back, wake_sender); with one flow the order is unchanged
-                ring.pop()
-                f.in_ring = False
-            return pkt
-        return None
-
-    # -- PFC --------------------------------------------------------------------------------------
-    def set_paused(self, prio: int, on: bool) -> None:
-        now = self.env.now
-        if on == self.paused[prio]:
-            return
-        self.paused[prio] = on
-        if on:
-            self.pause_since[prio] = now
-            self.pauses += 1
-        else:
-            self.pause_time_ps += now - self.pause_since[prio]
-            self.kick(now)
 
     def __repr__(self) -> str:  # pragma: no cover
         return f"Port({self.name}->{self.peer_name})"

@@ -1,4 +1,4 @@
-"""Static PFC thresholds and the switch buffer they live in.
+"""PFC thresholds (static, or dynamic as Broadcom-class switches set them) and the switch buffer they live in.
 
 Every switch ingress (link ``a -> b`` into switch ``b``) has, per lossless
 priority (its *priority group*), three thresholds held on the port ``a -> b``
@@ -28,10 +28,21 @@ not stay below), an explicit XOFF above the pool or a buffer that cannot hold
 the headroom is an input error. So a lossless group never holds more than
 XOFF + headroom and the switch never more than ``buffer_bytes`` of data.
 
+With ``pfc_threshold: dynamic`` (:func:`use_dynamic_thresholds`) a switch
+ingress group's XOFF is instead ``pfc_dynamic_alpha x free``, the free part
+of the shared pool after the packet (Choudhury & Hahne's dynamic threshold,
+as Broadcom MMUs and SONiC's ``dynamic_th`` buffer profiles configure
+lossless priority groups; HPCC's ns-3 switch computes its PFC threshold the
+same way, ``free >> pfc_a_shift``), re-evaluated on every arrival; RESUME
+when, on a release of that group, it holds at most the dynamic XOFF minus
+``pfc_dynamic_xon_offset_bytes`` (or nothing) with its headroom empty. The
+headroom is reserved as for static thresholds. A group whose count does not
+change is not re-evaluated when the pool frees up (as in HPCC's ns-3 switch).
+
 NVLink/PCIe/NIC hops model credit-based flow control: the same PAUSE/RESUME
 on every priority, an unbounded buffer and no headroom limit (credits never
-overflow). Left out: dynamic (alpha x free) PFC thresholds, per-port
-reserved minimums, buffer cells (bytes are counted exactly).
+overflow). Left out: per-port reserved minimums (HPCC's ``reserve``),
+buffer cells (bytes are counted exactly).
 """
 from __future__ import annotations
 
@@ -156,3 +167,32 @@ def reserve_headroom(net, auto_pfc: dict) -> None:
                                          where=f"switch {b}, parameter pfc_xon_bytes.{p}", value=port.xon[p],
                                          accepted=f"less than {port.xoff[p]} bytes")
                     port.xon[p] = port.xoff[p] // 2
+
+
+def use_dynamic_thresholds(net) -> None:
+    """Switch every switch ingress whose switch has ``pfc_threshold: dynamic`` to the dynamic XOFF.
+
+    Sets the ingress port's ``dyn_alpha`` (alpha, 0 = static) and
+    ``xon_off`` (per priority: the RESUME offset below the dynamic XOFF;
+    automatic: :func:`round_trip_bytes`), and its static XOFF to -1 so the
+    inlined admission in ``Forwarder.admit`` always takes the slow path that
+    evaluates the dynamic threshold. Call after :func:`reserve_headroom`.
+    """
+    for (a, b), port in sorted(net.ports.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]))):
+        node = net.nodes[b]
+        if not getattr(node, "is_switch", False):
+            continue
+        pb = net.node_params[b]
+        if pb["pfc_threshold"] != "dynamic":
+            continue
+        n = N_DATA_PRIORITIES
+        auto = round_trip_bytes(port.delay_ps, port.rate_bps, pb["mtu_bytes"])
+        off = pb["pfc_dynamic_xon_offset_bytes"]
+        port.dyn_alpha = float(pb["pfc_dynamic_alpha"])
+        port.xon_off = [off if off > 0 else auto] * n + [0]
+        port.xoff[:n] = [-1] * n
+
+
+def dynamic_xon(port, buf, prio: int) -> float:
+    """RESUME threshold of ``port``'s (dynamic) ingress group ``prio`` now, in bytes (may be negative)."""
+    return port.dyn_alpha * (buf.shared - (buf.used - buf.hdr_used)) - port.xon_off[prio]

@@ -1,0 +1,199 @@
+"""Egress service of a :class:`~.port.Port`: the dequeue point, the scheduler among queues, the NIC ring.
+
+:meth:`EgressMixin._wake` runs when a port's wire is free: it takes the next
+packet — the control class first (ACK, NACK, CNP: never paused), then the
+data priorities (strict priority, or deficit round robin with per-priority
+quanta, Shreedhar & Varghese), then, at an endpoint's NIC, the next sending
+flow of the round robin ``ring`` (window and pacing honoured) — and starts
+its serialization. A data packet leaves its queue in exactly one of two
+places, the inlined single-priority branch of ``_wake`` and
+:meth:`EgressMixin._dequeued` (several priorities): both release its buffer
+bytes, its PFC ingress count (:mod:`.pfcport`) and, with ``ecn_mark_at:
+dequeue``, ECN-mark it. A packet that finds its egress idle on arrival
+never queues (``Port.start`` / the inlined fast path in :mod:`.wire`).
+
+Where a packet's transmission starts (``ts_arr`` set, ``tx_packets``
+counted), for whoever stamps packets as they leave (e.g. in-band telemetry):
+``_wake`` here (after the dequeue, every queued packet and every packet a
+NIC pulls from its flows), ``Port.start`` (idle port), ``Port.commit``
+(control behind the current packet) and their two inlined copies in
+``WireMixin._arrive_fwd``.
+
+Left out: weighted strict-priority mixes, shaping, per-queue rate limits.
+"""
+from __future__ import annotations
+
+from heapq import heappush
+
+from ...transport.packet import CONTROL_PRIORITY
+from ...transport.telemetry import stamp as int_stamp
+from .scheduler import NORMAL
+
+
+class EgressMixin:
+    """Packet selection and dequeue of a :class:`~.port.Port` (methods only; state lives in the port)."""
+
+    __slots__ = ()
+
+    def _wake(self, _ev, now=None) -> None:
+        """The wire is free: pick the next packet (control, data queues, then flows) and send it.
+
+        As the port's own event (``now`` None) it fires at ``busy_until``
+        (which nothing changes while a wake-up is pending), so that is the
+        time; a direct call passes the current time ``now`` (ps).
+        """
+        if now is None:
+            now = self.busy_until
+        self.wake_pending = False
+        cq = self.cq
+        if cq:
+            pkt = cq.popleft()
+            size = pkt.size
+            self.qbytes[CONTROL_PRIORITY] -= size
+            self.qtotal -= size
+            self.buf.used -= size
+        elif self.qtotal:
+            prios = self.dprios
+            if len(prios) == 1:  # the common case, inlined: one data priority at this port
+                p = prios[0]
+                q = self.queues[p]
+                if q and not self.paused[p]:
+                    pkt = q.popleft()
+                    size = pkt.size
+                    qb = self.qbytes
+                    qb[p] -= size
+                    self.qtotal -= size
+                    self.buf.used -= size
+                    pp = pkt.pfc_port
+                    if pp is not None:
+                        if pp.hdr[p] or pp.pause_sent[p]:
+                            self._release_ingress(pkt, pp, p, size)
+                        else:  # nothing in headroom, no PAUSE to lift: just the count (inlined)
+                            pkt.pfc_port = None
+                            pp.ing[p] -= size
+                    if self.mark_deq and pkt.ect and qb[p] > self.kmin[p]:
+                        self.node.mark(self, pkt, qb[p])
+                else:
+                    pkt = None
+            else:
+                pkt = self._pick_data()
+            if pkt is None:
+                if not self.ring:
+                    return
+                pkt = self._pick_flow(now)
+                if pkt is None:
+                    return
+        elif self.ring:
+            pkt = self._pick_flow(now)
+            if pkt is None:
+                return
+        else:
+            return
+        if pkt.intl is not None: int_stamp(self, pkt, now)  # noqa: E701  (INT hook: netsim.transport.telemetry)
+        t = pkt.size * self.ps_per_byte + self.rem
+        ser = int(t)
+        self.rem = t - ser
+        self.busy_until = bu = now + ser
+        self.tx_packets += 1
+        pkt.ts_arr = arr = bu + self.delay_ps
+        hq = self.hq
+        pipe = self.pipe
+        if pipe:
+            pipe.append(pkt)
+        else:
+            pipe.append(pkt)
+            pe = self._pipe_ev
+            pe.callbacks = self.pipe_cbs
+            heappush(hq, (arr, NORMAL, next(self.eid), pe))
+        if self.qtotal:
+            self.wake_pending = True
+            self.callbacks = self.wake_cbs
+            heappush(hq, (bu, NORMAL, next(self.eid), self))
+        elif self.ring:
+            ring = self.ring
+            if len(ring) == 1:
+                f = ring[0]
+                nt = f.next_tx
+                if nt > bu:
+                    # the only flow is paced past the end of this transmission: one wake-up, at its
+                    # pacing time (the flow's tick kicks the port), instead of a wake-up at
+                    # ``busy_until`` that would only find it paced and schedule that tick
+                    f.wait_pacing()
+                    return
+            self.wake_pending = True
+            self.callbacks = self.wake_cbs
+            heappush(hq, (bu, NORMAL, next(self.eid), self))
+
+
+    def _dequeued(self, pkt, prio: int) -> None:
+        size = pkt.size
+        self.qbytes[prio] -= size
+        self.qtotal -= size
+        self.buf.used -= size
+        pp = pkt.pfc_port
+        if pp is not None:
+            self._release_ingress(pkt, pp, prio, size)
+        if self.mark_deq and pkt.ect:
+            self.node.mark(self, pkt, self.qbytes[prio])
+
+
+    def _pick_data(self):
+        prios = self.dprios
+        queues, paused = self.queues, self.paused
+        if len(prios) == 1 or self.strict:
+            for p in prios:
+                q = queues[p]
+                if q and not paused[p]:
+                    pkt = q.popleft()
+                    self._dequeued(pkt, p)
+                    return pkt
+            return None
+        # deficit round robin
+        n = len(prios)
+        i, fresh = self.rr, self.fresh
+        deficit, quantum = self.deficit, self.quantum
+        for _ in range(2 * n + 1):
+            p = prios[i]
+            q = queues[p]
+            if q and not paused[p]:
+                if not fresh:
+                    deficit[p] += quantum[p]
+                    fresh = True
+                size = q[0].size
+                if deficit[p] >= size:
+                    deficit[p] -= size
+                    self.rr, self.fresh = i, fresh
+                    pkt = q.popleft()
+                    self._dequeued(pkt, p)
+                    return pkt
+            elif not q:
+                deficit[p] = 0
+            i = (i + 1) % n
+            fresh = False
+        self.rr, self.fresh = i, fresh
+        return None
+
+
+    def _pick_flow(self, now: int):
+        ring = self.ring
+        paused = self.paused
+        for _ in range(len(ring)):
+            f = ring.popleft()
+            if not f.ready():
+                f.in_ring = False
+                continue
+            ring.append(f)
+            if paused[f.prio]:
+                continue
+            if f.next_tx > now:
+                f.wait_pacing()
+                continue
+            pkt = f.next_packet(now)
+            if len(ring) == 1 and not f.ready():
+                # its window is closed: leave the ring now rather than at a wake-up that would find
+                # nothing to send (an ACK puts it back, wake_sender); with one flow the order is unchanged
+                ring.pop()
+                f.in_ring = False
+            return pkt
+        return None
+
