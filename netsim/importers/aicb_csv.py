@@ -8,9 +8,11 @@ missing values as ``None`` or ``-1``).  The file has no compute and no world
 size: ranks = the topology's GPUs; TP and DP sizes = the ``comm_group_size``
 of the ``tp_group`` / ``dp_group`` rows, PP = ranks / (TP·DP).
 
-Mapping: the rows of the training step (``stage`` starting with ``train``
-when there are such rows, up to the first ``epoch_end``; ``init`` rows are
-counted in the notes) become, in file order, one collective per instance of
+Mapping: AICB's file is the init rows, an ``epoch_end`` row, then per
+iteration its rows and an ``epoch_end`` row (its ``WorkloadGenerator``; its
+log analysis counts the rows before the first ``epoch_end`` as ``init``).
+The init rows are skipped, the first iteration's rows (a file without
+``epoch_end``: all rows) become, in file order, one collective per instance of
 the row's group (``tp_group``, ``dp_group``, ``ep_group``, ``ep_dp_group``,
 ``all_nodes``), ``count`` times, each waiting for its members' previous op
 (AICB replays them one after another).  ``msg_size`` is bytes, the nccl-tests
@@ -64,22 +66,43 @@ def _number(v: str, path: str, where: str) -> int:
     return int(x)
 
 
+def _key(r: dict) -> tuple:
+    return tuple(_enum(r.get(c) or "") for c in ("comm_type", "comm_group", "comm_group_size", "msg_size", "count"))
+
+
 def _rows(path: str) -> tuple[list[dict], list[str]]:
+    """The rows of one training iteration, as AICB splits its file, and the notes on what was left out.
+
+    AICB's generator writes the init rows, an ``epoch_end`` row, then per iteration its rows and an
+    ``epoch_end`` row; its log analysis (``Log.add_comm_log``/``analyze``) counts the rows before the first
+    ``epoch_end`` as ``init`` and each later run of rows as one ``train`` iteration.  netsim imports the first
+    iteration (and repeats it); a file without any ``epoch_end`` is one iteration.
+    """
     with open(path, encoding="utf-8", newline="") as f:
         text = f.read().lstrip("\ufeff")
     rows = [dict(r, line=n) for n, r in enumerate(csv.DictReader(io.StringIO(text)), start=2)]
-    train = [r for r in rows if (r.get("stage") or "").startswith("train")]
-    notes = []
-    if train:
-        notes.append(f"{len(rows) - len(train)} rows outside the train stage skipped")
-        rows = train
-    for k, r in enumerate(rows):
-        if _enum(r["comm_type"]) == "epoch_end":
-            if rows[k + 1:]:
-                notes.append(f"{len(rows) - k - 1} rows after the first epoch_end skipped (one iteration imported)")
-            rows = rows[:k]
-            break
-    return rows, notes
+    ends = [k for k, r in enumerate(rows) if _enum(r["comm_type"]) == "epoch_end"]
+    if not ends:
+        return rows, ["no epoch_end row: every row is one iteration"]
+    bounds = ends + [len(rows)]
+    segments = [rows[a + 1:b] for a, b in zip(bounds, bounds[1:])]
+    closed = [seg for seg, b in zip(segments, bounds[1:]) if b < len(rows)]
+    notes = [f"{ends[0]} init rows before the first epoch_end skipped (AICB's init stage)"] if ends[0] else []
+    tail = segments[-1] if len(segments) > len(closed) else []
+    iterations = [seg for seg in closed if seg] or ([tail] if tail else [])
+    if not iterations:
+        raise InputError("no training iteration after the init rows", source=path,
+                         where=f"line {rows[ends[0]]['line']}, field comm_type", value="epoch_end",
+                         accepted="rows of one iteration after the first epoch_end (AICB's layout)")
+    first = iterations[0]
+    if tail and any(closed):
+        notes.append(f"{len(tail)} rows after the last epoch_end skipped (an iteration without its epoch_end, "
+                     f"from line {tail[0]['line']})")
+    if len(iterations) > 1:
+        same = all([_key(r) for r in it] == [_key(r) for r in first] for it in iterations[1:])
+        notes.append(f"{len(iterations) - 1} more iterations in the file not imported: netsim repeats the first"
+                     + ("" if same else " (they differ from it)"))
+    return first, notes
 
 
 def load_aicb_csv(path: str, *, world: int | None, gpu_map=None) -> ImportedJob:

@@ -15,7 +15,9 @@ buffer (ASTRA-sim's ring splits ``comm_size`` into one chunk per member): the
 all-reduce buffer, the all-gather *output*, the reduce-scatter *input* — the
 nccl-tests size netsim's ops use, so no conversion.  A rank runs its compute
 nodes one at a time, in dependency order (ties: node id), as ASTRA-sim's
-per-NPU compute resource does; communication overlaps compute.  Compute time:
+per-NPU compute resource does — unless every file's GlobalMetadata has
+``netsim.explicit_streams`` (netsim wrote it: its dependencies already are
+the streams); communication overlaps compute.  Compute time:
 ``duration_micros`` (µs), or ``netsim.duration_ps`` when netsim wrote the file,
 or attr ``num_ops`` (FLOPs) / ``peak_flops`` when the duration is 0.
 ``MEM_LOAD_NODE``/``MEM_STORE_NODE`` are local compute-stream ops of their
@@ -36,6 +38,7 @@ from ..errors import InputError
 from ..workloads.schema import CollectiveSpec
 from .chakra_io import attrs, load_groups, read_et, trace_files
 from .chakra_schema import COLL_TYPES, NODE_TYPES
+from .chakra_write import EXPLICIT_STREAMS_ATTR
 from .job import ImportedJob, OpTemplate
 
 PS_PER_US = 10**6
@@ -54,6 +57,7 @@ class _Merger:
 
     def __init__(self, files, groups, peak_flops):
         self.files, self.groups, self.peak = files, groups, peak_flops
+        self.explicit_streams = True       # cleared by any rank whose metadata lacks netsim.explicit_streams
         self.world = len(files)
         self.ops: list[dict] = []          # {tmpl fields, "deps": set of op idx, "key": sort key, "members": {}}
         self.op_of: list[dict] = [dict() for _ in files]   # rank -> node id -> op idx (or list for pass-through)
@@ -199,7 +203,9 @@ class _Merger:
         n = len(self.ops)
         order = sorted(range(n), key=lambda i: self.ops[i]["key"])
         pos = {i: k for k, i in enumerate(order)}
-        self._serialize_compute(self._topological_order())
+        topo = self._topological_order()          # also checks for cycles
+        if not self.explicit_streams:
+            self._serialize_compute(topo)
         out = []
         for i in order:
             op = self.ops[i]
@@ -269,7 +275,8 @@ def load_chakra(path: str, *, comm_groups: str | None = None, gpu_map=None, peak
     groups = load_groups(comm_groups, len(files))
     m = _Merger(files, groups, peak_flops)
     for r, f in enumerate(files):
-        _, nodes = read_et(f)
+        meta, nodes = read_et(f)
+        m.explicit_streams &= bool(attrs(meta).get(EXPLICIT_STREAMS_ATTR))
         m.add_rank(r, nodes)
     templates = m.templates()
     by_kind: dict[str, list] = {}

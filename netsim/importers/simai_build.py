@@ -69,12 +69,27 @@ class _Gen:
 
 
 def _row_comm(g: _Gen, ranks, row, phase: str, blocking: bool, default_kind: str) -> list[int]:
+    """The row's ``phase`` collective(s), each followed on every member by the row's ``update`` delay.
+
+    SimAI's ``Layer`` sets ``fwd_update_time = input_grad_update_time = weight_grad_update_time`` (the row's
+    ``update`` field) and counts each of the layer's collectives finished that long after its last byte
+    (``*_Comm_Finished_After_Delay``): a blocking fwd/ig collective holds the rank's compute that much longer;
+    after a wg collective the delay overlaps compute (the next iteration's layer waits for it).
+    """
     ct = row[f"{phase}_comm"]
     if ct is None or row[f"{phase}_bytes"] == 0:
         return []
     coll, suffix = ct
-    return g.collective(ranks, suffix or default_kind, coll, row[f"{phase}_bytes"], f"{row['name']}.{phase}{row['i']}",
-                        blocking)
+    ops = g.collective(ranks, suffix or default_kind, coll, row[f"{phase}_bytes"],
+                       f"{row['name']}.{phase}{row['i']}", blocking)
+    if row["update"] > 0:
+        for op in ops:
+            for m in g.t[op]["ranks"]:
+                d = g.add([op], name=f"{row['name']}.update.{phase}{row['i']}", kind="optimizer", ranks=(m,),
+                          duration_ps=row["update"] * PS_PER_NS)
+                if blocking:
+                    g.cur[m] = d
+    return ops
 
 
 def _stage_ranks(pl: Placement, s: int) -> list[int]:
@@ -117,12 +132,7 @@ def build_transformer(h: dict, rows: list, pl: Placement, path: str) -> list[OpT
             _row_comm(g, ranks, row, "ig", True, "tp")
             for r in ranks:
                 g.compute(r, f"{row['name']}.wg{k}", row["wg_compute"])
-            wg = _row_comm(g, ranks, row, "wg", False, "dp")
-            if row["update"] > 0:
-                for r in ranks:
-                    after = [op for op in wg if r in g.t[op]["ranks"]] or [g.cur[r]]
-                    g.add(after, name=f"{row['name']}.update{k}", kind="optimizer", ranks=(r,),
-                          duration_ps=row["update"] * PS_PER_NS)
+            _row_comm(g, ranks, row, "wg", False, "dp")
             if pp > 1 and k % block == 0 and s > 0:
                 for r in ranks:
                     g.send(r, peer[r][0], h["pp_comm"], f"B{k // block}.s{s}-s{s - 1}")

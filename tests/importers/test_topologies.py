@@ -110,7 +110,7 @@ def test_system_json_applies_to_an_imported_job(tmp_path):
     p.write_text(json.dumps({"all-reduce-implementation": ["halvingDoubling"], "preferred-dataset-splits": 8,
                              "active-chunks-per-dimension": 2, "endpoint-delay": 10}))
     job = detect_job(str(wl), overrides={"system": str(p)}, graph=load_topology("gpu_server:gpus=4"))
-    (op,) = job.templates
+    (op,) = [t for t in job.templates if t.collective]
     assert (op.spec.algorithm, op.spec.channels, op.spec.chunk_bytes) == ("halving_doubling", 2, 131072)
     assert any("endpoint-delay" in n for n in job.notes)
     with pytest.raises(InputError, match=r"--workload-set: not an option of the SimAI importer \(got 'bogus'\)"):
