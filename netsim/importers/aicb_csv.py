@@ -99,7 +99,8 @@ def _rows(path: str) -> tuple[list[dict], list[str]]:
         notes.append(f"{len(tail)} rows after the last epoch_end skipped (an iteration without its epoch_end, "
                      f"from line {tail[0]['line']})")
     if len(iterations) > 1:
-        same = all([_key(r) for r in it] == [_key(r) for r in first] for it in iterations[1:])
+        keys = [[_key(r) for r in it if _enum(r["comm_type"]) not in _SKIP] for it in iterations]
+        same = all(k == keys[0] for k in keys[1:])
         notes.append(f"{len(iterations) - 1} more iterations in the file not imported: netsim repeats the first"
                      + ("" if same else " (they differ from it)"))
     return first, notes

@@ -125,23 +125,49 @@ AICB_COLS = "comm_type,comm_group,comm_group_size,msg_size,stage,dst,src,additio
 def test_aicb_csv_ordered_collectives_per_group(tmp_path):
     from netsim.importers.aicb_csv import load_aicb_csv
     p = tmp_path / "llama_workload.csv"
+    # AICB's layout: init rows, epoch_end, then each iteration's rows and an epoch_end
     p.write_text("\r\n".join([
         AICB_COLS,
         "CommType.barrier,CommGroup.all_nodes,8,0,init.model_setup,None,None,None,None,None,None,1",
-        "CommType.all_reduce,CommGroup.tp_group,2,16777216.0,train.forward,None,None,None,None,None,None,1",
-        "computation,all_nodes,8,0,train.forward,-1,-1,,-1,-1,-1,1",
-        "CommType.reduce_scatter,CommGroup.dp_group,4,4194304,train.optimizer,None,None,None,None,None,None,2",
-        "CommType.epoch_end,CommGroup.all_nodes,8,0,train.optimizer,None,None,None,None,None,None,1",
-        "CommType.all_reduce,CommGroup.tp_group,2,99,train.forward,None,None,None,None,None,None,1", ""]))
+        "CommType.all_reduce,CommGroup.dp_group,4,8,init.model_setup,None,None,,None,None,None,1",
+        "CommType.epoch_end,None,None,0,,None,None,,None,None,None,1",
+        "CommType.all_reduce,CommGroup.tp_group,2,16777216.0,forward_step,None,None,None,None,None,None,1",
+        "computation,all_nodes,8,0,forward_step,-1,-1,,-1,-1,-1,1",
+        "CommType.reduce_scatter,CommGroup.dp_group,4,4194304,step,None,None,None,None,None,None,2",
+        "CommType.epoch_end,None,None,0,,None,None,,None,None,None,1",
+        "CommType.all_reduce,CommGroup.tp_group,2,16777216.0,forward_step,None,None,None,None,None,None,1",
+        "CommType.reduce_scatter,CommGroup.dp_group,4,4194304,step,None,None,None,None,None,None,2",
+        "CommType.epoch_end,None,None,0,,None,None,,None,None,None,1", ""]))
     from netsim.importers import detect_format
     assert detect_format(str(p)) == "aicb-csv"
     job = load_aicb_csv(str(p), world=8)
     assert job.parallelism == {"dp": 4, "tp": 2, "pp": 1}
     colls = [(t.kind, t.collective, t.size_bytes) for t in job.templates]
     assert colls == [("tp", "allreduce", 16777216)] * 4 + [("dp", "reducescatter", 4194304)] * 4
-    assert any("computation" in n for n in job.notes) and any("epoch_end" in n for n in job.notes)
+    assert any("computation" in n for n in job.notes) and any("2 init rows" in n for n in job.notes)
+    assert any("1 more iterations" in n and "differ" not in n for n in job.notes)
     s = run_training(gpu_cluster(servers=2, gpus_per_server=4), str(p), backend="analytic", progress=False)
     assert s["collective_bytes_per_iteration"] == {"tp": 4 * 16777216, "dp": 4 * 4194304}
+
+
+def test_aicb_csv_rows_after_the_last_epoch_end_are_dropped_with_a_note(tmp_path):
+    """Regression: a row after epoch_end (no train stage) joined the iteration; AICB counts it in no iteration."""
+    from netsim.importers.aicb_csv import load_aicb_csv
+    p = tmp_path / "tail_workload.csv"
+    p.write_text("\n".join([
+        AICB_COLS,
+        "CommType.epoch_end,None,None,0,,None,None,,None,None,None,1",
+        "CommType.all_reduce,CommGroup.dp_group,8,1048576,step,None,None,,None,None,None,1",
+        "CommType.epoch_end,None,None,0,,None,None,,None,None,None,1",
+        "CommType.all_reduce,CommGroup.tp_group,1,99,forward_step,None,None,,None,None,None,1", ""]))
+    job = load_aicb_csv(str(p), world=8)
+    assert [(t.collective, t.size_bytes) for t in job.templates] == [("allreduce", 1048576)]
+    assert any("1 rows after the last epoch_end skipped" in n and "line 5" in n for n in job.notes)
+    only_init = tmp_path / "init_workload.csv"
+    only_init.write_text(AICB_COLS + "\nCommType.all_reduce,CommGroup.dp_group,8,8,init.model_setup,None,None,,"
+                         "None,None,None,1\nCommType.epoch_end,None,None,0,,None,None,,None,None,None,1\n")
+    with pytest.raises(InputError, match=r"init_workload\.csv: line 3, field comm_type: no training iteration"):
+        load_aicb_csv(str(only_init), world=8)
 
 
 def test_aicb_csv_pipeline_rows_are_an_error(tmp_path):
@@ -182,3 +208,44 @@ def test_data_policy_has_only_wg_collectives_on_all_ranks(tmp_path):
     job = load_simai(str(p), world=4)
     colls = [(t.ranks, t.size_bytes) for t in job.templates if t.collective]
     assert colls == [((0, 1, 2, 3), 8192), ((0, 1, 2, 3), 4096)]      # backward order, fwd/ig slots ignored
+
+
+def test_update_delay_follows_every_collective_as_in_simai_layer(tmp_path):
+    """SimAI's Layer counts each fwd/ig/wg collective finished ``update`` ticks after its last byte."""
+    rows = [("l0", 1000, "ALLREDUCE", 1 << 20, 1000, "ALLREDUCE", 1 << 20, 1000, "NONE", 0)]
+    times = {}
+    for upd in (0, 50_000):
+        p = write_simai(tmp_path / f"u{upd}.txt", aicb_header(2, gpus=2), [rows[0] + (upd,)])
+        times[upd] = run_training(gpu_server(gpus=2), p, backend="analytic", progress=False)["iteration_time_s"]
+    # fwd and ig collectives are blocking: each holds the rank's compute 50 us longer (the old import: once)
+    assert times[50_000] - times[0] == pytest.approx(2 * 50e-6, abs=1e-12)
+
+
+@pytest.mark.parametrize("backend", ["analytic", "flow"])
+def test_simai_via_chakra_equals_simai_direct_with_update(tmp_path, backend):
+    """Regression: with update > 0 the Chakra re-import serialised the update delays with compute (+53 %)."""
+    from netsim.importers.chakra_write import workload_ops, write_chakra
+    rows = [r + (200_000,) for r in llama7b_rows(2)[:7]]
+    p = write_simai(tmp_path / "u.txt", aicb_header(2, gpus=8), rows)
+    topo = gpu_cluster(servers=2, gpus_per_server=4)
+    name, world, ops = workload_ops(p, topo)
+    write_chakra(ops, world, str(tmp_path / "et"), name)
+    a = run_training(topo, p, backend=backend, progress=False)
+    b = run_training(topo, str(tmp_path / "et"), backend=backend, progress=False)
+    assert a["ops"] == b["ops"] and a["iteration_time_s"] == b["iteration_time_s"]
+    assert a["collective_bytes_per_iteration"] == b["collective_bytes_per_iteration"]
+
+
+def test_trailing_exposed_comm_is_classified_by_its_kind(tmp_path):
+    """Regression: the time after a rank's last compute op (a trailing DP all-reduce) went to ``other``."""
+    p = tmp_path / "micro.txt"
+    p.write_text("MICRO\n1\nallreduce -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 1048576 0\n")
+    s = run_training(gpu_server(gpus=8), str(p), backend="analytic", progress=False)
+    bd = s["breakdown_s"]
+    assert bd["dp"] == pytest.approx(s["iteration_time_s"], rel=1e-12) and bd["other"] == 0
+    rows = [("l0", 100_000, "NONE", 0, 100_000, "NONE", 0, 100_000, "ALLREDUCE", 64 << 20)]
+    q = write_simai(tmp_path / "dp.txt", aicb_header(1, gpus=8), rows)
+    s = run_training(gpu_server(gpus=8), q, backend="analytic", progress=False)
+    bd = s["breakdown_s"]
+    assert bd["compute"] == pytest.approx(300e-6, rel=1e-9) and bd["other"] == 0
+    assert bd["compute"] + bd["dp"] == pytest.approx(s["iteration_time_s"], rel=1e-12) and bd["dp"] > 0
