@@ -91,8 +91,8 @@ def detect_job(workload, workload_format: str | None = None, *, overrides=None, 
     gmap = _gpu_map(opts["gpu_map"]) if opts.get("gpu_map") else None
     if fmt == "simai":
         from .simai import load_simai
-        _only(opts, {"gpu_map", "system"}, "SimAI")
-        return _with_system(load_simai(path, world=world, gpu_map=gmap), opts)
+        _only(opts, {"gpu_map", "system", "vpp"}, "SimAI")
+        return _with_system(load_simai(path, world=world, gpu_map=gmap, vpp=_vpp(opts.get("vpp"))), opts)
     if fmt == "aicb-csv":
         from .aicb_csv import load_aicb_csv
         _only(opts, {"gpu_map", "system"}, "AICB CSV")
@@ -124,6 +124,17 @@ def _peak(value):
     if not math.isfinite(x) or x <= 0:
         raise InputError("must be FLOP/s > 0", where="--workload-set peak_flops", value=value)
     return x
+
+
+def _vpp(value):
+    """``--workload-set vpp=N``: a positive integer, or ``None``."""
+    if value is None:
+        return None
+    if isinstance(value, int) or str(value).isdigit():
+        if int(value) >= 1:
+            return int(value)
+    raise InputError("must be a positive integer", where="--workload-set vpp", value=value,
+                     accepted="model chunks per pipeline stage, e.g. 1 (plain 1F1B) or 2")
 
 
 def _with_system(job, opts: dict):

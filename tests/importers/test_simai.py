@@ -32,8 +32,9 @@ def write_simai(path, header, rows, sep="\t", eol="\n", trailing=""):
     return str(path)
 
 
-def aicb_header(tp, ep=1, pp=1, ga=1, gpus=8, pp_comm=0):
-    return (f"HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: {tp} ep: {ep} pp: {pp} vpp: {LAYERS} "
+def aicb_header(tp, ep=1, pp=1, ga=1, gpus=8, pp_comm=0, vpp=LAYERS):
+    """AICB's header line (AICB writes its layer count as ``vpp``)."""
+    return (f"HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: {tp} ep: {ep} pp: {pp} vpp: {vpp} "
             f"ga: {ga} all_gpus: {gpus} checkpoints: 0 checkpoint_initiates: 0 pp_comm: {pp_comm}")
 
 
@@ -85,7 +86,7 @@ def test_ga_is_not_applied_twice_and_update_is_an_optimizer_op(tmp_path):
 def test_pipeline_is_explicit_sends_per_micro_batch_block(tmp_path):
     rows = [("l0", 100, "NONE", 0, 100, "NONE", 0, 100, "NONE", 0),
             ("l1", 100, "NONE", 0, 100, "NONE", 0, 100, "ALLREDUCE", 1024)] * 2      # ga = 2 blocks
-    path = write_simai(tmp_path / "pp.txt", aicb_header(1, pp=2, ga=2, gpus=4, pp_comm=65536), rows)
+    path = write_simai(tmp_path / "pp.txt", aicb_header(1, pp=2, ga=2, gpus=4, pp_comm=65536, vpp=1), rows)
     job = load_simai(path)
     sends = [t for t in job.templates if t.collective == "send"]
     # 2 pipelines (dp = 2) x 2 blocks x (forward + backward)
@@ -183,10 +184,13 @@ def test_header_quirks_pp_comm_without_colon_checkpoints_and_unknown_tokens(tmp_
     p.write_text("HYBRID_TRANSFORMER model_parallel_NPU_group: 1 ep: 1 pp: 2 vpp: 4 ga: 1 all_gpus: 2 "
                  "checkpoints: 2 0 1 checkpoint_initiates: 1 1 pp_comm 4096 extra_flag\n"
                  "1\n\n  l0 -1 5 NONE 0 5 NONE 0 5 NONE 0 0   \n\n")
-    job = load_simai(str(p))
+    job = load_simai(str(p), vpp=1)          # one row cannot hold vpp = 4 model chunks
     sends = [t for t in job.templates if t.collective == "send"]
     assert {t.size_bytes for t in sends} == {4096} and len(sends) == 2
-    assert any("vpp" in n for n in job.notes) and any("checkpoints" in n for n in job.notes)
+    assert any("vpp = 1 from --workload-set" in n for n in job.notes) and any("checkpoints" in n for n in job.notes)
+    with pytest.raises(InputError, match=r"q\.txt: line 1, field ga: interleaved 1F1B \(vpp = 4\) needs ga "
+                                         r"divisible by pp = 2 \(got 1\)"):
+        load_simai(str(p))
     assert any("extra_flag" in n for n in job.notes)
 
 
@@ -249,3 +253,38 @@ def test_trailing_exposed_comm_is_classified_by_its_kind(tmp_path):
     bd = s["breakdown_s"]
     assert bd["compute"] == pytest.approx(300e-6, rel=1e-9) and bd["other"] == 0
     assert bd["compute"] + bd["dp"] == pytest.approx(s["iteration_time_s"], rel=1e-12) and bd["dp"] > 0
+
+
+def _pipeline_file(tmp_path, vpp, name):
+    rows = [(f"l{i}", 1_000_000, "NONE", 0, 1_000_000, "NONE", 0, 1_000_000, "NONE", 0) for i in range(4)]
+    rows = [("embedding_layer",) + rows[0][1:]] + rows[1:]
+    return write_simai(tmp_path / name, aicb_header(1, pp=2, ga=2, gpus=2, pp_comm=1, vpp=vpp), rows * 2)
+
+
+@pytest.mark.parametrize("vpp,chunks", [(1, 1), (2, 2)])
+def test_vpp_runs_interleaved_1f1b_with_its_bubble(tmp_path, vpp, chunks):
+    """p = 2 stages, m = 2 micro-batches of 4 rows: (m·v + p − 1) chunk passes of t_F + t_B each."""
+    path = _pipeline_file(tmp_path, vpp, f"v{vpp}.txt")
+    job = load_simai(path)
+    sends = [t for t in job.templates if t.collective == "send"]
+    assert len(sends) == 2 * 2 * (2 * chunks - 1)             # micro-batches x directions x virtual-stage hops
+    s = run_training(gpu_server(gpus=2), path, backend="analytic", progress=False)
+    p, m, rows_per_chunk = 2, 2, 4 // chunks
+    t_chunk = rows_per_chunk * 3e-3                              # fwd + ig + wg of 1 ms each per row
+    assert s["iteration_time_s"] == pytest.approx((m * chunks + p - 1) * t_chunk, rel=1e-3)
+
+
+def test_aicb_head_and_tail_rows_run_once_around_the_micro_batches(tmp_path):
+    head = [("grad_gather", 1, "NONE", 0, 1, "NONE", 0, 1, "ALLGATHER", 4096)]
+    block = [("embedding_layer", 10, "NONE", 0, 10, "NONE", 0, 10, "NONE", 0),
+             ("attention_row", 10, "NONE", 0, 10, "NONE", 0, 10, "ALLREDUCE", 8192)]
+    tail = [("cross_entropy1", 0, "ALLREDUCE", 64, 0, "NONE", 0, 0, "NONE", 0)]
+    path = write_simai(tmp_path / "ht.txt", aicb_header(2, pp=2, ga=2, gpus=8, pp_comm=4096.0, vpp=1),
+                       head + block * 2 + tail)
+    job = load_simai(path)
+    gathers = [t for t in job.templates if t.collective and "grad_gather" in t.name]
+    assert len(gathers) == 2 * 2           # once per iteration on each DP group (tp 2 x pp 2 of them)
+    # the head's gradient all-gather is the last collective on every DP group
+    dp = [t for t in job.templates if t.kind == "dp"]
+    assert all("grad_gather" in t.name for t in dp[-4:])
+    assert {t.size_bytes for t in job.templates if t.collective == "send"} == {4096}
