@@ -74,6 +74,7 @@ def iteration_breakdown(ops_of_rank, start_ps: int, end_ps: int, rank: int, stag
         s, e = max(op.start_ps, start_ps), min(op.end_ps, end_ps)
         if s > t:
             _explain_gap(_latest_dep(op, rank), t, s, rank, my_stage, stage_of, out)
+        s = max(s, t)               # an op beside the previous one (a SimAI update delay): only its new time
         if e > s:
             out["optimizer" if op.kind == "optimizer" else "compute"] += e - s
         t = max(t, e, s)

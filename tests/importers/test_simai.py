@@ -288,3 +288,11 @@ def test_aicb_head_and_tail_rows_run_once_around_the_micro_batches(tmp_path):
     dp = [t for t in job.templates if t.kind == "dp"]
     assert all("grad_gather" in t.name for t in dp[-4:])
     assert {t.size_bytes for t in job.templates if t.collective == "send"} == {4096}
+
+
+def test_breakdown_sums_to_the_iteration_with_update_delays_beside_compute(tmp_path):
+    """Regression: a wg update delay overlapping the next compute was counted twice (sum > iteration)."""
+    rows = [r + (200_000,) for r in llama7b_rows(2)[:7]]
+    p = write_simai(tmp_path / "u.txt", aicb_header(2, gpus=8), rows)
+    s = run_training(gpu_cluster(servers=2, gpus_per_server=4), p, backend="analytic", progress=False)
+    assert sum(s["breakdown_s"].values()) == pytest.approx(s["iteration_time_s"], rel=1e-9)
