@@ -119,3 +119,48 @@ def test_astra_system_and_comm_group_files_as_shipped(tmp_path, et_writer):
     s = _run(tmp_path, "astra_Ring_4npus.yml", str(tmp_path / "trace"), "analytic",
              "--workload-set", f"comm_groups={_path('astra_comm_group.json')}")
     assert s["collective_bytes_per_iteration"] == {"dp": 2 * (1 << 20)}
+
+
+def _chakra_generator_traces(tmp_path, kind, n, comm_size=65536, runtime_us=5):
+    """Traces as mlcommons/chakra ``src/generator/generator.py`` (@ 11d2d3f) writes its microbenchmarks:
+    GlobalMetadata 0.0.4, attrs ``is_cpu_op`` (bool) and ``comm_size`` as **uint64**, no ``pg_name``."""
+    from netsim.importers.chakra_schema import COLL_TYPES, NODE_TYPES, GlobalMetadata, Node
+    from netsim.importers.etstream import join_messages
+    for r in range(n):
+        nodes = []
+        if kind == "allreduce":
+            node = Node(id=0, name="ALL_REDUCE", type=NODE_TYPES["COMM_COLL_NODE"])
+            node.attr.add(name="is_cpu_op", bool_val=False)
+            node.attr.add(name="comm_type", int64_val=COLL_TYPES["ALL_REDUCE"])
+            node.attr.add(name="comm_size", uint64_val=comm_size)
+            nodes.append(node)
+        elif kind == "two_comp_nodes_dependent":
+            parent = Node(id=0, name="COMP_NODE", type=NODE_TYPES["COMP_NODE"], duration_micros=runtime_us)
+            parent.attr.add(name="is_cpu_op", bool_val=False)
+            child = Node(id=1, name="COMP_NODE", type=NODE_TYPES["COMP_NODE"], duration_micros=runtime_us)
+            child.data_deps.append(0)
+            child.attr.add(name="is_cpu_op", bool_val=False)
+            nodes += [parent, child]
+        elif kind == "metadata_and_mem":
+            meta = Node(id=0, name="METADATA_NODE", type=NODE_TYPES["METADATA_NODE"])
+            meta.attr.add(name="double", double_val=1.2345, doc_string="double")
+            meta.attr.add(name="bool_list").bool_list.values.extend([True, False])
+            mem = Node(id=1, name="MEM_LOAD_NODE", type=NODE_TYPES["MEM_LOAD_NODE"])
+            mem.attr.add(name="is_cpu_op", bool_val=False)
+            mem.attr.add(name="tensor_size", uint64_val=1024)
+            nodes += [meta, mem]
+        msgs = [GlobalMetadata(version="0.0.4").SerializeToString()] + [x.SerializeToString() for x in nodes]
+        (tmp_path / f"{kind}.{r}.et").write_bytes(join_messages(msgs))
+    return str(tmp_path / kind)
+
+
+def test_chakra_generator_microbenchmarks_run_end_to_end(tmp_path):
+    ar = _chakra_generator_traces(tmp_path, "allreduce", 8)
+    a = _run(tmp_path, "astra_HGX-H100-validated.yml", ar, "analytic")
+    f = _run(tmp_path, "astra_HGX-H100-validated.yml", ar, "flow")
+    assert a["collective_bytes_per_iteration"] == f["collective_bytes_per_iteration"] == {"dp": 65536}
+    comp = _chakra_generator_traces(tmp_path, "two_comp_nodes_dependent", 4)
+    s = _run(tmp_path, "astra_Ring_4npus.yml", comp, "analytic")
+    assert s["iteration_time_s"] == pytest.approx(10e-6, rel=1e-12)          # 5 us then 5 us
+    mm = _chakra_generator_traces(tmp_path, "metadata_and_mem", 4)
+    assert _run(tmp_path, "astra_Ring_4npus.yml", mm, "analytic")["ops"] == 4   # one MEM node per rank, 0 us
