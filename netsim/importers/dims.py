@@ -70,7 +70,8 @@ def plan(coll: str, size: int, extent: list[int], mode: str) -> list[tuple[str, 
         return out
     down = [("reducescatter", d, size // math.prod(extent[e] for e in dims[:i])) for i, d in enumerate(dims[:-1])]
     mid = size // math.prod(extent[e] for e in dims[:-1])
-    up = [("allgather", d, size // math.prod(extent[e] for e in dims[:i])) for i, d in reversed(list(enumerate(dims[:-1])))]
+    up = [("allgather", d, size // math.prod(extent[e] for e in dims[:i]))
+          for i, d in reversed(list(enumerate(dims[:-1])))]
     return down + [("allreduce", dims[-1], mid)] + up
 
 

@@ -34,7 +34,8 @@ issues only the first row).  ``DATA``: pure data parallelism on all ranks
 dimension for them), wg collectives on all ranks.  Left out: recomputation as a separate pass
 (SimAI's parser never marks a layer as initiating it — ``checkpoint_initiates``
 fills its ``checkpoints`` map — and AICB folds recomputation into
-``fwd_compute`` instead: ``checkpoints`` are parsed and reported only), ``ALLREDUCEALLTOALL`` and ``HYBRID_*`` policies other
+``fwd_compute`` instead: ``checkpoints`` are parsed and reported only),
+``ALLREDUCEALLTOALL`` and ``HYBRID_*`` policies other
 than the two above (errors).
 """
 from __future__ import annotations
