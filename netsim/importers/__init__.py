@@ -148,12 +148,15 @@ def _per_dim(job, opts: dict, graph):
     if graph is None:
         return job
     from .dims import decompose
-    mode = opts.get("dims")
-    if mode is None and opts.get("system"):
+    mode, impl = opts.get("dims"), None
+    if opts.get("system"):
         import json
         with open(opts["system"]) as f:          # load_system already validated it
-            mode = json.load(f).get("collective-optimization")
-    return decompose(job, graph, str(mode or "localBWAware"))
+            doc = json.load(f)
+        mode = mode if mode is not None else doc.get("collective-optimization")
+        impl = doc.get("all-reduce-implementation")
+        impl = impl if isinstance(impl, list) else [impl] if impl else None
+    return decompose(job, graph, str(mode or "localBWAware"), allreduce_impl=impl)
 
 
 def _with_system(job, opts: dict):

@@ -106,7 +106,7 @@ def load_system(path: str, *, dims: int | None = None) -> tuple[dict, list]:
     impl = impl if isinstance(impl, list) else [impl]
     first = str(impl[0]) if impl else "ring"
     if len(set(map(str, impl))) > 1:
-        notes.append(f"all-reduce-implementation {impl}: per-dimension mixes not modelled, {first} used")
+        notes.append(f"all-reduce-implementation {impl}: per dimension on a multi_dim topology, else {first}")
     if first in _ALLREDUCE:
         out["algorithm"] = _ALLREDUCE[first]
     else:

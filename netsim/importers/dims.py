@@ -19,9 +19,11 @@ phase is one collective per line of the box along that dimension, and a phase
 op waits for the previous phase's ops sharing a member.  Other groups, the MoE
 all-to-all with a size matrix, broadcast/reduce and sends run as they are.
 Sizes follow netsim's (nccl-tests) convention: the all-reduce buffer, the
-reduce-scatter input, the all-gather output.  Left out: ASTRA-sim's
-per-dimension implementations other than ring for the phases (the phases keep
-the op's algorithm settings), the Themis/offline-greedy dimension schedulers.
+reduce-scatter input, the all-gather output.  An all-reduce phase in
+dimension d runs entry d of the system JSON's ``all-reduce-implementation``
+list (``[ring, doubleBinaryTree]``…).  Left out: per-dimension
+implementations of the other collectives (netsim runs them as rings), the
+Themis/offline-greedy dimension schedulers.
 """
 from __future__ import annotations
 
@@ -81,8 +83,24 @@ def _box(members: tuple, coord_of: dict, nd: int):
     return axes if math.prod(len(a) for a in axes) == len(members) else None
 
 
-def decompose(job, graph, mode: str = "localBWAware"):
-    """``job`` with its box-shaped collectives split per dimension of the ``multi_dim`` topology ``graph``."""
+def _phase_spec(spec, coll: str, d: int, impl: list | None, unmapped: set):
+    """The op's spec, with dimension ``d``'s ``all-reduce-implementation`` on an all-reduce phase."""
+    if coll != "allreduce" or not impl:
+        return spec
+    from .astra import _ALLREDUCE
+    name = str(impl[d] if d < len(impl) else impl[-1])
+    if name not in _ALLREDUCE:
+        unmapped.add(name)
+        return spec
+    return dataclasses.replace(spec, algorithm=_ALLREDUCE[name])
+
+
+def decompose(job, graph, mode: str = "localBWAware", allreduce_impl: list | None = None):
+    """``job`` with its box-shaped collectives split per dimension of the ``multi_dim`` topology ``graph``.
+
+    ``allreduce_impl``: the system JSON's ``all-reduce-implementation`` list, one entry per dimension; an
+    all-reduce phase in dimension d runs entry d (``ring``, ``doubleBinaryTree``, ``halvingDoubling``…).
+    """
     if mode not in MODES:
         raise InputError("unknown collective optimization", where="--workload-set dims", value=mode,
                          accepted=", ".join(MODES))
@@ -93,7 +111,7 @@ def decompose(job, graph, mode: str = "localBWAware"):
     index = {n: i for i, n in enumerate(names)}
     gpu_of = job.place(graph).gpu_of
     coord_of = {r: _coords(index[g], counts) for r, g in enumerate(gpu_of)}
-    out, done, split = [], {}, 0
+    out, done, split, unmapped = [], {}, 0, set()
     for k, t in enumerate(job.templates):
         deps = tuple(sorted({i for d in t.deps for i in done[d]}))
         axes = _box(t.ranks, coord_of, len(counts)) if t.collective in _SPLIT and t.sizes is None else None
@@ -114,7 +132,8 @@ def decompose(job, graph, mode: str = "localBWAware"):
                 pdeps = deps if prev is None else tuple(i for i in prev if set(out[i].ranks) & set(members))
                 out.append(dataclasses.replace(t, name=f"{t.name}.p{p}d{d}.{j}", ranks=members,
                                                group=f"{t.group}.d{d}.{j}", collective=coll, size_bytes=size,
-                                               deps=pdeps))
+                                               deps=pdeps, spec=_phase_spec(t.spec, coll, d, allreduce_impl,
+                                                                            unmapped)))
                 now.append(len(out) - 1)
             prev = now
         done[k] = tuple(prev)
@@ -122,4 +141,5 @@ def decompose(job, graph, mode: str = "localBWAware"):
         return job
     note = (f"{split} collectives run dimension by dimension over the {'x'.join(map(str, counts))} grid "
             f"(ASTRA-sim collective-optimization {mode})")
-    return dataclasses.replace(job, templates=out, notes=list(job.notes) + [note])
+    extra = [f"all-reduce-implementation {sorted(unmapped)}: not in netsim, the op's algorithm kept"] if unmapped else []
+    return dataclasses.replace(job, templates=out, notes=list(job.notes) + [note] + extra)

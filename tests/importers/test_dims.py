@@ -68,3 +68,14 @@ def test_non_box_groups_and_one_dimensional_topologies_are_left_alone(tmp_path):
     g1 = load_topology(os.path.join(DATA, "astra_Ring_4npus.yml"))
     job = detect_job(_micro(tmp_path, MIB), graph=g1)
     assert [t.collective for t in job.templates] == ["allreduce"]
+
+
+def test_per_dimension_allreduce_implementations_from_the_system_json(tmp_path):
+    import json
+    sysf = tmp_path / "system.json"
+    sysf.write_text(json.dumps({"collective-optimization": "baseline",
+                                "all-reduce-implementation": ["ring", "halvingDoubling"]}))
+    g = load_topology(os.path.join(DATA, "astra_Ring_Switch_8npus.yml"))
+    job = detect_job(_micro(tmp_path, MIB), graph=g, overrides={"system": str(sysf)})
+    algs = [(t.group.split(".")[-2], t.spec.algorithm) for t in job.templates]
+    assert algs == [("d0", "ring")] * 2 + [("d1", "halving_doubling")] * 4
