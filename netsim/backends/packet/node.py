@@ -236,6 +236,8 @@ class RelayGpu(Forwarder):
     A packet has arrived at its destination when its route is used up (``hop == len(route)``), or, sprayed
     (no route), when its ``dst`` is this GPU; anything else is forwarded like at an NVSwitch.  Ports into a
     relay GPU use the generic arrival (the network sets it), so every packet passes :meth:`receive`.
+    Arbitration: the GPU's egress port sends queued (transit) packets before its own flows' next packets, as
+    every endpoint port serves its queues before its flows; left out: round-robin between the two.
     """
 
     def __init__(self, net, name, kind, params):
