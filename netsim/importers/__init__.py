@@ -72,7 +72,7 @@ def detect_job(workload, workload_format: str | None = None, *, overrides=None, 
     path = os.fspath(workload)
     if fmt == "chakra":
         from .chakra import load_chakra
-        _only(opts, {"comm_groups", "peak_flops", "gpu", "gpu_map", "system"}, "Chakra")
+        _only(opts, {"comm_groups", "peak_flops", "gpu", "gpu_map", "system", "dims"}, "Chakra")
         gmap = opts.get("gpu_map")
         peak = opts.get("peak_flops")
         if peak is None and opts.get("gpu"):
@@ -82,7 +82,7 @@ def detect_job(workload, workload_format: str | None = None, *, overrides=None, 
             peak = load_system(opts["system"])[0]["peak_flops"]
         job = load_chakra(path, comm_groups=opts.get("comm_groups"), gpu_map=_gpu_map(gmap) if gmap else None,
                           peak_flops=_peak(peak))
-        return _with_system(job, opts)
+        return _per_dim(_with_system(job, opts), opts, graph)
     world = None
     if graph is not None:
         from ..topology import gpus
@@ -91,12 +91,14 @@ def detect_job(workload, workload_format: str | None = None, *, overrides=None, 
     gmap = _gpu_map(opts["gpu_map"]) if opts.get("gpu_map") else None
     if fmt == "simai":
         from .simai import load_simai
-        _only(opts, {"gpu_map", "system"}, "SimAI")
-        return _with_system(load_simai(path, world=world, gpu_map=gmap), opts)
+        _only(opts, {"gpu_map", "system", "vpp", "dims"}, "SimAI")
+        job = load_simai(path, world=world, gpu_map=gmap, vpp=_vpp(opts.get("vpp")))
+        return _per_dim(_with_system(job, opts), opts, graph)
     if fmt == "aicb-csv":
         from .aicb_csv import load_aicb_csv
-        _only(opts, {"gpu_map", "system"}, "AICB CSV")
-        return _with_system(load_aicb_csv(path, world=len(gmap) if gmap else world, gpu_map=gmap), opts)
+        _only(opts, {"gpu_map", "system", "dims"}, "AICB CSV")
+        job = load_aicb_csv(path, world=len(gmap) if gmap else world, gpu_map=gmap)
+        return _per_dim(_with_system(job, opts), opts, graph)
     raise AssertionError(fmt)
 
 
@@ -124,6 +126,37 @@ def _peak(value):
     if not math.isfinite(x) or x <= 0:
         raise InputError("must be FLOP/s > 0", where="--workload-set peak_flops", value=value)
     return x
+
+
+def _vpp(value):
+    """``--workload-set vpp=N``: a positive integer, or ``None``."""
+    if value is None:
+        return None
+    if isinstance(value, int) or str(value).isdigit():
+        if int(value) >= 1:
+            return int(value)
+    raise InputError("must be a positive integer", where="--workload-set vpp", value=value,
+                     accepted="model chunks per pipeline stage, e.g. 1 (plain 1F1B) or 2")
+
+
+def _per_dim(job, opts: dict, graph):
+    """On a ``multi_dim`` topology: collectives dimension by dimension (:mod:`.dims`), as ASTRA-sim runs them.
+
+    Mode: ``--workload-set dims=localBWAware|baseline|off``, else the system JSON's ``collective-optimization``,
+    else ``localBWAware`` (what every system JSON ASTRA-sim ships sets).
+    """
+    if graph is None:
+        return job
+    from .dims import decompose
+    mode, impl = opts.get("dims"), None
+    if opts.get("system"):
+        import json
+        with open(opts["system"]) as f:          # load_system already validated it
+            doc = json.load(f)
+        mode = mode if mode is not None else doc.get("collective-optimization")
+        impl = doc.get("all-reduce-implementation")
+        impl = impl if isinstance(impl, list) else [impl] if impl else None
+    return decompose(job, graph, str(mode or "localBWAware"), allreduce_impl=impl)
 
 
 def _with_system(job, opts: dict):

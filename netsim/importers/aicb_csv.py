@@ -4,13 +4,17 @@ AICB writes one row per operation of one rank's training step, columns
 ``comm_type, comm_group, comm_group_size, msg_size, stage, dst, src,
 additional, _elapsed_time, algbw, busbw, count`` (its ``LogItem`` fields, in
 that order; enums written either as ``all_reduce`` or ``CommType.all_reduce``,
-missing values as ``None`` or ``-1``).  The file has no compute and no world
-size: ranks = the topology's GPUs; TP and DP sizes = the ``comm_group_size``
+missing values as ``None`` or ``-1``), after a ``[rank0 ~ rankN]`` line in
+AICB's physical model workloads (N + 1 = the ranks; without it, ranks = the
+topology's GPUs).  AICB's micro tests have no ``comm_group_size`` column:
+their ``dp_group`` is then every rank.  TP and DP sizes = the ``comm_group_size``
 of the ``tp_group`` / ``dp_group`` rows, PP = ranks / (TP·DP).
 
-Mapping: the rows of the training step (``stage`` starting with ``train``
-when there are such rows, up to the first ``epoch_end``; ``init`` rows are
-counted in the notes) become, in file order, one collective per instance of
+Mapping: AICB's file is the init rows, an ``epoch_end`` row, then per
+iteration its rows and an ``epoch_end`` row (its ``WorkloadGenerator``; its
+log analysis counts the rows before the first ``epoch_end`` as ``init``).
+The init rows are skipped, the first iteration's rows (a file without
+``epoch_end``: all rows) become, in file order, one collective per instance of
 the row's group (``tp_group``, ``dp_group``, ``ep_group``, ``ep_dp_group``,
 ``all_nodes``), ``count`` times, each waiting for its members' previous op
 (AICB replays them one after another).  ``msg_size`` is bytes, the nccl-tests
@@ -25,6 +29,7 @@ import csv
 import io
 import math
 import os
+import re
 
 from ..errors import InputError
 from ..workloads.placement import Placement
@@ -39,13 +44,28 @@ _SKIP = {"computation", "barrier"}
 _GROUP = {"tp_group": "tp", "dp_group": "dp", "ep_group": "ep", "ep_dp_group": "edp", "all_nodes": "all"}
 
 
+#: AICB's physical model workloads open with the ranks the file was generated for, e.g. ``[rank0 ~ rank127]``
+_RANKS_LINE = re.compile(r"\[\s*rank(\d+)\s*~\s*rank(\d+)\s*\]")
+
+
+def _split_ranks_line(text: str) -> tuple[str, int | None]:
+    """(the CSV text, the world size of a leading ``[rank0 ~ rankN]`` line or ``None``)."""
+    first, _, rest = text.partition("\n")
+    m = _RANKS_LINE.fullmatch(first.strip())
+    if m is None:
+        return text, None
+    return rest, int(m.group(2)) - int(m.group(1)) + 1
+
+
 def looks_aicb_csv(path: str) -> bool:
+    """The header (after an optional ``[rank0 ~ rankN]`` line) starts ``comm_type,comm_group`` and has msg_size."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            first = f.readline().lstrip("\ufeff").strip().split(",")
+            head = f.read(4096).lstrip("\ufeff")
     except OSError:
         return False
-    return tuple(c.strip() for c in first[:4]) == HEADER
+    cols = [c.strip() for c in _split_ranks_line(head)[0].partition("\n")[0].split(",")]
+    return cols[:2] == ["comm_type", "comm_group"] and "msg_size" in cols
 
 
 def _enum(v: str) -> str:
@@ -64,31 +84,56 @@ def _number(v: str, path: str, where: str) -> int:
     return int(x)
 
 
-def _rows(path: str) -> tuple[list[dict], list[str]]:
+def _key(r: dict) -> tuple:
+    return tuple(_enum(r.get(c) or "") for c in ("comm_type", "comm_group", "comm_group_size", "msg_size", "count"))
+
+
+def _rows(path: str) -> tuple[list[dict], list[str], int | None]:
+    """The rows of one training iteration, as AICB splits its file, and the notes on what was left out.
+
+    AICB's generator writes the init rows, an ``epoch_end`` row, then per iteration its rows and an
+    ``epoch_end`` row; its log analysis (``Log.add_comm_log``/``analyze``) counts the rows before the first
+    ``epoch_end`` as ``init`` and each later run of rows as one ``train`` iteration.  netsim imports the first
+    iteration (and repeats it); a file without any ``epoch_end`` is one iteration.
+    """
     with open(path, encoding="utf-8", newline="") as f:
-        text = f.read().lstrip("\ufeff")
-    rows = [dict(r, line=n) for n, r in enumerate(csv.DictReader(io.StringIO(text)), start=2)]
-    train = [r for r in rows if (r.get("stage") or "").startswith("train")]
-    notes = []
-    if train:
-        notes.append(f"{len(rows) - len(train)} rows outside the train stage skipped")
-        rows = train
-    for k, r in enumerate(rows):
-        if _enum(r["comm_type"]) == "epoch_end":
-            if rows[k + 1:]:
-                notes.append(f"{len(rows) - k - 1} rows after the first epoch_end skipped (one iteration imported)")
-            rows = rows[:k]
-            break
-    return rows, notes
+        text, world = _split_ranks_line(f.read().lstrip("\ufeff"))
+    first_line = 2 if world is None else 3
+    rows = [dict(r, line=n) for n, r in enumerate(csv.DictReader(io.StringIO(text)), start=first_line)]
+    ends = [k for k, r in enumerate(rows) if _enum(r["comm_type"]) == "epoch_end"]
+    if not ends:
+        return rows, ["no epoch_end row: every row is one iteration"], world
+    bounds = ends + [len(rows)]
+    segments = [rows[a + 1:b] for a, b in zip(bounds, bounds[1:])]
+    closed = [seg for seg, b in zip(segments, bounds[1:]) if b < len(rows)]
+    notes = [f"{ends[0]} init rows before the first epoch_end skipped (AICB's init stage)"] if ends[0] else []
+    tail = segments[-1] if len(segments) > len(closed) else []
+    iterations = [seg for seg in closed if seg] or ([tail] if tail else [])
+    if not iterations:
+        raise InputError("no training iteration after the init rows", source=path,
+                         where=f"line {rows[ends[0]]['line']}, field comm_type", value="epoch_end",
+                         accepted="rows of one iteration after the first epoch_end (AICB's layout)")
+    first = iterations[0]
+    if tail and any(closed):
+        notes.append(f"{len(tail)} rows after the last epoch_end skipped (an iteration without its epoch_end, "
+                     f"from line {tail[0]['line']})")
+    if len(iterations) > 1:
+        keys = [[_key(r) for r in it if _enum(r["comm_type"]) not in _SKIP] for it in iterations]
+        same = all(k == keys[0] for k in keys[1:])
+        notes.append(f"{len(iterations) - 1} more iterations in the file not imported: netsim repeats the first"
+                     + ("" if same else " (they differ from it)"))
+    return first, notes, world
 
 
 def load_aicb_csv(path: str, *, world: int | None, gpu_map=None) -> ImportedJob:
     """Import AICB's workload CSV on ``world`` ranks (the topology's GPU count)."""
     try:
-        rows, notes = _rows(path)
+        rows, notes, file_world = _rows(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read ({exc})", source=path, where="file", value=None,
                          accepted="an AICB workload CSV") from None
+    if file_world is not None:
+        world = file_world              # the ``[rank0 ~ rankN]`` line: the job's ranks, whatever the topology
     if world is None:
         raise InputError("world size unknown", source=path, where="ranks", value=None, accepted="a topology")
     sizes, ops, skipped = {}, [], {}
@@ -105,8 +150,11 @@ def load_aicb_csv(path: str, *, world: int | None, gpu_map=None) -> ImportedJob:
         if grp not in _GROUP:
             raise InputError("communication group netsim cannot import from the CSV", source=path,
                              where=f"{where}, field comm_group", value=r["comm_group"], accepted=", ".join(_GROUP))
-        n = _number(r["comm_group_size"], path, f"{where}, field comm_group_size")
-        if grp in ("tp_group", "dp_group", "ep_group"):
+        if r.get("comm_group_size") in (None, "", "None", "-1"):    # AICB's micro tests have no such column
+            n = None
+        else:
+            n = _number(r["comm_group_size"], path, f"{where}, field comm_group_size")
+        if n is not None and grp in ("tp_group", "dp_group", "ep_group"):
             if sizes.setdefault(grp, n) != n:
                 raise InputError(f"{grp} size differs from an earlier row ({sizes[grp]})", source=path,
                                  where=f"{where}, field comm_group_size", value=n, accepted=str(sizes[grp]))
@@ -118,7 +166,8 @@ def load_aicb_csv(path: str, *, world: int | None, gpu_map=None) -> ImportedJob:
 
 
 def _job(path, ops, sizes, world, notes, gpu_map) -> ImportedJob:
-    tp, dp = sizes.get("tp_group", 1), sizes.get("dp_group", 1)
+    tp = sizes.get("tp_group", 1)
+    dp = sizes.get("dp_group", world // tp if "dp_group" not in sizes and world % tp == 0 else 1)
     ep = sizes.get("ep_group", 1)
     if world % (tp * dp) or dp % ep:
         raise InputError(f"group sizes tp = {tp}, dp = {dp}, ep = {ep} do not fit {world} ranks", source=path,

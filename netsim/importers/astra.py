@@ -25,10 +25,11 @@ ASTRA-sim key                      netsim
 ``roofline-enabled``)
 other collectives' implementations reported unless ring (netsim runs them as
                                    rings)
+``collective-optimization``        how collectives split per dimension on a
+                                   ``multi_dim`` topology (:mod:`.dims`)
 ``scheduling-policy``,             reported: not modelled
 ``endpoint-delay``, ``*-dimension-
-scheduling``, ``collective-
-optimization``, ``local-mem-bw``,
+scheduling``, ``local-mem-bw``,
 ``boost-mode``
 =================================  ==============================================
 """
@@ -45,7 +46,9 @@ ASTRA_GB_BYTES = 2**30
 _ALLREDUCE = {"ring": "ring", "oneRing": "ring", "doubleBinaryTree": "tree", "halvingDoubling": "halving_doubling",
               "oneHalvingDoubling": "halving_doubling"}
 _REPORTED = ("scheduling-policy", "endpoint-delay", "intra-dimension-scheduling", "inter-dimension-scheduling",
-             "collective-optimization", "local-mem-bw", "boost-mode")
+             "local-mem-bw", "boost-mode")
+#: collective-optimization values netsim's per-dimension split (importers.dims) runs
+_OPTIMIZATIONS = ("localBWAware", "baseline")
 
 
 def astra_rate_bps(bandwidth_gbs: float) -> float:
@@ -103,7 +106,7 @@ def load_system(path: str, *, dims: int | None = None) -> tuple[dict, list]:
     impl = impl if isinstance(impl, list) else [impl]
     first = str(impl[0]) if impl else "ring"
     if len(set(map(str, impl))) > 1:
-        notes.append(f"all-reduce-implementation {impl}: per-dimension mixes not modelled, {first} used")
+        notes.append(f"all-reduce-implementation {impl}: per dimension on a multi_dim topology, else {first}")
     if first in _ALLREDUCE:
         out["algorithm"] = _ALLREDUCE[first]
     else:
@@ -123,6 +126,10 @@ def load_system(path: str, *, dims: int | None = None) -> tuple[dict, list]:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
             raise InputError("must be TFLOP/s > 0", source=path, where="peak-perf", value=v)
         out["peak_flops"] = float(v) * 1e12
+    opt = doc.get("collective-optimization")
+    if opt is not None and opt not in _OPTIMIZATIONS:
+        raise InputError("unknown collective optimization", source=path, where="collective-optimization", value=opt,
+                         accepted=", ".join(_OPTIMIZATIONS))
     notes += [f"{k} = {doc[k]!r}: not modelled" for k in _REPORTED if k in doc]
     return out, notes
 

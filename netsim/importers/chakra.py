@@ -15,17 +15,21 @@ buffer (ASTRA-sim's ring splits ``comm_size`` into one chunk per member): the
 all-reduce buffer, the all-gather *output*, the reduce-scatter *input* — the
 nccl-tests size netsim's ops use, so no conversion.  A rank runs its compute
 nodes one at a time, in dependency order (ties: node id), as ASTRA-sim's
-per-NPU compute resource does; communication overlaps compute.  Compute time:
+per-NPU compute resource does — unless every file's GlobalMetadata has
+``netsim.explicit_streams`` (netsim wrote it: its dependencies already are
+the streams); communication overlaps compute.  Compute time:
 ``duration_micros`` (µs), or ``netsim.duration_ps`` when netsim wrote the file,
 or attr ``num_ops`` (FLOPs) / ``peak_flops`` when the duration is 0.
 ``MEM_LOAD_NODE``/``MEM_STORE_NODE`` are local compute-stream ops of their
 duration; ``METADATA_NODE`` is a pass-through.  Group kind (for summaries):
 ``netsim.kind`` when present, else ``ep`` for all-to-all, ``pp`` for
 send/recv, ``dp`` for other collectives.  ``BROADCAST`` and ``REDUCE`` are
-rooted at the group's first member (Chakra names no root).  Left out:
-``GATHER``, ``SCATTER``, ``BARRIER``, ``REDUCE_SCATTER_BLOCK`` (no netsim
-collective: an error), storage, batch and checkpoint nodes (an error naming
-the node id and type), tensor shapes.
+rooted at the group's first member (Chakra names no root).
+``REDUCE_SCATTER_BLOCK`` (equal blocks) is a reduce-scatter; ``BARRIER`` an
+all-reduce of :data:`~.chakra_fan.BARRIER_BYTES`; ``GATHER``/``SCATTER`` are
+point-to-point fan-in/fan-out at the root (:mod:`.chakra_fan`).  Left out:
+storage, batch and checkpoint nodes (an error naming the node id and type),
+tensor shapes.
 """
 from __future__ import annotations
 
@@ -36,13 +40,16 @@ from ..errors import InputError
 from ..workloads.schema import CollectiveSpec
 from .chakra_io import attrs, load_groups, read_et, trace_files
 from .chakra_schema import COLL_TYPES, NODE_TYPES
+from .chakra_fan import BARRIER_BYTES, FAN as _FAN, fan_ops
+from .chakra_write import EXPLICIT_STREAMS_ATTR
 from .job import ImportedJob, OpTemplate
 
 PS_PER_US = 10**6
 _TYPE_NAME = {v: k for k, v in NODE_TYPES.items()}
 _COLL = {COLL_TYPES["ALL_REDUCE"]: "allreduce", COLL_TYPES["ALL_GATHER"]: "allgather",
          COLL_TYPES["REDUCE_SCATTER"]: "reducescatter", COLL_TYPES["ALL_TO_ALL"]: "alltoall",
-         COLL_TYPES["BROADCAST"]: "broadcast", COLL_TYPES["REDUCE"]: "reduce"}
+         COLL_TYPES["BROADCAST"]: "broadcast", COLL_TYPES["REDUCE"]: "reduce",
+         COLL_TYPES["REDUCE_SCATTER_BLOCK"]: "reducescatter", COLL_TYPES["BARRIER"]: "allreduce"}
 _COLL_NAME = {v: k for k, v in COLL_TYPES.items()}
 _PASS = {NODE_TYPES["METADATA_NODE"]}
 _LOCAL = {NODE_TYPES["COMP_NODE"], NODE_TYPES["MEM_LOAD_NODE"], NODE_TYPES["MEM_STORE_NODE"]}
@@ -54,6 +61,7 @@ class _Merger:
 
     def __init__(self, files, groups, peak_flops):
         self.files, self.groups, self.peak = files, groups, peak_flops
+        self.explicit_streams = True       # cleared by any rank whose metadata lacks netsim.explicit_streams
         self.world = len(files)
         self.ops: list[dict] = []          # {tmpl fields, "deps": set of op idx, "key": sort key, "members": {}}
         self.op_of: list[dict] = [dict() for _ in files]   # rank -> node id -> op idx (or list for pass-through)
@@ -85,9 +93,9 @@ class _Merger:
 
     def _collective(self, rank, node, a) -> int:
         ctype = a.get("comm_type")
-        if ctype not in _COLL:
+        if ctype not in _COLL and ctype not in _FAN:
             self._err(rank, node, "collective netsim cannot model", "attr comm_type",
-                      _COLL_NAME.get(ctype, ctype), "ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, ALL_TO_ALL, BROADCAST or REDUCE")
+                      _COLL_NAME.get(ctype, ctype), ", ".join(_COLL_NAME[c] for c in sorted(set(_COLL) | set(_FAN))))
         pg = str(a.get("pg_name", "")) or "world"
         members = self.groups.get(pg, tuple(range(self.world)))
         if pg not in self.groups and self.groups and pg != "world":
@@ -101,7 +109,11 @@ class _Merger:
             self._err(rank, node, "missing or negative", "attr comm_size", size, "bytes >= 0")
         seq = self.coll_seq.get((pg, rank), 0)
         self.coll_seq[(pg, rank)] = seq + 1
+        if ctype in _FAN:
+            return fan_ops(self, rank, node, a, pg, seq, members, size, _FAN[ctype])
         coll = _COLL[ctype]
+        if ctype == COLL_TYPES["BARRIER"]:
+            size = BARRIER_BYTES
         idx = self.pending.get(("coll", pg, seq))
         if idx is None:
             sizes = a.get("netsim.sizes")
@@ -116,7 +128,7 @@ class _Merger:
             self._err(rank, node, f"collective {seq} of group {pg} differs between ranks "
                       f"({op['collective']} of {op['size_bytes']} B elsewhere)", "attr comm_type/comm_size",
                       f"{coll} of {size} B", "the same collective on every member")
-        return idx
+        return (idx,)
 
     def _p2p(self, rank, node, a) -> int:
         send = node.type == NODE_TYPES["COMM_SEND_NODE"]
@@ -142,7 +154,7 @@ class _Merger:
         elif self.ops[idx]["size_bytes"] != size:
             self._err(rank, node, "send and receive sizes differ", "attr comm_size", size,
                       f"{self.ops[idx]['size_bytes']} as on the peer")
-        return idx
+        return (idx,)
 
     def add_rank(self, rank: int, nodes) -> None:
         ids, deps_of, node_of = {}, {}, {}
@@ -157,8 +169,8 @@ class _Merger:
                 continue
             if node.type in _LOCAL:
                 kind = a.get("netsim.kind", "compute")
-                idx = self._new((node.id, rank), name=node.name, kind=kind, ranks=(rank,),
-                                duration_ps=self._duration_ps(rank, node, a))
+                idx = (self._new((node.id, rank), name=node.name, kind=kind, ranks=(rank,),
+                                 duration_ps=self._duration_ps(rank, node, a)),)
             elif node.type == NODE_TYPES["COMM_COLL_NODE"]:
                 idx = self._collective(rank, node, a)
             elif node.type in _COMM:
@@ -166,8 +178,9 @@ class _Merger:
             else:
                 self._err(rank, node, "node type netsim cannot model", "type",
                           _TYPE_NAME.get(node.type, node.type), "COMP, COMM_COLL, COMM_SEND, COMM_RECV, MEM, METADATA")
-            self.ops[idx]["members"].add(rank)
-            ids[node.id] = idx
+            for i in idx:
+                self.ops[i]["members"].add(rank)
+            ids[node.id] = idx          # the op(s) this node is on its rank (a gather's root: every send)
         resolved: dict[int, set] = {}
 
         def ops_behind(nid: int, via, trail=()) -> set:
@@ -176,7 +189,7 @@ class _Merger:
                 self._err(rank, via, "dependency on a node not in the file", "data_deps/ctrl_deps", nid,
                           "ids of nodes of the same file")
             if ids[nid] is not None:
-                return {ids[nid]}
+                return set(ids[nid])
             if nid not in resolved:
                 if nid in trail:
                     self._err(rank, node_of[nid], "dependency cycle", "data_deps/ctrl_deps", nid, "an acyclic trace")
@@ -184,9 +197,9 @@ class _Merger:
             return resolved[nid]
 
         for nid, idx in ids.items():
-            if idx is not None:
+            for i in idx or ():
                 for d in deps_of[nid]:
-                    self.ops[idx]["deps"] |= ops_behind(d, node_of[nid])
+                    self.ops[i]["deps"] |= ops_behind(d, node_of[nid])
 
     def templates(self) -> list[OpTemplate]:
         """Check completeness and order the ops topologically (ties: first node id)."""
@@ -199,7 +212,9 @@ class _Merger:
         n = len(self.ops)
         order = sorted(range(n), key=lambda i: self.ops[i]["key"])
         pos = {i: k for k, i in enumerate(order)}
-        self._serialize_compute(self._topological_order())
+        topo = self._topological_order()          # also checks for cycles
+        if not self.explicit_streams:
+            self._serialize_compute(topo)
         out = []
         for i in order:
             op = self.ops[i]
@@ -269,7 +284,8 @@ def load_chakra(path: str, *, comm_groups: str | None = None, gpu_map=None, peak
     groups = load_groups(comm_groups, len(files))
     m = _Merger(files, groups, peak_flops)
     for r, f in enumerate(files):
-        _, nodes = read_et(f)
+        meta, nodes = read_et(f)
+        m.explicit_streams &= bool(attrs(meta).get(EXPLICIT_STREAMS_ATTR))
         m.add_rank(r, nodes)
     templates = m.templates()
     by_kind: dict[str, list] = {}

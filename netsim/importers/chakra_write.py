@@ -21,7 +21,11 @@ netsim-only detail rides in attrs named ``netsim.*`` (exact ``duration_ps``,
 the op kind, collective algorithm/channels/chunk size, the MoE all-to-all
 matrix) that other tools ignore.  Beside the traces, ``comm_group.json`` maps
 each ``pg_name`` to its ranks in ring order (ASTRA-sim's communicator-group
-file).  Left out: tensor shapes (``inputs``/``outputs``) and FLOP counts.
+file).  GlobalMetadata attr ``netsim.explicit_streams`` tells netsim's importer
+that the dependencies are complete: netsim ops of one rank that run side by
+side (a SimAI ``update`` delay beside the next layer's compute) stay side by
+side on re-import.  ASTRA-sim ignores the attr and runs a rank's COMP nodes one
+at a time.  Left out: tensor shapes (``inputs``/``outputs``) and FLOP counts.
 """
 from __future__ import annotations
 
@@ -36,6 +40,9 @@ PS_PER_US = 10**6
 COLL_OF = {"allreduce": "ALL_REDUCE", "allgather": "ALL_GATHER", "reducescatter": "REDUCE_SCATTER",
            "alltoall": "ALL_TO_ALL", "broadcast": "BROADCAST", "reduce": "REDUCE"}
 SCHEMA_VERSION = "0.0.4"
+#: GlobalMetadata attr: every stream order is a dependency already (netsim's op graph), so the importer must
+#: not serialise the rank's COMP nodes again (a SimAI ``update`` delay overlaps compute: it is no COMP work)
+EXPLICIT_STREAMS_ATTR = "netsim.explicit_streams"
 
 
 def _attr(node, name: str, **value) -> None:
@@ -99,6 +106,7 @@ def write_chakra(ops, world_size: int, out_dir: str, name: str) -> list[str]:
         meta = GlobalMetadata(version=SCHEMA_VERSION)
         meta.attr.add(name="netsim.rank", int64_val=r)
         meta.attr.add(name="netsim.world_size", int64_val=world_size)
+        meta.attr.add(name=EXPLICIT_STREAMS_ATTR, bool_val=True)
         path = os.path.join(out_dir, f"{name}.{r}.et")
         with open(path, "wb") as f:
             f.write(join_messages([meta.SerializeToString()] + [n.SerializeToString() for n in nodes]))

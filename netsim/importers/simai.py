@@ -21,19 +21,21 @@ order.  A row's fwd and ig collectives run on its TP group and block the
 rank's compute; its wg collective runs on its DP group, on a DP stream
 (non-blocking, in order); ``_EP`` puts a collective on the expert group (EP
 consecutive members of a DP group), ``_DP_EP`` on the expert-data-parallel
-group.  ``update`` is a delay after the row's wg collective (an ``optimizer``
-op).  AICB already writes the layer block ``ga`` times: ``ga`` is only used to
-find micro-batch boundaries, never to repeat rows.  Pipeline (``pp`` > 1;
-SimAI adds a closed form over ``pp_comm``): the rows split into ``ga`` equal
-micro-batch blocks and each block's end sends ``pp_comm`` bytes to the next
-stage (forward) and each block's start, in backward, to the previous stage;
-stages run GPipe order (all forwards, then all backwards).  ``MICRO``: every
+group.  ``update`` is a delay after each of the row's collectives (SimAI's
+``Layer`` counts fwd, ig and wg collectives finished that long after their
+last byte; an ``optimizer`` op on each member).  AICB already writes the layer
+block ``ga`` times: ``ga`` is only used to find micro-batch boundaries, never
+to repeat rows.  Pipeline (``pp`` > 1; SimAI adds a closed form over
+``pp_comm``): Megatron's 1F1B, or interleaved 1F1B with ``vpp`` model chunks,
+on explicit ``pp_comm`` transfers (:mod:`.simai_pipeline`).  ``MICRO``: every
 row's wg collective on all ranks, one after another, no compute (SimAI itself
 issues only the first row).  ``DATA``: pure data parallelism on all ranks
 (TP = PP = 1): fwd and ig slots carry no communication (SimAI involves no
-dimension for them), wg collectives on all ranks.  Left out: ``vpp`` (interleaving), recomputation
-(SimAI's parser never marks a layer as initiating it: ``checkpoints`` are
-parsed and reported only), ``ALLREDUCEALLTOALL`` and ``HYBRID_*`` policies other
+dimension for them), wg collectives on all ranks.  Left out: recomputation as a separate pass
+(SimAI's parser never marks a layer as initiating it — ``checkpoint_initiates``
+fills its ``checkpoints`` map — and AICB folds recomputation into
+``fwd_compute`` instead: ``checkpoints`` are parsed and reported only),
+``ALLREDUCEALLTOALL`` and ``HYBRID_*`` policies other
 than the two above (errors).
 """
 from __future__ import annotations
@@ -63,6 +65,8 @@ def looks_simai(path: str) -> bool:
 
 
 def _int(tok: str, path: str, where: str, minimum: int = 0) -> int:
+    if re.fullmatch(r"[+-]?\d+\.0*", tok):          # AICB writes pp_comm as a float under sequence parallelism
+        tok = tok.split(".")[0]
     if not re.fullmatch(r"[+-]?\d+", tok) or int(tok) < minimum:
         raise InputError("not an integer" + (f" >= {minimum}" if minimum else ""), source=path, where=where,
                          value=tok, accepted=f"an integer >= {minimum}")
@@ -149,8 +153,11 @@ def _comm_type(tok: str, path: str, where: str):
     return _COLLS[m.group(1)], (m.group(2) or "").lstrip("_").lower()
 
 
-def load_simai(path: str, *, world: int | None = None, gpu_map=None):
-    """Import a SimAI/AICB workload file; ``world`` = the topology's GPU count (used without ``all_gpus``)."""
+def load_simai(path: str, *, world: int | None = None, gpu_map=None, vpp: int | None = None):
+    """Import a SimAI/AICB workload file; ``world`` = the topology's GPU count (used without ``all_gpus``).
+
+    ``vpp``: model chunks per pipeline stage instead of the header's (AICB writes its layer count there).
+    """
     from .simai_build import make_job
     try:
         with open(path, encoding="utf-8") as f:
@@ -159,4 +166,7 @@ def load_simai(path: str, *, world: int | None = None, gpu_map=None):
         raise InputError(f"cannot read ({exc})", source=path, where="file", value=None,
                          accepted="a SimAI workload text file") from None
     header, rows, notes = parse_rows(text, path)
+    if vpp is not None:
+        notes.append(f"vpp = {vpp} from --workload-set (the file says {header['vpp']})")
+        header["vpp"] = vpp
     return make_job(path, header, rows, notes, world, gpu_map=gpu_map)

@@ -58,23 +58,38 @@ class _Gen:
                 self.chain[gname] = op
         return out
 
-    def send(self, src: int, dst: int, size: int, name: str) -> None:
+    def p2p(self, src: int, dst: int, size: int, name: str) -> int:
+        """A pipeline transfer src → dst after src's current op; the receiver attaches it itself."""
         pipe = self.pl.group_of["pp"][src]
-        op = self.add([self.cur[src]], name=f"pp{pipe}.{name}", kind="pp", ranks=(src, dst), group=f"pp{pipe}",
-                      collective="send", size_bytes=size, spec=_SPEC)
-        self.extra.setdefault(dst, []).append(op)
+        return self.add([self.cur[src]], name=f"pp{pipe}.{name}", kind="pp", ranks=(src, dst), group=f"pp{pipe}",
+                        collective="send", size_bytes=size, spec=_SPEC)
 
     def templates(self) -> list[OpTemplate]:
         return [OpTemplate(**f) for f in self.t]
 
 
 def _row_comm(g: _Gen, ranks, row, phase: str, blocking: bool, default_kind: str) -> list[int]:
+    """The row's ``phase`` collective(s), each followed on every member by the row's ``update`` delay.
+
+    SimAI's ``Layer`` sets ``fwd_update_time = input_grad_update_time = weight_grad_update_time`` (the row's
+    ``update`` field) and counts each of the layer's collectives finished that long after its last byte
+    (``*_Comm_Finished_After_Delay``): a blocking fwd/ig collective holds the rank's compute that much longer;
+    after a wg collective the delay overlaps compute (the next iteration's layer waits for it).
+    """
     ct = row[f"{phase}_comm"]
     if ct is None or row[f"{phase}_bytes"] == 0:
         return []
     coll, suffix = ct
-    return g.collective(ranks, suffix or default_kind, coll, row[f"{phase}_bytes"], f"{row['name']}.{phase}{row['i']}",
-                        blocking)
+    ops = g.collective(ranks, suffix or default_kind, coll, row[f"{phase}_bytes"],
+                       f"{row['name']}.{phase}{row['i']}", blocking)
+    if row["update"] > 0:
+        for op in ops:
+            for m in g.t[op]["ranks"]:
+                d = g.add([op], name=f"{row['name']}.update.{phase}{row['i']}", kind="optimizer", ranks=(m,),
+                          duration_ps=row["update"] * PS_PER_NS)
+                if blocking:
+                    g.cur[m] = d
+    return ops
 
 
 def _stage_ranks(pl: Placement, s: int) -> list[int]:
@@ -82,50 +97,33 @@ def _stage_ranks(pl: Placement, s: int) -> list[int]:
 
 
 def build_transformer(h: dict, rows: list, pl: Placement, path: str) -> list[OpTemplate]:
-    """Forward then backward of every row on every rank; pipeline sends between ``ga`` blocks."""
+    """Every row forward, then backward in reverse (ig, wg per row); pp > 1: :mod:`.simai_pipeline`."""
     g = _Gen(pl, pl.world_size)
-    n, pp = len(rows), pl.pp
-    block = n // h["ga"] if pp > 1 else n
-    if pp > 1 and n % h["ga"]:
-        raise InputError(f"{n} rows do not split into ga = {h['ga']} micro-batch blocks", source=path,
-                         where="line 1, field ga", value=h["ga"], accepted=f"a divisor of the row count {n}")
-    if pp > 1 and h["pp_comm"] <= 0:
-        raise InputError("pp > 1 needs the stage-to-stage message size", source=path, where="line 1, field pp_comm",
-                         value=h["pp_comm"], accepted="pp_comm: <bytes> > 0")
     for k, row in enumerate(rows):
         row["i"] = k
-    peer = {}
-    for r in range(pl.world_size):
-        t, d, s = pl.coords[r]
-        peer[r] = (pl.rank_at(t, d, s - 1) if s > 0 else None, pl.rank_at(t, d, s + 1) if s < pp - 1 else None)
-    for s in range(pp):
-        ranks = _stage_ranks(pl, s)
-        for row in rows:
-            k = row["i"]
-            for r in ranks:
-                g.compute(r, f"{row['name']}.fwd{k}", row["fwd_compute"])
-            _row_comm(g, ranks, row, "fwd", True, "tp")
-            if pp > 1 and k % block == block - 1 and s < pp - 1:
-                for r in ranks:
-                    g.send(r, peer[r][1], h["pp_comm"], f"F{k // block}.s{s}-s{s + 1}")
-    for s in reversed(range(pp)):
-        ranks = _stage_ranks(pl, s)
-        for row in reversed(rows):
-            k = row["i"]
-            for r in ranks:
-                g.compute(r, f"{row['name']}.ig{k}", row["ig_compute"])
-            _row_comm(g, ranks, row, "ig", True, "tp")
-            for r in ranks:
-                g.compute(r, f"{row['name']}.wg{k}", row["wg_compute"])
-            wg = _row_comm(g, ranks, row, "wg", False, "dp")
-            if row["update"] > 0:
-                for r in ranks:
-                    after = [op for op in wg if r in g.t[op]["ranks"]] or [g.cur[r]]
-                    g.add(after, name=f"{row['name']}.update{k}", kind="optimizer", ranks=(r,),
-                          duration_ps=row["update"] * PS_PER_NS)
-            if pp > 1 and k % block == 0 and s > 0:
-                for r in ranks:
-                    g.send(r, peer[r][0], h["pp_comm"], f"B{k // block}.s{s}-s{s - 1}")
+
+    def fwd(ranks, row):
+        for r in ranks:
+            g.compute(r, f"{row['name']}.fwd{row['i']}", row["fwd_compute"])
+        _row_comm(g, ranks, row, "fwd", True, "tp")
+
+    def bwd(ranks, row):
+        for r in ranks:
+            g.compute(r, f"{row['name']}.ig{row['i']}", row["ig_compute"])
+        _row_comm(g, ranks, row, "ig", True, "tp")
+        for r in ranks:
+            g.compute(r, f"{row['name']}.wg{row['i']}", row["wg_compute"])
+        _row_comm(g, ranks, row, "wg", False, "dp")
+
+    if pl.pp > 1:
+        from .simai_pipeline import build_pipeline
+        build_pipeline(g, h, rows, pl, path, fwd, bwd)
+        return g.templates()
+    everyone = list(range(pl.world_size))
+    for row in rows:
+        fwd(everyone, row)
+    for row in reversed(rows):
+        bwd(everyone, row)
     return g.templates()
 
 
@@ -161,8 +159,11 @@ def make_job(path: str, h: dict, rows: list, notes: list, world: int | None, gpu
     pl = Placement.build(dp, tp, pp, ("tp", "dp", "pp"), [f"rank{r}" for r in range(n)], source=path, ep=ep)
     templates = build_micro(rows, pl) if h["policy"] == "MICRO" else build_transformer(h, rows, pl, path)
     notes = list(notes)
-    if h["vpp"] > 1:
-        notes.append(f"vpp = {h['vpp']} not modelled (no interleaved schedule)")
+    if h["vpp"] > 1 and pp == 1:
+        notes.append(f"vpp = {h['vpp']} without a pipeline (pp = 1): no effect")
+    if pp > 1:
+        notes.append("pipeline: " + (f"interleaved 1F1B, {h['vpp']} model chunks per stage" if h["vpp"] > 1
+                                     else "1F1B") + f" over ga = {h['ga']} micro-batches, explicit pp_comm transfers")
     if h["checkpoints"] or h["checkpoint_initiates"]:
         notes.append("checkpoints parsed; no recomputation (SimAI's parser marks no layer as initiating it)")
     if h["policy"] == "MICRO" and len(rows) > 1:

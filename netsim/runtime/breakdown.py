@@ -46,7 +46,7 @@ def _latest_dep(op, rank: int):
 
 
 def iteration_breakdown(ops_of_rank, start_ps: int, end_ps: int, rank: int, stage_of,
-                        tail_key: str = "other") -> dict[str, int]:
+                        tail_key: str = "other", last_op=None) -> dict[str, int]:
     """Attribute [start_ps, end_ps] of ``rank``'s timeline (ps per key of :data:`KEYS`).
 
     Parameters
@@ -56,7 +56,12 @@ def iteration_breakdown(ops_of_rank, start_ps: int, end_ps: int, rank: int, stag
     stage_of : callable(rank) -> int
         Pipeline stage of a rank.
     tail_key : str
-        Where the idle time after the rank's last op in the window goes.
+        Where the idle time after the rank's last compute op in the window goes when ``last_op`` is not given
+        (or leaves part of it unexplained).
+    last_op : Op, optional
+        The op that ends the window.  The time after the rank's last compute op is then explained like a gap,
+        walking the critical path back from ``last_op``: exposed DP/TP/EP/PP communication after the last
+        compute (a trace ending in its gradient all-reduce) goes to the kind of its op.
     """
     out = dict.fromkeys(KEYS, 0)
     my_stage = stage_of(rank)
@@ -68,18 +73,22 @@ def iteration_breakdown(ops_of_rank, start_ps: int, end_ps: int, rank: int, stag
             break
         s, e = max(op.start_ps, start_ps), min(op.end_ps, end_ps)
         if s > t:
-            _explain_gap(op, t, s, rank, my_stage, stage_of, out)
+            _explain_gap(_latest_dep(op, rank), t, s, rank, my_stage, stage_of, out)
+        s = max(s, t)               # an op beside the previous one (a SimAI update delay): only its new time
         if e > s:
             out["optimizer" if op.kind == "optimizer" else "compute"] += e - s
         t = max(t, e, s)
     if t < end_ps:
-        out[tail_key] += end_ps - t
+        if last_op is not None and last_op.kind not in ("compute", "optimizer") and last_op.end_ps >= end_ps:
+            _explain_gap(last_op, t, end_ps, rank, my_stage, stage_of, out, rest=tail_key)
+        else:
+            out[tail_key] += end_ps - t
     return out
 
 
-def _explain_gap(op, g0: int, g1: int, rank: int, my_stage: int, stage_of, out: dict) -> None:
+def _explain_gap(cur, g0: int, g1: int, rank: int, my_stage: int, stage_of, out: dict, rest: str = "other") -> None:
+    """Attribute [g0, g1] walking back from op ``cur`` (the latest-finishing dependency); ``rest``: unexplained."""
     t = g1
-    cur = _latest_dep(op, rank)
     while t > g0 and cur is not None:
         if cur.end_ps < t:
             out["other"] += t - max(cur.end_ps, g0)
@@ -97,7 +106,7 @@ def _explain_gap(op, g0: int, g1: int, rank: int, my_stage: int, stage_of, out: 
         t = seg0
         cur = _latest_dep(cur, rank)
     if t > g0:
-        out["other"] += t - g0
+        out[rest] += t - g0
 
 
 def _compute_ops(executor) -> dict[int, list]:
@@ -136,7 +145,7 @@ def breakdowns(executor, placement) -> tuple[list[dict], list[int]]:
         end = executor.iteration_end_ps[it]
         last = max(executor.iteration_ops[it], key=lambda o: (o.end_ps, o.kind == "optimizer", -o.seq))
         rank = last.ranks[0] if last.kind in ("compute", "optimizer") else min(last.ranks)
-        out.append(iteration_breakdown(comp.get(rank, []), prev_end, end, rank, placement.stage))
+        out.append(iteration_breakdown(comp.get(rank, []), prev_end, end, rank, placement.stage, last_op=last))
         ranks.append(rank)
         prev_end = end
     return out, ranks

@@ -69,6 +69,7 @@ def multi_dim(topology="Ring", npus_count="8", rate_bps=_D["nvlink_rate_bps"], d
     n = math.prod(counts)
     g = nx.Graph(name=name or "x".join(f"{k}{c}" for k, c in zip(kinds, counts)))
     g.graph["gpu_forwarding"] = any(k != "Switch" for k in kinds)
+    g.graph["dims"] = "|".join(str(c) for c in counts)      # GPUs per dimension (importers.dims splits collectives)
     gpu = [f"s{i // counts[0]}.gpu{i % counts[0]}" for i in range(n)]
     for i, v in enumerate(gpu):
         g.add_node(v, kind="gpu", server=f"s{i // counts[0]}", index=i % counts[0])

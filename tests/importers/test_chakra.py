@@ -67,7 +67,11 @@ def _round_trip(name, backend, tmp_path):
     g = load_topology(os.path.join(ROOT, "topologies", "leaf_spine_64gpu.yaml"))
     path = os.path.join(ROOT, "workloads", name)
     ops = _export(path, g, tmp_path)
-    a = run_training(g, path, backend=backend, progress=False)
+    wl = load_workload(path)
+    # variability:/overlap: are run-time effects on the op graph, not ops: the export carries the graph only
+    off = ({"variability": {"jitter": "none", "gpu_cv": 0, "straggler_rate": 0}, "overlap_slowdown": 0}
+           if wl.variability is not None or wl.overlap_slowdown else {})
+    a = run_training(g, path, backend=backend, progress=False, **off)
     b = run_training(g, str(tmp_path), backend=backend, progress=False)
     assert a["ops"] == b["ops"] == len(ops)
     assert a["collective_bytes_per_iteration"] == b["collective_bytes_per_iteration"]
@@ -132,8 +136,11 @@ def test_unsupported_node_type_names_node_id_and_type(et_writer, tmp_path):
 
 
 def test_unsupported_collective_and_missing_member(et_writer, tmp_path):
-    et_writer(0, [_coll(1, "BARRIER", 0)])
-    with pytest.raises(InputError, match=r"node 1 .*attr comm_type.*'BARRIER'"):
+    bad = _coll(1, "ALL_REDUCE", 0)
+    bad.attr[0].int64_val = 42                     # not a CollectiveCommType value
+    et_writer(0, [bad])
+    with pytest.raises(InputError, match=r"node 1 \('coll1'\), attr comm_type: collective netsim cannot model "
+                                         r"\(got 42\)"):
         load_chakra(str(tmp_path / "trace"))
     et_writer(0, [_coll(1, "ALL_REDUCE", 64)])
     et_writer(1, [_comp(1, 1)])
@@ -228,3 +235,34 @@ def test_rank_to_gpu_mapping_file(et_writer, tmp_path):
     with pytest.raises(InputError, match="rank mapping: needs 2 distinct GPU names"):
         run_training(g, str(tmp_path / "trace"), backend="analytic", progress=False,
                      workload_overrides={"gpu_map": str(mapping)})
+
+
+def test_gather_scatter_are_point_to_point_fans_at_the_root(et_writer, tmp_path):
+    n, size = 4, 1000                                  # 1000 B over 4 members: shares 250 each
+    for r in range(n):
+        et_writer(r, [_coll(1, "GATHER", size), _comp(2, 5, deps=[1]), _coll(3, "SCATTER", size, deps=[2])])
+    job = load_chakra(str(tmp_path / "trace"))
+    sends = [t for t in job.templates if t.collective == "send"]
+    gather = [t for t in sends if "gather" in t.name]
+    scatter = [t for t in sends if "scatter" in t.name]
+    assert sorted(t.ranks for t in gather) == [(1, 0), (2, 0), (3, 0)]
+    assert sorted(t.ranks for t in scatter) == [(0, 1), (0, 2), (0, 3)]
+    assert sum(t.size_bytes for t in gather) == 3 * 250 and sum(t.size_bytes for t in scatter) == 3 * 250
+    # the root's compute waits for the whole fan-in; a member's only for its own send
+    comp = {t.ranks[0]: t for t in job.templates if t.kind == "compute"}
+    assert {job.templates[d].ranks for d in comp[0].deps} == {(1, 0), (2, 0), (3, 0)}
+    assert {job.templates[d].ranks for d in comp[2].deps} == {(2, 0)}
+    s = run_training(load_topology("gpu_server:gpus=4"), str(tmp_path / "trace"), backend="analytic",
+                     progress=False, keep_records=True)
+    got = sorted((r.src, r.dst, r.size_bytes) for r in s["records"]["fct"])
+    assert len(got) == 6 and {b for *_, b in got} == {250}
+
+
+def test_barrier_is_a_small_allreduce_and_reduce_scatter_block_a_reduce_scatter(et_writer, tmp_path):
+    from netsim.importers.chakra_fan import BARRIER_BYTES, share_bytes
+    for r in range(2):
+        et_writer(r, [_coll(1, "BARRIER", 0), _coll(2, "REDUCE_SCATTER_BLOCK", 4096, deps=[1])])
+    job = load_chakra(str(tmp_path / "trace"))
+    assert [(t.collective, t.size_bytes) for t in job.templates] == [("allreduce", BARRIER_BYTES),
+                                                                       ("reducescatter", 4096)]
+    assert sum(share_bytes(1001, k, 3) for k in range(3)) == 1001

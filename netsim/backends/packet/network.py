@@ -18,7 +18,7 @@ from ...errors import InputError
 from ...transport.packet import N_DATA_PRIORITIES, N_PRIORITIES
 from ...units import PS_PER_NS
 from ...network.params import lossless_set, node_overrides, per_priority
-from .node import ENDPOINT_KINDS, Endpoint, Forwarder
+from .node import ENDPOINT_KINDS, Endpoint, Forwarder, RelayGpu
 from .pfcwatch import PfcWatch
 from .port import Port
 from .scheduler import Scheduler
@@ -103,9 +103,7 @@ class Network:
         #: the bound method every hot event carries last in its callbacks (Scheduler.drive)
         self.drive_cb = self.sched.drive_cb
         self._route_cache: dict = {}
-        if graph.graph.get("gpu_forwarding"):   # GPUs are packet endpoints here: they cannot relay
-            raise InputError("the packet backend cannot forward packets through GPUs", where="topology gpu_forwarding",
-                             value=True, accepted="--backend flow or analytic for GPU-to-GPU rings/meshes/tori")
+        relay_gpus = bool(graph.graph.get("gpu_forwarding"))    # GPUs linked to GPUs also forward (node.RelayGpu)
         self._auto_pfc: dict = {}   # (a, b) -> per priority: (xoff was auto, xon was auto)
         for name in sorted(graph.nodes, key=str):
             attrs = graph.nodes[name]
@@ -115,7 +113,9 @@ class Network:
             self._node_keys[name] = frozenset(over)
             p.update(over)
             self.node_params[name] = p
-            if kind in ENDPOINT_KINDS:
+            if kind == "gpu" and relay_gpus:
+                self.nodes[name] = RelayGpu(self, name, kind, p)
+            elif kind in ENDPOINT_KINDS:
                 self.nodes[name] = Endpoint(self, name, kind, p)
             else:
                 self.nodes[name] = Forwarder(self, name, kind, p, lossless_set(p) if kind == "switch" else None)
@@ -189,10 +189,10 @@ class Network:
         auto = set_pfc_thresholds(port, switch_ingress, pb)
         if switch_ingress:
             self._auto_pfc[(a, b)] = auto
-        if isinstance(na, Endpoint):
+        if isinstance(na, (Endpoint, RelayGpu)):
             from collections import deque
             port.ring = deque()
-        if self.params["routing"] == "spray":
+        if self.params["routing"] == "spray" or isinstance(nb, RelayGpu):
             port.use_generic_arrival()
         na.ports[b] = port
         self.ports[(a, b)] = port

@@ -22,7 +22,12 @@
 
   ACK/NACK/CNP (control class) are never dropped nor paused.
 * :class:`Endpoint` — a ``gpu`` or ``host``: hands data to the flow's
-  receiver and ACK/NACK/CNP to its sender. Routes never transit endpoints.
+  receiver and ACK/NACK/CNP to its sender. Routes never transit endpoints —
+  except a :class:`RelayGpu`: on a topology with ``gpu_forwarding`` (GPUs
+  linked to each other: ASTRA-sim Ring/FullyConnected dimensions, tori,
+  meshes) a GPU is an endpoint for its own packets and an NVLink-style
+  forwarder (lossless on every priority, unbounded buffer, no ECN) for the
+  packets routed through it.
 
 Lossless NVLink/PCIe/NIC hops model credit-based flow control as PFC-style
 backpressure with small thresholds (``internal_xoff_bytes`` /
@@ -230,3 +235,24 @@ class Endpoint(Node):
             pkt.flow.on_cnp(pkt)
         else:
             pkt.flow.on_ack(pkt)
+
+
+class RelayGpu(Forwarder):
+    """A GPU that also forwards (``gpu_forwarding`` topologies): endpoint of its own packets, relay of others.
+
+    A packet has arrived at its destination when its route is used up (``hop == len(route)``), or, sprayed
+    (no route), when its ``dst`` is this GPU; anything else is forwarded like at an NVSwitch.  Ports into a
+    relay GPU use the generic arrival (the network sets it), so every packet passes :meth:`receive`.
+    Arbitration: the GPU's egress port sends queued (transit) packets before its own flows' next packets, as
+    every endpoint port serves its queues before its flows; left out: round-robin between the two.
+    """
+
+    def __init__(self, net, name, kind, params):
+        super().__init__(net, name, kind, params, None)
+
+    def receive(self, pkt) -> None:
+        route = pkt.route
+        if (pkt.hop >= len(route)) if route is not None else (pkt.dst == self.name):
+            Endpoint.receive(self, pkt)
+        else:
+            Forwarder.receive(self, pkt)
