@@ -56,7 +56,7 @@ HOST_PARAMS = ParamTable("host stack", [
     Param("rdma_message_overhead_ns", 0, "time",
           "host CPU time per message on RDMA (verbs post + completion polling overlap the transfer)",
           "RDMA offloads the transport to the NIC (" + _DCQCN + "); NCCL's own per-call latency is "
-          "the analytic backend's sw_latency_ns", minimum=0),
+          "the collectives layer's sw_latency (netsim.collectives.protocol)", minimum=0),
 ])
 
 #: transport names: what a congestion-control class's ``transport`` attribute says, plus ``ib``

@@ -17,7 +17,9 @@ from . import halving_doubling as _hd
 from . import hierarchical as _hier
 from . import ring as _ring
 from . import tree as _tree
+from . import protocol as _proto
 from .engine import COLLECTIVE_PARAMS, CollectiveResult, Run
+from .tuning import PROTOCOLS
 
 #: kind -> accepted algorithms (first = what ``"ring"`` means where ring does not apply)
 ALGORITHMS: dict[str, tuple[str, ...]] = {
@@ -30,6 +32,9 @@ ALGORITHMS: dict[str, tuple[str, ...]] = {
     "sendrecv": ("direct",),
 }
 KINDS: tuple[str, ...] = tuple(ALGORITHMS)
+#: algorithms a caller may also name: ``auto`` (NCCL's tuning model) and the in-network ones (an error to run)
+EXTRA_ALGORITHMS = ("auto",) + _proto.IN_NETWORK
+SW_LATENCY_CHOICES = ("off", "nccl")
 
 
 def _fail(msg: str, where: str, value, accepted: str):
@@ -46,8 +51,9 @@ def _validate(backend, kind, nodes, size_bytes, algorithm, channels, chunk_bytes
     accepted = ALGORITHMS[kind]
     if algorithm == "ring" and "ring" not in accepted:
         algorithm = accepted[0]
-    if algorithm not in accepted:
-        _fail(f"unknown algorithm for {kind}", "collective algorithm", algorithm, "one of " + ", ".join(accepted))
+    if algorithm not in accepted and algorithm not in EXTRA_ALGORITHMS:
+        _fail(f"unknown algorithm for {kind}", "collective algorithm", algorithm,
+              "one of " + ", ".join(accepted + EXTRA_ALGORITHMS))
     nodes = list(nodes)
     if not nodes or not all(isinstance(x, str) for x in nodes):
         _fail("nodes must be a non-empty list of node names", "collective nodes", nodes, "e.g. ['s0.gpu0', 's0.gpu1']")
@@ -84,6 +90,22 @@ def _validate(backend, kind, nodes, size_bytes, algorithm, channels, chunk_bytes
     return kind, algorithm, nodes, node_groups
 
 
+def _check_protocol(protocol, sw_latency):
+    if isinstance(protocol, str):
+        protocol = protocol.lower()
+    if protocol not in PROTOCOLS + ("auto",):
+        _fail("unknown protocol", "collective protocol", protocol, "one of auto, " + ", ".join(PROTOCOLS))
+    if isinstance(sw_latency, _proto.SwLatency):
+        vals = (sw_latency.launch_ns, sw_latency.step_ns, sw_latency.step_inter_ns)
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1e15 for v in vals):
+            _fail("software latency must be finite and >= 0 ns", "collective sw_latency", sw_latency,
+                  "SwLatency(launch_ns, step_ns, step_inter_ns) with values in [0, 1e15) ns")
+    elif sw_latency not in SW_LATENCY_CHOICES:
+        _fail("unknown software latency", "collective sw_latency", sw_latency,
+              "off, nccl or a netsim.collectives.SwLatency")
+    return protocol
+
+
 def _groups(graph, nodes, node_groups):
     if node_groups is None:
         if graph is None:
@@ -104,22 +126,34 @@ def _groups(graph, nodes, node_groups):
 def collective(backend, kind: str, nodes: list[str], size_bytes: int, *, algorithm: str = "ring",
                channels: int = 1, chunk_bytes: int | None = None, tag: FlowTag = EMPTY_TAG, root: int = 0,
                sizes: list[list[int]] | None = None, node_groups: list[list[str]] | None = None,
-               window: int | None = None) -> Generator[simpy.Event, object, CollectiveResult]:
+               window: int | None = None, protocol: str = "simple",
+               sw_latency="off") -> Generator[simpy.Event, object, CollectiveResult]:
     """Generator form of :func:`run_collective`; use as ``result = yield from collective(...)``.
 
     Arguments are validated when the generator first runs.
     """
     kind, algorithm, nodes, node_groups = _validate(backend, kind, nodes, size_bytes, algorithm, channels,
                                                     chunk_bytes, root, sizes, node_groups)
+    protocol = _check_protocol(protocol, sw_latency)
+    graph = getattr(backend, "graph", None)
+    pl = _proto.plan(graph, kind, nodes, size_bytes, algorithm, protocol, sw_latency,
+                     getattr(backend, "name", "this"))
+    algorithm = pl.algorithm
+    if algorithm == "halving_doubling" and kind != "allreduce" and not _hd.is_pow2(len(nodes)):
+        algorithm = "ring"  # documented fallback (auto never picks it)
     env = backend.env
-    run = Run(backend, kind, tag, chunk_bytes,
-              window or COLLECTIVE_PARAMS["connection_window_chunks"].default)
+    lat = pl.latency
+    run = Run(backend, kind, tag, chunk_bytes, window or COLLECTIVE_PARAMS["connection_window_chunks"].default,
+              latency=lat, wire_factor=pl.wire_factor,
+              domain_of=_proto.domains(graph) if lat.step_inter_ns != lat.step_ns and graph is not None else None)
     start = env.now
     n = len(nodes)
     total = size_bytes if sizes is None else sum(map(sum, sizes))
     if n > 1 and total > 0:
+        if lat.launch_ns:
+            yield env.timeout(round(lat.launch_ns * 1000))
         yield from _dispatch(run, kind, algorithm, nodes, size_bytes, channels, root, sizes, node_groups)
-    return CollectiveResult(kind, algorithm, n, size_bytes, start, env.now, run.flows, run.bytes_sent)
+    return CollectiveResult(kind, algorithm, n, size_bytes, start, env.now, run.flows, run.bytes_sent, pl.protocol)
 
 
 def _dispatch(run, kind, algorithm, nodes, size, channels, root, sizes, node_groups):
@@ -140,7 +174,7 @@ def _dispatch(run, kind, algorithm, nodes, size, channels, root, sizes, node_gro
 def run_collective(backend, kind: str, nodes: list[str], size_bytes: int, *, algorithm: str = "ring",
                    channels: int = 1, chunk_bytes: int | None = None, tag: FlowTag = EMPTY_TAG, root: int = 0,
                    sizes: list[list[int]] | None = None, node_groups: list[list[str]] | None = None,
-                   window: int | None = None) -> simpy.Process:
+                   window: int | None = None, protocol: str = "simple", sw_latency="off") -> simpy.Process:
     """Start a collective on ``backend`` now; return its SimPy process.
 
     The process's value is a :class:`~netsim.collectives.engine.CollectiveResult`.
@@ -148,7 +182,12 @@ def run_collective(backend, kind: str, nodes: list[str], size_bytes: int, *, alg
     :class:`~netsim.errors.InputError` is raised here, not inside the
     simulation). See :mod:`netsim.collectives` for every argument.
     """
-    _validate(backend, kind, nodes, size_bytes, algorithm, channels, chunk_bytes, root, sizes, node_groups)
+    kind_n, algo_n, nodes_n, _ = _validate(backend, kind, nodes, size_bytes, algorithm, channels, chunk_bytes,
+                                           root, sizes, node_groups)
+    if algo_n in _proto.IN_NETWORK:   # fail here, not inside the simulation
+        _proto.plan(None, kind_n, nodes_n, size_bytes, algo_n, "simple", "off", getattr(backend, "name", "this"))
+    _check_protocol(protocol, sw_latency)
     return backend.env.process(collective(backend, kind, nodes, size_bytes, algorithm=algorithm,
                                           channels=channels, chunk_bytes=chunk_bytes, tag=tag, root=root,
-                                          sizes=sizes, node_groups=node_groups, window=window))
+                                          sizes=sizes, node_groups=node_groups, window=window,
+                                          protocol=protocol, sw_latency=sw_latency))

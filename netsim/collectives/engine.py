@@ -20,6 +20,7 @@ Zero-byte transfers are not sent: their dependants run at once.
 """
 from __future__ import annotations
 
+import math
 from collections import deque
 from dataclasses import dataclass, replace
 from typing import Callable
@@ -48,7 +49,9 @@ class CollectiveResult:
     """Value of a finished collective's process.
 
     Times are integer ps on the backend's clock (``env.now``); ``flows`` and
-    ``bytes_sent`` count what was handed to ``backend.send``.
+    ``bytes_sent`` count what was handed to ``backend.send`` (wire bytes of the
+    protocol); ``algorithm`` and ``protocol`` are the ones that ran (after
+    ``auto`` and fallbacks).
     """
 
     kind: str
@@ -59,6 +62,7 @@ class CollectiveResult:
     end_ps: int
     flows: int
     bytes_sent: int
+    protocol: str = "simple"
 
     @property
     def time_s(self) -> float:
@@ -114,10 +118,19 @@ class Run:
         Chunk size, bytes; ``None`` = no chunking.
     window : int
         Chunks in flight per connection.
+    latency : SwLatency, optional
+        Software latency (:mod:`.protocol`): ``step_ns`` (``step_inter_ns`` between
+        scale-up domains) delays each message's dependants after its arrival.
+    wire_factor : float
+        Wire bytes per data byte of the protocol (1 for Simple); each message
+        sends ``ceil(nbytes * wire_factor)`` bytes.
+    domain_of : dict, optional
+        Node -> scale-up domain key, to tell inter-domain messages (default: all intra).
     """
 
     def __init__(self, backend, kind: str, tag: FlowTag, chunk_bytes: int | None,
-                 window: int = _DEF["connection_window_chunks"]):
+                 window: int = _DEF["connection_window_chunks"], latency=None, wire_factor: float = 1.0,
+                 domain_of: dict | None = None):
         self.backend = backend
         self.env: simpy.Environment = backend.env
         self.kind = kind
@@ -128,6 +141,10 @@ class Run:
         self.bytes_sent = 0
         self._tags: dict[int, FlowTag] = {}
         self._conns: dict[tuple, _Conn] = {}
+        self.wire_factor = wire_factor
+        self._step_ps = 0 if latency is None else round(latency.step_ns * 1000)
+        self._inter_ps = 0 if latency is None else round(latency.step_inter_ns * 1000)
+        self._domain_of = domain_of
 
     def tag_for(self, step: int) -> FlowTag:
         t = self._tags.get(step)
@@ -160,16 +177,23 @@ class Run:
     def _post(self, conn: _Conn, nbytes: int, step: int, on_done) -> None:
         conn.inflight += 1
         self.flows += 1
+        if self.wire_factor != 1.0:
+            nbytes = math.ceil(nbytes * self.wire_factor)
         self.bytes_sent += nbytes
         tag = self._tags.get(step)
         if tag is None:
             tag = self.tag_for(step)
         ev = self.backend.send(conn.src, conn.dst, nbytes, tag)
+        delay_ps = self._delay_ps(conn)
 
         def arrived(ev):
             conn.inflight -= 1
             if on_done is not None:
-                on_done(ev.value)
+                if delay_ps:
+                    rec = ev.value
+                    self.env.timeout(delay_ps).callbacks.append(lambda _e: on_done(rec))
+                else:
+                    on_done(ev.value)
             queue = conn.queue
             while queue and conn.inflight < self.window:
                 self._post(conn, *queue.popleft())
@@ -177,6 +201,13 @@ class Run:
             arrived(ev)
         else:
             ev.callbacks.append(arrived)
+
+    def _delay_ps(self, conn: _Conn) -> int:
+        """Software latency of one message on ``conn``, ps (inter-domain when its ends differ in domain)."""
+        dom = self._domain_of
+        if dom is not None and dom.get(conn.src, conn.src) != dom.get(conn.dst, conn.dst):
+            return self._inter_ps
+        return self._step_ps
 
     # -- completion --------------------------------------------------------------------------------
     def counter(self, count: int) -> tuple[simpy.Event, Callable[[object], None]]:

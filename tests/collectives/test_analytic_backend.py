@@ -64,16 +64,11 @@ def test_flows_share_their_first_bottleneck_link():
     assert c.value.fct_ns == c.value.ideal_fct_ns
 
 
-def test_sw_latency_added_per_message_and_unknown_keys_rejected():
+def test_sw_latency_moved_out_and_unknown_keys_rejected():
     g = star(2)
-    be0, _ = _be(g)
-    be1, _ = _be(g, sw_latency_ns="3us")
-    a = be0.send("h0", "h1", 5000)
-    b = be1.send("h0", "h1", 5000)
-    be0.env.run()
-    be1.env.run()
-    assert b.value.fct_ns - a.value.fct_ns == 3000
-    with pytest.raises(InputError, match="sw_latency_ns"):
+    with pytest.raises(InputError, match="sw_latency_ns moved to the collectives layer"):
+        _be(g, sw_latency_ns="3us")
+    with pytest.raises(InputError, match="sw_latency"):
         _be(g, sw_latency=1)
     _be(g, ecn_kmin_bytes="10KB", pfc="off")  # packet-network names are accepted, ignored
 

@@ -6,7 +6,8 @@ A flow of ``S`` bytes on its routed path takes exactly the time it would take
 servers; packets of at most ``mtu_bytes`` incl. ``header_bytes``). For whole
 packets that is ``a + 8 W / r_b``: ``W`` wire bytes, ``r_b`` the bottleneck
 rate, ``a`` = propagation plus one packet's serialization on every other
-hop. Plus ``sw_latency_ns`` per message (host/NCCL software overhead).
+hop. (Collectives' software latency is added by the collectives layer,
+:mod:`netsim.collectives.protocol`, on every backend.)
 
 The only interaction between flows: each flow's bytes are paced through the
 **first bottleneck link of its path** (the first link with the path's lowest
@@ -48,7 +49,7 @@ import simpy
 from ...network.path import PathModel
 from ...network.send import SendContract
 from ...records import EMPTY_TAG, FlowTag, make_record
-from ...units import PS_PER_NS, PS_PER_S, ps_to_ns
+from ...units import PS_PER_S, ps_to_ns
 from ..base import HOST_STACK, LINK_CHANGES, ROUTER, Backend, TraceSinks, register_backend
 from .params import check_cc_params, lone_flow_ps, resolve_analytic_params
 
@@ -91,7 +92,6 @@ class AnalyticBackend(Backend):
         from ...topology.routing import Router
         self.router = Router(graph, seed=seed)
         self.pathmodel = PathModel(graph, self.params)
-        self._sw_ps = self.params["sw_latency_ns"] * PS_PER_NS
         self._paths: dict[tuple, tuple] = {}  # path -> (rates, delays, bottleneck_bps, mtu, hdr)
         self._routes: dict[tuple, list] = {}  # (src, dst) -> equal-cost paths (at most 2 kept)
         self._costs: dict[tuple, tuple] = {}  # (path, size) -> see _cost
@@ -117,13 +117,13 @@ class AnalyticBackend(Backend):
         """``(a_s, B_bps)`` of the path: latency of a full-packet flow and payload bandwidth.
 
         ``a`` = propagation + one full packet's store-and-forward on every hop but
-        the bottleneck + ``sw_latency_ns``; ``B`` = bottleneck rate x payload/mtu.
+        the bottleneck; ``B`` = bottleneck rate x payload/mtu.
         A flow whose size is a multiple of the payload takes exactly ``a + 8 S / B``.
         """
         rates, delays, bott, mtu, hdr = self._path_info(tuple(self.router.path(src, dst, flow_id)))
         k = rates.index(bott)
         a_ps = sum(delays) * 1000.0 + sum(mtu * 8 * PS_PER_S / r for i, r in enumerate(rates) if i != k)
-        return (a_ps + self._sw_ps) / PS_PER_S, bott * (mtu - hdr) / mtu
+        return a_ps / PS_PER_S, bott * (mtu - hdr) / mtu
 
     # -- the seam ----------------------------------------------------------------------------------
     def _route(self, src: str, dst: str, fid: int) -> tuple:
@@ -138,7 +138,7 @@ class AnalyticBackend(Backend):
         c = self._costs.get(key)
         if c is None:
             rates, delays, bott, mtu, hdr = self._path_info(path)
-            lone = lone_flow_ps(rates, delays, size_bytes, mtu, hdr) + self._sw_ps
+            lone = lone_flow_ps(rates, delays, size_bytes, mtu, hdr)
             npk = max(1, math.ceil(size_bytes / (mtu - hdr)))
             bits = (size_bytes + npk * hdr) * 8.0
             k = rates.index(bott)

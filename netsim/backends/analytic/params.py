@@ -2,9 +2,11 @@
 
 :data:`ANALYTIC_PARAMS`: ``mtu_bytes`` and ``header_bytes`` are the network's
 own :data:`netsim.network.params.SIM_PARAMS` entries (so every backend agrees
-on wire bytes), plus ``sw_latency_ns`` and ``source_sharing``. Every other
-network ``--set`` name is checked by the network table and has no effect on
-this backend.
+on wire bytes), plus ``source_sharing``. Every other network ``--set`` name
+is checked by the network table and has no effect on this backend. Software
+latency of collectives is applied by the collectives layer on every backend
+(:mod:`netsim.collectives.protocol`); the former ``sw_latency_ns`` here is an
+error pointing there.
 """
 from __future__ import annotations
 
@@ -14,16 +16,14 @@ from ...network.params import SIM_PARAMS, resolve_params
 from ...params import Param, ParamTable
 
 #: the analytic backend's own parameters
-_OWN = ("sw_latency_ns", "source_sharing")
+_OWN = ("source_sharing",)
+#: names that moved elsewhere -> where they went (an error naming it, not "unknown parameter")
+_MOVED = {"sw_latency_ns": "the collectives layer: workload collectives.<kind>.sw_latency (off, nccl or "
+                           "{launch_ns, step_ns, step_inter_ns}) or run_collective(sw_latency=...), on every backend"}
 
 ANALYTIC_PARAMS = ParamTable("analytic backend", [
     SIM_PARAMS["mtu_bytes"],
     SIM_PARAMS["header_bytes"],
-    Param("sw_latency_ns", 0, "time",
-          "software latency added to every message (0: the network alone; NCCL's own tuning model charges "
-          "~3.4 us per ring step on NVLink and 8.4 us per call, Simple protocol)",
-          "NVIDIA NCCL src/graph/tuning.cc (hwLat NVLink Ring/Simple 3.4 us, baseLat Ring/Simple 8.4 us)",
-          minimum=0),
     Param("source_sharing", "fair", "choice",
           "how flows charged to the same bottleneck link share it: fair = equal shares (processor sharing), "
           "as the packet and flow backends' fair queueing / max-min do; fifo = one after another, the "
@@ -46,6 +46,10 @@ def check_cc_params(cc_params: dict | None) -> None:
 def resolve_analytic_params(params: dict | None) -> dict:
     """Network parameters (:func:`netsim.network.params.resolve_params`) plus the analytic backend's own."""
     params = dict(params or {})
+    for key, where_to in _MOVED.items():
+        if key in params:
+            raise InputError(f"{key} moved to {where_to}", where="--set", value=params[key],
+                             accepted="no analytic-backend software latency")
     own = {k: params.pop(k) for k in list(params) if k in _OWN}
     try:
         out = resolve_params(params)
