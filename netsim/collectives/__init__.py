@@ -75,6 +75,7 @@ from __future__ import annotations
 from .api import ALGORITHMS, KINDS, collective, run_collective
 from .cost import algorithm_bandwidth, bus_bandwidth, bus_factor, closed_form_time_s
 from .engine import COLLECTIVE_PARAMS, CollectiveResult, pieces, split_even
+from .protocol import TUNING_PARAMS, SwLatency
 
 __all__ = ["ALGORITHMS", "KINDS", "COLLECTIVE_PARAMS", "CollectiveResult", "collective", "run_collective",
-           "closed_form_time_s", "bus_bandwidth", "bus_factor", "algorithm_bandwidth", "pieces", "split_even"]
+           "closed_form_time_s", "bus_bandwidth", "bus_factor", "algorithm_bandwidth", "pieces", "split_even", "SwLatency", "TUNING_PARAMS"]
