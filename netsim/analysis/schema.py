@@ -32,7 +32,7 @@ _FCT_KINDS = {
 TABLES: dict[str, dict[str, str]] = {
     "fct": {c: _FCT_KINDS.get(c, "str") for c in FCT_COLUMNS},
     "ops": {"rank": "int", "iteration": "int", "op": "str", "kind": "str", "group": "str",
-            "size_bytes": "int", "start_ns": "int", "end_ns": "int"},
+            "size_bytes": "int", "start_ns": "int", "end_ns": "int", "algorithm": "str", "protocol": "str"},
     "queues": {"time_ns": "int", "node": "str", "port": "str", "priority": "int",
                "queue_bytes": "int"},
     "pfc": {"time_ns": "int", "node": "str", "port": "str", "priority": "int", "event": "str"},

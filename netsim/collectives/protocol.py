@@ -182,6 +182,43 @@ def plan(graph, kind: str, nodes: list[str], size_bytes: int, algorithm: str, pr
     return Plan(algorithm, protocol, lat, WIRE_FACTOR[protocol])
 
 
+#: largest software latency term accepted from a file: one day, ns (netsim choice: more is a unit mistake)
+MAX_SW_LATENCY_NS = 86_400 * 10**9
+
+
+def parse_sw_latency(value, default, fail):
+    """A ``sw_latency`` setting from a file: ``off``, ``nccl`` or ``{launch_ns, step_ns, step_inter_ns}``.
+
+    Durations take units (``3.4us``; a bare number is ns); ``step_inter_ns``
+    defaults to ``step_ns``. ``fail(subpath, message, value, accepted)`` reports
+    a bad value (it must raise); ``None`` gives ``default``.
+    """
+    from ..units import UnitError, parse_time_ns
+    if value is None:
+        return default
+    if isinstance(value, str) and value in ("off", "nccl"):
+        return value
+    keys = ("launch_ns", "step_ns", "step_inter_ns")
+    if not isinstance(value, dict):
+        fail("", "unknown value", value, "off, nccl or a mapping with " + ", ".join(keys))
+    unknown = [k for k in value if k not in keys]
+    if unknown:
+        fail(f".{unknown[0]}", "unknown field", unknown[0], "one of " + ", ".join(keys))
+    out = {}
+    for k in keys:
+        v = value.get(k)
+        if v is None:
+            out[k] = out["step_ns"] if k == "step_inter_ns" else 0
+            continue
+        try:
+            out[k] = parse_time_ns(v, default_unit="ns")
+        except UnitError:
+            fail(f".{k}", "bad duration", v, "a duration such as 3.4us or 3400 (ns)")
+        if not 0 <= out[k] <= MAX_SW_LATENCY_NS:
+            fail(f".{k}", "out of range", v, "a duration from 0 to 1 day")
+    return SwLatency(**out)
+
+
 def _intra_hw(graph, nodes) -> str:
     if graph is None:
         return "nvlink"

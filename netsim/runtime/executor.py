@@ -23,7 +23,8 @@ from ..errors import SimulationError
 from ..records import FlowTag
 from ..units import ps_to_ns
 
-OPS_COLUMNS = ("rank", "iteration", "op", "kind", "group", "size_bytes", "start_ns", "end_ns")
+OPS_COLUMNS = ("rank", "iteration", "op", "kind", "group", "size_bytes", "start_ns", "end_ns", "algorithm",
+               "protocol")
 
 
 class Executor:
@@ -124,7 +125,7 @@ class Executor:
                 self.overlap.start_compute(op, op.duration_ps + op.delay_ps, lambda op=op: self._finish(op))
                 return
             ev = env.timeout(op.duration_ps + op.delay_ps)
-            ev.callbacks.append(lambda _e, op=op: self._finish(op))
+            ev.callbacks.append(lambda _e, op=op: self._finish(op, None))
             return
         if op.delay_ps:
             ev = env.timeout(op.delay_ps)
@@ -138,7 +139,7 @@ class Executor:
         tag = FlowTag(self.tag, op.iteration, op.name, op.group, op.collective if op.collective != "send" else "sendrecv",
                       group_kind=op.kind)
         kind = "sendrecv" if op.collective == "send" else op.collective
-        algorithm = spec.algorithm if kind == "allreduce" else "ring"
+        algorithm = spec.algorithm if kind == "allreduce" or spec.algorithm == "auto" else "ring"
         groups = None
         if self.overlap is not None:
             self.overlap.comm_started(op)
@@ -146,10 +147,11 @@ class Executor:
             groups = self.node_groups(nodes)
         proc = run_collective(self.backend, kind, nodes, op.size_bytes, algorithm=algorithm,
                               channels=spec.channels, chunk_bytes=spec.chunk_bytes, tag=tag,
-                              sizes=op.sizes, node_groups=groups)
-        proc.callbacks.append(lambda _e, op=op: self._finish(op))
+                              sizes=op.sizes, node_groups=groups, protocol=spec.protocol,
+                              sw_latency=spec.sw_latency)
+        proc.callbacks.append(lambda e, op=op: self._finish(op, e.value))
 
-    def _finish(self, op) -> None:
+    def _finish(self, op, result=None) -> None:
         now = self.env.now
         op.end_ps = now
         if self.overlap is not None and op.is_comm:
@@ -157,7 +159,8 @@ class Executor:
         if self.ops_sink is not None:
             s, e = ps_to_ns(op.start_ps), ps_to_ns(now)
             for r in op.ranks:
-                self.ops_sink.add((r, op.iteration, op.name, op.kind, op.group, op.size_bytes, s, e))
+                self.ops_sink.add((r, op.iteration, op.name, op.kind, op.group, op.size_bytes, s, e,
+                                   result.algorithm if result else "", result.protocol if result else ""))
         succs, op.succs = op.succs, []
         for nxt in succs:
             nxt.pending -= 1

@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from ..collectives.protocol import parse_sw_latency
 from ..errors import WorkloadError
 from ..yamlio import UniqueKeyLoader
 from .fields import Fields, SECTIONS, set_dotted
@@ -31,7 +32,8 @@ from .pipeline_fields import pipeline_schedule
 from .schedules import SCHEDULES
 from .transformer import TransformerModel
 
-ALGORITHMS = ("ring", "tree", "halving_doubling", "hierarchical")
+ALGORITHMS = ("ring", "tree", "halving_doubling", "hierarchical", "auto", "nvls", "collnet")
+PROTOCOLS = ("auto", "ll", "ll128", "simple")
 GROUP_KINDS = ("tp", "dp", "pp", "ep")
 AXES = ("tp", "dp", "pp")
 #: named placements: axis order, fastest-varying first
@@ -57,6 +59,9 @@ class CollectiveSpec:
     algorithm: str = "ring"
     channels: int = 1
     chunk_bytes: int | None = None
+    protocol: str = "simple"
+    #: ``"off"``, ``"nccl"`` or a :class:`netsim.collectives.SwLatency`
+    sw_latency: Any = "off"
 
 
 @dataclass(frozen=True)
@@ -275,15 +280,18 @@ def _build(f: Fields, doc: dict) -> Workload:
         c = col.get(kind) or {}
         if not isinstance(c, dict):
             f.fail(f"collectives.{kind}", "must be a mapping", c, "keys algorithm, channels, chunk_bytes")
-        f.check_keys(f"collectives.{kind}", c, ("algorithm", "channels", "chunk_bytes"))
+        f.check_keys(f"collectives.{kind}", c, ("algorithm", "channels", "chunk_bytes", "protocol", "sw_latency"))
         algo = f.choice(c, f"collectives.{kind}.algorithm", ALGORITHMS, "ring")
+        proto = f.choice(c, f"collectives.{kind}.protocol", PROTOCOLS, "auto" if algo == "auto" else "simple")
+        swl = parse_sw_latency(c.get("sw_latency"), "nccl" if algo == "auto" else "off",
+                               lambda sub, msg, v, acc, k=kind: f.fail(f"collectives.{k}.sw_latency{sub}", msg, v, acc))
         ch = f.pos_int(c, f"collectives.{kind}.channels", default=1)
         chunk = c.get("chunk_bytes")
         chunk = None if chunk in (None, "auto") else f.size(c, f"collectives.{kind}.chunk_bytes", None)
         if chunk is not None and chunk < MIN_CHUNK_BYTES:
             f.fail(f"collectives.{kind}.chunk_bytes", "chunk too small", c.get("chunk_bytes"),
                    f"a size >= {MIN_CHUNK_BYTES} bytes such as 512KiB, or auto")
-        collectives[kind] = CollectiveSpec(algo, ch, chunk)
+        collectives[kind] = CollectiveSpec(algo, ch, chunk, proto, swl)
 
     gpu_name = str(cmp_.get("gpu", "v100-sxm2"))
     preset = gpu_preset(gpu_name)

@@ -27,7 +27,7 @@ def test_outputs_and_summary(tmp_path):
     for name in ("summary.json", "ops.csv", "fct.csv", "traffic_matrix.csv", "message_sizes.csv"):
         assert os.path.exists(tmp_path / name)
     assert _read(tmp_path / "ops.csv")[0] == ["rank", "iteration", "op", "kind", "group", "size_bytes", "start_ns",
-                                              "end_ns"]
+                                              "end_ns", "algorithm", "protocol"]
     fct = _read(tmp_path / "fct.csv")
     assert tuple(fct[0]) == FCT_COLUMNS
     col = {c: i for i, c in enumerate(fct[0])}
