@@ -14,9 +14,10 @@ and analytic see the same terms):
   data + 4 flag bytes (2x the bytes); ``ll128`` 128-byte lines with 8 flag
   bytes (128/120 x) — :data:`WIRE_FACTOR`;
 * ``algorithm="auto"``: NCCL's tuning model (:func:`.tuning.choose`) on the
-  facts of the ranks' topology (:func:`topology_facts`), restricted to the
-  algorithms the collectives layer can run (ring, tree); ``protocol="auto"``
-  picks the cheapest protocol for the given algorithm the same way.
+  facts of the ranks' topology (:func:`topology_facts`); when it picks NVLS or
+  CollNet (the topology has ``nvls``/``sharp`` switches) that is an error, as no
+  backend models in-network reduction yet; ``protocol="auto"`` picks the
+  cheapest protocol for the given algorithm the same way.
 
 Left out: the GPU-side bandwidth limits of LL/LL128 (NCCL's ``llMaxBw`` and
 per-channel caps enter the choice, not the simulated transfer), reduction
@@ -38,8 +39,6 @@ from . import tuning
 #: wire bytes per data byte of each protocol (NCCL src/device/prims_ll.h: 8-byte lines, 4 B flag;
 #: prims_ll128.h: 128-byte lines, 8 B flag)
 WIRE_FACTOR = {"ll": 2.0, "ll128": 128 / 120, "simple": 1.0}
-#: algorithms the collectives layer runs that NCCL's model covers
-SIMULATED_MODEL_ALGORITHMS = ("ring", "tree")
 IN_NETWORK = ("nvls", "collnet")
 
 TUNING_PARAMS = ParamTable("nccl tuning", [
@@ -161,7 +160,12 @@ def plan(graph, kind: str, nodes: list[str], size_bytes: int, algorithm: str, pr
             facts = cache[tuple(nodes)] = topology_facts(graph, nodes)
     if algorithm == "auto":
         if kind in tuning.MODEL_KINDS:
-            best = tuning.choose(kind, max(size_bytes, 1), facts, SIMULATED_MODEL_ALGORITHMS)
+            best = tuning.choose(kind, max(size_bytes, 1), facts)
+            if best.algorithm in IN_NETWORK:
+                raise InputError(f"NCCL's tuning model picks {best.algorithm} for this {kind} of {size_bytes} bytes "
+                                 f"(the topology enables it), but the {backend_name} backend cannot model "
+                                 "in-network reduction", where="collective algorithm auto", value=best.algorithm,
+                                 accepted="nvls/sharp: false on the switches, or algorithm ring or tree")
             algorithm = best.algorithm
             protocol = best.protocol if protocol == "auto" else protocol
         else:

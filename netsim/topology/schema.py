@@ -32,6 +32,8 @@ from ..params import MAX_EXACT, MAX_RATE_BPS
 from ..units import UnitError, parse_rate, parse_size, parse_time_ns
 
 NODE_KINDS = ("gpu", "host", "nic", "nvswitch", "pcie_switch", "switch")
+#: boolean node attributes saying a switch reduces in-network: NVSwitch NVLS, SHARP (CollNet)
+IN_NETWORK_FLAGS = {"nvls": ("nvswitch",), "sharp": ("switch",)}
 EDGE_KINDS = ("nvlink", "pcie", "ethernet", "infiniband")
 NIC_KINDS = ("infiniband", "roce", "ethernet")
 #: node kinds that only ever terminate traffic (routes never transit them)
@@ -220,6 +222,11 @@ def validate(graph: nx.Graph, source: str | None = None) -> nx.Graph:
         if nk is not None and nk not in NIC_KINDS:
             raise TopologyError("unknown nic_kind", source=source, where=f"{where}, field nic_kind", value=nk,
                                 accepted="one of " + ", ".join(NIC_KINDS))
+        for flag, kinds in IN_NETWORK_FLAGS.items():   # in-network reduction (docs/collectives.md)
+            if flag in attrs and (not isinstance(attrs[flag], bool) or attrs["kind"] not in kinds):
+                raise TopologyError(f"{flag} must be true or false, on a node of kind {' or '.join(kinds)}",
+                                    source=source, where=f"{where}, field {flag}", value=attrs[flag],
+                                    accepted=f"{flag}: true/false on {'/'.join(kinds)} nodes")
         _normalize_attrs(attrs, source, where)
         _check_node_params(n, attrs, source)
     if graph.number_of_edges() == 0:
