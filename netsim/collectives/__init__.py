@@ -8,9 +8,10 @@ API
 ---
 ``run_collective(backend, kind, nodes, size_bytes, *, algorithm="ring",
 channels=1, chunk_bytes=None, tag=EMPTY_TAG, root=0, sizes=None,
-node_groups=None, window=None) -> simpy.Process`` — starts now; the process's
-value is a :class:`CollectiveResult` (kind, algorithm actually used, n,
-size_bytes, start_ps, end_ps, flows, bytes_sent, ``time_s``).
+node_groups=None, window=None, protocol="simple", sw_latency="off") -> simpy.Process``
+— starts now; the process's value is a :class:`CollectiveResult` (kind,
+algorithm actually used, n, size_bytes, start_ps, end_ps, flows, bytes_sent,
+protocol, ``time_s``).
 
 ``collective(...)`` — same arguments, a generator: ``res = yield from
 collective(backend, "allreduce", ranks, S, tag=tag)`` inside a SimPy process.
@@ -51,9 +52,14 @@ what is accepted.
 Closed forms: :func:`closed_form_time_s` and :func:`bus_bandwidth` (nccl-tests
 algbw/busbw) in :mod:`.cost`.
 
-Left out everywhere: reduction compute time, GPU kernel launch overheads
-(put them in the analytic backend's ``sw_latency_ns`` if wanted), NCCL's
-LL/LL128 protocols and tuning-based algorithm choice.
+* ``protocol``: ``simple`` (default), ``ll``, ``ll128`` (their wire bytes) or
+  ``auto``; ``sw_latency``: ``"off"`` (default), ``"nccl"`` or a
+  :class:`SwLatency` — software latency once per call and per step, applied
+  here on every backend (:mod:`.protocol`); ``algorithm="auto"``: NCCL's
+  tuning model (:mod:`.tuning`) chooses algorithm and protocol.
+
+Left out everywhere: reduction compute time, in-network reduction (``nvls``
+and ``collnet`` are an error on every backend).
 
 Example
 -------

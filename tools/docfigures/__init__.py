@@ -44,7 +44,7 @@ FIGURE_DIR = os.path.join(ROOT, "docs", "figures")
 DEFAULT_REL_TOL = 0.01
 #: The figure scripts, in the order ``python -m tools.docfigures`` runs them.
 SCRIPTS = ("dcqcn_presets", "readme_validation", "lone_flow", "dctcp_band", "apnet_papers",
-           "cubic_dumbbell", "nccl_busbw", "sweep_kmin_kmax", "sweep_gpt_placement", "flow_ring256",
+           "cubic_dumbbell", "nccl_busbw", "nccl_tuning", "sweep_kmin_kmax", "sweep_gpt_placement", "flow_ring256",
            "flow_vs_packet", "flow_vs_packet_steps", "cubic_region", "apnet_formula",
            "apnet_gpt3b_sim", "neuronabox", "holmes", "anthony",
            "apnet_scaling", "papers_packet", "packet_events",
