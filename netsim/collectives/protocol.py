@@ -151,7 +151,7 @@ def plan(graph, kind: str, nodes: list[str], size_bytes: int, algorithm: str, pr
     if algorithm in IN_NETWORK:
         raise InputError(f"{algorithm} reduces in the switch, which the {backend_name} backend cannot model "
                          "(no backend models in-network reduction yet)", where="collective algorithm",
-                         value=algorithm, accepted="ring or tree (or auto, which leaves nvls/collnet out)")
+                         value=algorithm, accepted="ring or tree (or auto on switches without nvls/sharp)")
     facts = None
     if algorithm == "auto" or protocol == "auto":
         cache = _FACTS.setdefault(graph, {})
