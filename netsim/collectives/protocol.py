@@ -153,6 +153,10 @@ def plan(graph, kind: str, nodes: list[str], size_bytes: int, algorithm: str, pr
                          "(no backend models in-network reduction yet)", where="collective algorithm",
                          value=algorithm, accepted="ring or tree (or auto on switches without nvls/sharp)")
     facts = None
+    if len(nodes) < 2 and (algorithm == "auto" or protocol == "auto"):   # nothing is sent: no choice to make
+        algorithm = "ring" if algorithm == "auto" and kind in tuning.MODEL_KINDS else \
+            "direct" if algorithm == "auto" else algorithm
+        protocol = "simple" if protocol == "auto" else protocol
     if algorithm == "auto" or protocol == "auto":
         cache = _FACTS.setdefault(graph, {})
         facts = cache.get(tuple(nodes))

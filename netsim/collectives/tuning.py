@@ -16,7 +16,8 @@ The constants are facts from NVIDIA NCCL's ``src/graph/tuning.cc`` at commit
   (``nsteps = 2(n-1)`` all-reduce, ``n-1`` reduce-scatter/all-gather), ``2 (ppn-1)
   intraLat + 2 log2(nNodes) interLat`` for tree, ``intraLat`` (+ ``interLat``
   across nodes) for NVLS, ``2 (min(1, ppn-1) intraLat + 0.4 (ppn-1)) + interLat``
-  for CollNet direct;
+  for CollNet direct; ring broadcast/reduce ``baseLat + hwLat`` (NCCL's
+  ``sameChannels`` case);
 * ``time_us = latency + nBytes / (1000 * algBw)`` with the tree correction
   factor on ``algBw`` below 256 MiB (``ncclTopoGetAlgoTime``); the cheapest
   enabled (algorithm, protocol) wins. LL128 is enabled by default only on

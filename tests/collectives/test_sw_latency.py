@@ -135,3 +135,8 @@ def test_every_backend_adds_the_same_latency(server, backend):
     _, on = _run(server, backend, 8192, params, sw_latency="nccl")
     _, off = _run(server, backend, 8192, params)
     assert on.time_s - off.time_s == pytest.approx((8400 + 2 * (N - 1) * 3400) * 1e-9, rel=1e-3)
+
+
+def test_auto_on_one_rank_completes_with_no_flow(server):
+    be, res = _run(server, "analytic", 4096, nodes=NODES[:1], algorithm="auto", protocol="auto", sw_latency="nccl")
+    assert (res.flows, res.end_ps, res.algorithm, res.protocol) == (0, 0, "ring", "simple")
