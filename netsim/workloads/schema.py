@@ -279,7 +279,7 @@ def _build(f: Fields, doc: dict) -> Workload:
     for kind in GROUP_KINDS:
         c = col.get(kind) or {}
         if not isinstance(c, dict):
-            f.fail(f"collectives.{kind}", "must be a mapping", c, "keys algorithm, channels, chunk_bytes")
+            f.fail(f"collectives.{kind}", "must be a mapping", c, "keys algorithm, channels, chunk_bytes, protocol, sw_latency")
         f.check_keys(f"collectives.{kind}", c, ("algorithm", "channels", "chunk_bytes", "protocol", "sw_latency"))
         algo = f.choice(c, f"collectives.{kind}.algorithm", ALGORITHMS, "ring")
         proto = f.choice(c, f"collectives.{kind}.protocol", PROTOCOLS, "auto" if algo == "auto" else "simple")
