@@ -139,3 +139,30 @@ def test_workload_auto_reports_choice_in_ops_csv(tmp_path):
     comm = [r for r in rows if r["kind"] in ("tp", "dp")]
     assert comm and all(r["algorithm"] in ("ring", "tree") and r["protocol"] in tuning.PROTOCOLS for r in comm)
     assert all(r["algorithm"] == r["protocol"] == "" for r in rows if r["kind"] == "compute")
+
+
+def test_nvls_and_sharp_attributes_are_validated():
+    from netsim.errors import TopologyError
+    from netsim.topology.schema import validate
+    g = gpu_server("s0", gpus=2)
+    g.nodes["s0.nvs0"]["nvls"] = "yes"
+    with pytest.raises(TopologyError, match="node s0.nvs0, field nvls: nvls must be true or false"):
+        validate(g)
+    g.nodes["s0.nvs0"]["nvls"] = True
+    g.nodes["s0.gpu0"]["sharp"] = True
+    with pytest.raises(TopologyError, match="field sharp: .* on a node of kind switch"):
+        validate(g)
+
+
+def test_collnet_needs_sharp_on_every_switch_and_several_servers():
+    from netsim.topology import gpu_cluster
+    g = gpu_cluster(servers=2, gpus_per_server=4)
+    nodes = sorted(n for n, k in g.nodes(data="kind") if k == "gpu")
+    assert not topology_facts(g, nodes).collnet
+    for s, k in g.nodes(data="kind"):
+        if k == "switch":
+            g.nodes[s]["sharp"] = True
+    f = topology_facts(g, nodes)
+    assert (f.n_nodes, f.collnet) == (2, True)
+    assert not topology_facts(g, [x for x in nodes if x.startswith(nodes[0].split(".")[0])]).collnet
+    assert ("collnet", "simple") in tuning.enabled("allreduce", f)
