@@ -21,7 +21,7 @@ def _pipeline(p, m, schedule):
 
 def _in_flight(ops_rows, rank):
     events = []
-    for r, it, name, kind, group, size, start, end in ops_rows:
+    for r, it, name, kind, group, size, start, end, *_choice in ops_rows:
         if r == rank and kind == "compute":
             j = int(name.split(".")[0][1:])
             if name[0] == "F":
