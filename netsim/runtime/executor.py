@@ -149,7 +149,7 @@ class Executor:
                               channels=spec.channels, chunk_bytes=spec.chunk_bytes, tag=tag,
                               sizes=op.sizes, node_groups=groups, protocol=spec.protocol,
                               sw_latency=spec.sw_latency)
-        proc.callbacks.append(lambda e, op=op: self._finish(op, e.value))
+        proc.callbacks.append(lambda e, op=op: self._finish(op, e.value if e.ok else None))
 
     def _finish(self, op, result=None) -> None:
         now = self.env.now
