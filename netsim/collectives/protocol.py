@@ -157,6 +157,9 @@ def plan(graph, kind: str, nodes: list[str], size_bytes: int, algorithm: str, pr
         algorithm = "ring" if algorithm == "auto" and kind in tuning.MODEL_KINDS else \
             "direct" if algorithm == "auto" else algorithm
         protocol = "simple" if protocol == "auto" else protocol
+    if (algorithm == "auto" or protocol == "auto") and graph is None:
+        raise InputError("auto needs the backend's topology graph", where="collective algorithm/protocol",
+                         value="auto", accepted="an explicit algorithm and protocol on a backend without a graph")
     if algorithm == "auto" or protocol == "auto":
         cache = _FACTS.setdefault(graph, {})
         facts = cache.get(tuple(nodes))
