@@ -22,6 +22,8 @@ TABLES = (
     ("netsim.hoststack", "HOST_PARAMS", "host stack (--set host.KEY=VALUE)"),
     ("netsim.topology.builders", "TOPOLOGY_DEFAULTS", "topology builders (builder arguments, e.g. nic_rate_bps)"),
     ("netsim.collectives.engine", "COLLECTIVE_PARAMS", "collectives (Python API: netsim.collectives)"),
+    ("netsim.collectives.protocol", "TUNING_PARAMS",
+     "NCCL tuning model of algorithm: auto (Python API: netsim.collectives.protocol)"),
 )
 
 
