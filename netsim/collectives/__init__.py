@@ -84,4 +84,5 @@ from .engine import COLLECTIVE_PARAMS, CollectiveResult, pieces, split_even
 from .protocol import TUNING_PARAMS, SwLatency
 
 __all__ = ["ALGORITHMS", "KINDS", "COLLECTIVE_PARAMS", "CollectiveResult", "collective", "run_collective",
-           "closed_form_time_s", "bus_bandwidth", "bus_factor", "algorithm_bandwidth", "pieces", "split_even", "SwLatency", "TUNING_PARAMS"]
+           "closed_form_time_s", "bus_bandwidth", "bus_factor", "algorithm_bandwidth", "pieces", "split_even",
+           "SwLatency", "TUNING_PARAMS"]
