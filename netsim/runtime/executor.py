@@ -68,9 +68,7 @@ class Executor:
     # ------------------------------------------------------------------------------------------
     def run(self, iterations: int) -> None:
         """Simulate ``iterations`` iterations; raises SimulationError on a deadlock."""
-        self.iterations = iterations
-        self.finished = self.env.event()
-        self._generate(0)
+        self.start(iterations)
         from ..progress import Progress
         estimate = len(self.iteration_ops.get(0, ())) * iterations
         prog = Progress(self.env, quiet=not self.progress, label=f"netsim run ({iterations} iterations)",
@@ -81,6 +79,13 @@ class Executor:
         except RuntimeError as exc:  # simpy: no events left before `finished`
             self.check_complete()
             raise SimulationError(f"simulation stopped early: {exc}") from None
+
+    def start(self, iterations: int) -> None:
+        """Start iteration 0 now without running the environment (several executors share one network:
+        :mod:`netsim.cluster` starts each at its job's start time); ``finished`` succeeds at the end."""
+        self.iterations = iterations
+        self.finished = self.env.event()
+        self._generate(0)
 
     def _generate(self, it: int) -> None:
         if it >= self.iterations or it in self.iteration_ops:

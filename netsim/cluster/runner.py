@@ -1,0 +1,144 @@
+"""Several jobs and background flows on one backend instance: the shared-network simulation.
+
+Every job has its own :class:`netsim.runtime.executor.Executor`, started at the
+job's start time on the same SimPy environment and the same backend (packet,
+flow or analytic), so the jobs' flows meet in the network's queues (packet),
+max-min/CC rate shares (flow) or the analytic model's link loads, exactly as
+one job's flows meet each other. Each executor sees the backend through a
+:class:`JobView`, which stamps the job's name on every flow's tag and sends it
+at the job's traffic class (802.1p priority; the transport's default when the
+file gives none). Background flows (:mod:`netsim.traffic.generate`) are sent
+at their start times, tagged ``job=background``. The run ends when every job
+has finished its iterations and every background flow has completed.
+
+Left out: jobs that arrive or leave while others run as a scheduler would
+place them (start times are given), and compute interference between jobs
+(they never share a GPU).
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+
+from ..errors import SimulationError
+from ..records import FlowTag
+from ..units import PS_PER_NS
+from .spec import BACKGROUND_JOB
+
+
+class JobView:
+    """The backend as one job's executor sees it: ``send`` adds the job and its traffic class."""
+
+    def __init__(self, backend, job: str, priority: int | None):
+        self._backend, self._job, self._priority = backend, job, priority
+
+    def send(self, src, dst, size_bytes, tag: FlowTag = FlowTag(), *, cc=None, priority=None):
+        tag = dataclasses.replace(tag, job=self._job)
+        return self._backend.send(src, dst, size_bytes, tag, cc=cc,
+                                  priority=self._priority if priority is None else priority)
+
+    def __getattr__(self, name):
+        return getattr(self._backend, name)
+
+
+class JobRows:
+    """An ops sink that appends the job's name to every row."""
+
+    def __init__(self, sink, job: str):
+        self.sink, self.job = sink, job
+
+    def add(self, row) -> None:
+        self.sink.add((*row, self.job))
+
+
+class FlowLedger:
+    """The fct sink of a cluster run: rows (with the job appended) to ``out``, plus per-job tallies.
+
+    ``link_bytes[job][(u, v)]`` sums the bytes of the job's flows over every
+    directed link of the path the backend routed them on (``router.path(src,
+    dst, flow_id)``, the call every backend makes), for the interference table.
+    """
+
+    def __init__(self, out=None):
+        self.out = out
+        self.router = None
+        self.link_bytes: dict[str, dict] = defaultdict(lambda: defaultdict(int))
+        self.flows: dict[str, int] = defaultdict(int)
+        self.bytes: dict[str, int] = defaultdict(int)
+        self.background_fct_ns: list[int] = []
+        self.count = 0
+
+    def add(self, rec) -> None:
+        self.count += 1
+        job = rec.job
+        self.flows[job] += 1
+        self.bytes[job] += rec.size_bytes
+        if job == BACKGROUND_JOB:
+            self.background_fct_ns.append(rec.fct_ns)
+        if self.router is not None and rec.src != rec.dst:
+            path = self.router.path(rec.src, rec.dst, rec.flow_id)
+            lb = self.link_bytes[job]
+            for u, v in zip(path[:-1], path[1:]):
+                lb[(u, v)] += rec.size_bytes
+        if self.out is not None:
+            self.out.add((*rec.row(), job))
+
+    def flush(self) -> None:
+        if self.out is not None:
+            self.out.flush()
+
+    def close(self) -> None:
+        if self.out is not None:
+            self.out.close()
+
+
+def _delayed(env, ex, iterations: int, delay_ps: int):
+    if delay_ps:
+        yield env.timeout(delay_ps)
+    ex.start(iterations)
+    yield ex.finished
+
+
+def _background_sender(env, be, flows, priority):
+    names = flows.hosts
+    events = []
+    tag = FlowTag(tag=flows.tag, job=BACKGROUND_JOB)
+    for s, d, b, t in zip(flows.src.tolist(), flows.dst.tolist(), flows.size_bytes.tolist(), flows.start_ns.tolist()):
+        at = int(t) * PS_PER_NS
+        if at > env.now:
+            yield env.timeout(at - env.now)
+        events.append(be.send(names[s], names[d], int(b), tag, priority=priority))
+    if events:
+        yield env.all_of(events)
+
+
+def run_shared(be, graph, jobs, *, ops_sink=None, background=None, background_priority=None) -> dict:
+    """Run ``jobs`` (:class:`netsim.cluster.jobs.BuiltJob`) and ``background`` flows on backend ``be``.
+
+    Returns ``{job name: Executor}`` once every job finished and every background flow completed.
+    Raises :class:`~netsim.errors.SimulationError` when the network stops before that (a deadlock).
+    """
+    from ..runtime.api import _hierarchical_grouper
+    from ..runtime.executor import Executor
+    env = be.env
+    executors, procs = {}, []
+    for job in jobs:
+        view = JobView(be, job.name, job.spec.traffic_class)
+        rows = JobRows(ops_sink, job.name) if ops_sink is not None else None
+        ex = Executor(view, job.builder, job.placement.gpu_of,
+                      node_groups=_hierarchical_grouper(job.workload, job.placement, graph),
+                      ops_sink=rows, tag=job.workload.name, progress=False)
+        executors[job.name] = ex
+        procs.append(env.process(_delayed(env, ex, job.spec.iterations, job.spec.start_ns * PS_PER_NS)))
+    if background is not None and len(background):
+        procs.append(env.process(_background_sender(env, be, background, background_priority)))
+    try:
+        env.run(until=env.all_of(procs))
+    except RuntimeError as exc:           # simpy: no events left before every job finished
+        for ex in executors.values():
+            if hasattr(ex, "finished"):
+                ex.check_complete()
+        raise SimulationError(f"cluster simulation stopped early: {exc}") from None
+    for ex in executors.values():
+        ex.check_complete()
+    return executors
