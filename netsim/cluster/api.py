@@ -94,8 +94,8 @@ def run_cluster(graph, cluster, *, backend: str = "packet", cc: str = "none", pa
     Returns
     -------
     dict
-        The summary (also written to ``summary.json``) plus ``paths``; ``_executors`` and
-        ``_jobs`` for tests.
+        The summary (also written to ``summary.json``) plus ``paths``; ``_executors``,
+        ``_jobs`` and ``_alone_cached`` (job -> its alone time came from the cache) for tests.
     """
     from ..checks import check_network_params
     from ..runfiles import COMPLETE, close_sinks, prepare_out_dir, stopped_run, write_summary
@@ -134,12 +134,13 @@ def run_cluster(graph, cluster, *, backend: str = "packet", cc: str = "none", pa
                                    background_priority=bg_prio, run=run, **kw)
         rows = interference_rows(ledger)
         summary = _summary(spec, jobs, exs, ledger, be, rows, bg_flows, topo_label, t0, kw)
+        hits = {}        # job -> alone result read from the cache (not in summary.json: a rerun's files are the same)
         if alone:
             cache = cache_dir if cache_dir is not None else (os.path.join(out_dir, "alone") if out_dir else None)
             for job in jobs:
-                times, hit = _alone_times(graph, job, cache, raw_params=params, **kw)
+                times, hits[job.name] = _alone_times(graph, job, cache, raw_params=params, **kw)
                 js = summary["jobs"][job.name]
-                js["alone_iteration_times_s"], js["alone_cached"] = times, hit
+                js["alone_iteration_times_s"] = times
                 js["slowdown"] = js["iteration_time_s"] / (sum(times) / len(times))
         summary["wall_time_s"] = time.perf_counter() - t0
         if out_dir is not None:
@@ -155,7 +156,7 @@ def run_cluster(graph, cluster, *, backend: str = "packet", cc: str = "none", pa
                         None if be is None else int(be.env.now // PS_PER_NS))
         raise
     summary["paths"] = paths
-    summary["_executors"], summary["_jobs"] = exs, jobs
+    summary["_executors"], summary["_jobs"], summary["_alone_cached"] = exs, jobs, hits
     return summary
 
 
