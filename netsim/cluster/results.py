@@ -43,12 +43,13 @@ def job_summary(job, ex, ledger) -> dict:
 
 def interference_rows(ledger) -> list[tuple]:
     """Rows of ``interference.csv`` (:data:`INTERFERENCE_COLUMNS`), sorted by job pair and link."""
-    names = sorted(ledger.link_bytes)
+    link_bytes = ledger.link_bytes()
+    names = sorted(link_bytes)
     rows = []
     for i, a in enumerate(names):
-        la = ledger.link_bytes[a]
+        la = link_bytes[a]
         for b in names[i + 1:]:
-            lb = ledger.link_bytes[b]
+            lb = link_bytes[b]
             for link in sorted(set(la) & set(lb), key=lambda l: (str(l[0]), str(l[1]))):
                 rows.append((a, b, link[0], link[1], la[link], lb[link]))
     return rows

@@ -4,10 +4,12 @@ Every job has its own :class:`netsim.runtime.executor.Executor`, started at the
 job's start time on the same SimPy environment and the same backend (packet,
 flow or analytic), so the jobs' flows meet in the network's queues (packet),
 max-min/CC rate shares (flow) or the analytic model's link loads, exactly as
-one job's flows meet each other. Each executor sees the backend through a
-:class:`JobView`, which stamps the job's name on every flow's tag and sends it
-at the job's traffic class (802.1p priority; the transport's default when the
-file gives none). Background flows (:mod:`netsim.traffic.generate`) are sent
+one job's flows meet each other. Each executor stamps its job's name on every
+flow's tag; a job with a traffic class sees the backend through a
+:class:`JobView`, which sends its flows at that 802.1p priority (without one,
+the transport's default). The analytic backend gives each flow its path's
+rate whatever else runs (it models no contention), so there jobs never slow
+each other. Background flows (:mod:`netsim.traffic.generate`) are sent
 at their start times, tagged ``job=background``. The run ends when every job
 has finished its iterations and every background flow has completed.
 
@@ -17,23 +19,21 @@ place them (start times are given), and compute interference between jobs
 """
 from __future__ import annotations
 
-import dataclasses
 from collections import defaultdict
 
 from ..errors import SimulationError
-from ..records import FlowTag
+from ..records import EMPTY_TAG, FlowTag
 from ..units import PS_PER_NS
 from .spec import BACKGROUND_JOB
 
 
 class JobView:
-    """The backend as one job's executor sees it: ``send`` adds the job and its traffic class."""
+    """The backend as a job with a traffic class sees it: ``send`` gives every flow that priority."""
 
-    def __init__(self, backend, job: str, priority: int | None):
-        self._backend, self._job, self._priority = backend, job, priority
+    def __init__(self, backend, priority: int):
+        self._backend, self._priority = backend, priority
 
-    def send(self, src, dst, size_bytes, tag: FlowTag = FlowTag(), *, cc=None, priority=None):
-        tag = dataclasses.replace(tag, job=self._job)
+    def send(self, src, dst, size_bytes, tag: FlowTag = EMPTY_TAG, *, cc=None, priority=None):
         return self._backend.send(src, dst, size_bytes, tag, cc=cc,
                                   priority=self._priority if priority is None else priority)
 
@@ -54,15 +54,18 @@ class JobRows:
 class FlowLedger:
     """The fct sink of a cluster run: rows (with the job appended) to ``out``, plus per-job tallies.
 
-    ``link_bytes[job][(u, v)]`` sums the bytes of the job's flows over every
-    directed link of the path the backend routed them on (``router.path(src,
-    dst, flow_id)``, the call every backend makes), for the interference table.
+    :meth:`link_bytes` sums the bytes of each job's flows over every directed
+    link of the path the backend routed them on (``router.path(src, dst,
+    flow_id)``, the call every backend makes), for the interference table.
+    Bytes are summed per path while the run goes (one dict update per flow)
+    and spread over the links at the end.
     """
 
     def __init__(self, out=None):
         self.out = out
         self.router = None
-        self.link_bytes: dict[str, dict] = defaultdict(lambda: defaultdict(int))
+        self.path_bytes: dict[tuple, int] = defaultdict(int)
+        self._unique: dict[tuple, tuple | None] = {}
         self.flows: dict[str, int] = defaultdict(int)
         self.bytes: dict[str, int] = defaultdict(int)
         self.background_fct_ns: list[int] = []
@@ -76,12 +79,24 @@ class FlowLedger:
         if job == BACKGROUND_JOB:
             self.background_fct_ns.append(rec.fct_ns)
         if self.router is not None and rec.src != rec.dst:
-            path = self.router.path(rec.src, rec.dst, rec.flow_id)
-            lb = self.link_bytes[job]
-            for u, v in zip(path[:-1], path[1:]):
-                lb[(u, v)] += rec.size_bytes
+            pair = (rec.src, rec.dst)
+            path = self._unique.get(pair, False)
+            if path is False:
+                path = self._unique[pair] = self.router.unique_path(*pair)
+            if path is None:                        # several equal-cost routes: the flow's own
+                path = self.router.path(rec.src, rec.dst, rec.flow_id)
+            self.path_bytes[(job, path)] += rec.size_bytes
         if self.out is not None:
             self.out.add((*rec.row(), job))
+
+    def link_bytes(self) -> dict[str, dict]:
+        """``{job: {(u, v): bytes}}`` over every directed link the job's flows crossed."""
+        out: dict[str, dict] = defaultdict(lambda: defaultdict(int))
+        for (job, path), b in self.path_bytes.items():
+            lb = out[job]
+            for u, v in zip(path[:-1], path[1:]):
+                lb[(u, v)] += b
+        return out
 
     def flush(self) -> None:
         if self.out is not None:
@@ -123,11 +138,11 @@ def run_shared(be, graph, jobs, *, ops_sink=None, background=None, background_pr
     env = be.env
     executors, procs = {}, []
     for job in jobs:
-        view = JobView(be, job.name, job.spec.traffic_class)
+        view = be if job.spec.traffic_class is None else JobView(be, job.spec.traffic_class)
         rows = JobRows(ops_sink, job.name) if ops_sink is not None else None
         ex = Executor(view, job.builder, job.placement.gpu_of,
                       node_groups=_hierarchical_grouper(job.workload, job.placement, graph),
-                      ops_sink=rows, tag=job.workload.name, progress=False)
+                      ops_sink=rows, tag=job.workload.name, progress=False, job=job.name)
         executors[job.name] = ex
         procs.append(env.process(_delayed(env, ex, job.spec.iterations, job.spec.start_ns * PS_PER_NS)))
     if background is not None and len(background):

@@ -110,8 +110,11 @@ def test_cli_runs_the_example_and_outputs_are_byte_identical(tmp_path, capsys):
     header = open(outs[0] / "fct.csv").readline().strip().split(",")
     assert header == [*FCT_COLUMNS, "job"]
     assert open(outs[0] / "ops.csv").readline().strip().endswith(",job")
-    jobs_seen = {line.rsplit(",", 1)[1].strip() for line in open(outs[0] / "fct.csv").readlines()[1:]}
-    assert jobs_seen == {"a", "b", "background"}
+    import csv
+    rows = list(csv.DictReader(open(outs[0] / "fct.csv")))
+    assert {r["job"] for r in rows} == {"a", "b", "background"}
+    prio = {j: {r["priority"] for r in rows if r["job"] == j} for j in ("a", "b", "background")}
+    assert prio == {"a": {"3"}, "b": {"4"}, "background": {"3"}}   # b's traffic_class; roce_priority 3 else
     for name in ("summary.json", "fct.csv", "ops.csv", "interference.csv"):
         a, b = (open(o / name, "rb").read() for o in outs)
         if name == "summary.json":
