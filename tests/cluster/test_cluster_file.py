@@ -176,3 +176,18 @@ def test_alone_runs_are_cached_by_content(tmp_path):
     moved = {"jobs": [cl["jobs"][0], {**cl["jobs"][1], "placement": ["s3.gpu0", "s1.gpu0"]}]}
     run_cluster(two_leaves(), moved, backend="analytic", cache_dir=cache)
     assert len(os.listdir(cache)) == 5
+
+
+def test_report_has_a_jobs_section_for_cluster_runs_only(tmp_path):
+    from netsim.analysis.report import write_report
+    wl = dp_workload()
+    cl = {"jobs": [{"name": "a", "workload": wl, "placement": ["s0.gpu0", "s2.gpu0"]},
+                   {"name": "b", "workload": wl, "placement": ["s1.gpu0", "s3.gpu0"]}]}
+    run_cluster(two_leaves(), cl, backend="flow", out_dir=str(tmp_path / "c"))
+    html = open(write_report([tmp_path / "c"])).read()
+    jobs = html[html.index('id="jobs"'):html.index('id="fct"')]
+    assert "Jobs (cluster run)" in jobs and "slowdown" in jobs and "leaf0" in jobs
+    from netsim.runtime import run_training
+    run_training(two_leaves(), {**wl, "placement": {"gpus": ["s0.gpu0", "s2.gpu0"]}}, backend="flow",
+                 out_dir=str(tmp_path / "single"))
+    assert 'id="jobs"' not in open(write_report([tmp_path / "single"])).read()
