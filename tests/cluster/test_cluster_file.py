@@ -191,3 +191,27 @@ def test_report_has_a_jobs_section_for_cluster_runs_only(tmp_path):
     run_training(two_leaves(), {**wl, "placement": {"gpus": ["s0.gpu0", "s2.gpu0"]}}, backend="flow",
                  out_dir=str(tmp_path / "single"))
     assert 'id="jobs"' not in open(write_report([tmp_path / "single"])).read()
+
+
+def test_an_imported_job_shares_the_fabric_with_a_netsim_job(tmp_path):
+    """An AICB workload (detected by content) as one job: it runs on its listed GPUs, its flows carry its job
+    name, and crossing the bottleneck with job b slows its 1 MiB all-reduce (bandwidth-bound) by about 2x."""
+    path = tmp_path / "aicb.txt"
+    path.write_text("HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 1 ep: 1 pp: 1 vpp: 1 ga: 1 "
+                    "all_gpus: 2 checkpoints: 0 checkpoint_initiates: 0 pp_comm: 0\n1\n"
+                    "grad\t-1\t1\tNONE\t0\t1\tNONE\t0\t1\tALLREDUCE\t1048576\t1\n")
+    cl = {"jobs": [{"name": "imp", "workload": str(path), "placement": ["s0.gpu0", "s2.gpu0"]},
+                   {"name": "b", "workload": dp_workload(), "placement": "packed"}]}
+    s = run_cluster(two_leaves(), cl, backend="flow", params={"flow_fairness": "maxmin"})
+    assert s["jobs"]["imp"]["gpus"] == ["s0.gpu0", "s2.gpu0"] and s["jobs"]["b"]["gpus"] == ["s1.gpu0", "s3.gpu0"]
+    assert s["shared_links"] == {"b|imp": 2}
+    assert 1.5 < s["jobs"]["imp"]["slowdown"] < 2.05
+
+
+def test_nic_aware_is_the_holmes_order_of_the_packed_gpus():
+    from netsim.workloads.hetero import nic_aware_gpu_order
+    g = load_topology(os.path.join(ROOT, "topologies", "two_cluster_hetero.yaml"))
+    wl = {**dp_workload(dp=4), "parallelism": {"dp": 2, "tp": 2}}
+    got = _gpus(g, _job("a", workload=wl, placement="nic_aware"))["a"]
+    from netsim.topology import gpus
+    assert got == list(nic_aware_gpu_order(g, 2, 2, 1, gpus(g)[:4]))
