@@ -47,7 +47,7 @@ def simulate(graph, jobs, background=None, *, backend, cc, params, cc_params, se
         be.host_stack = host_stack
     ledger.router = be.router if ROUTER in be.capabilities else None
     executors = run_shared(be, graph, jobs, ops_sink=ops_out, background=background,
-                           background_priority=background_priority)
+                           background_priority=background_priority, seed=seed)
     be.close()
     return be, executors, ledger
 

@@ -4,7 +4,9 @@ Netsim workloads go through the same steps as ``netsim run`` (load, place on
 the chosen GPUs, balanced partition, builder, memory check); imported
 workloads (Chakra, SimAI, AICB: :func:`netsim.importers.detect_job`) get the
 chosen GPUs as their rank → GPU map. A workload's own ``placement.gpus`` is an
-error here: the cluster file places its jobs.
+error here (the cluster file places its jobs), and so is a ``whatif:`` section
+(not modelled for several jobs). The workload's ``variability:`` and
+``overlap:`` sections apply as in ``netsim run`` (:mod:`netsim.cluster.runner`).
 """
 from __future__ import annotations
 
@@ -43,6 +45,10 @@ def _world_size(spec: JobSpec, graph, source: str):
         raise InputError("a cluster job's workload cannot fix its own GPUs", source=source,
                          where=f"job {spec.name}, workload field placement.gpus", value=list(wl.gpus)[:3],
                          accepted="the job's placement in the cluster file")
+    if wl.whatif is not None:
+        raise InputError("a cluster job cannot carry a what-if section", source=source,
+                         where=f"job {spec.name}, workload field whatif", value="whatif:",
+                         accepted="a workload without whatif: (run it alone with netsim run for what-ifs)")
     return wl, None, wl.dp * wl.tp * wl.pp
 
 

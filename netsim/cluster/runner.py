@@ -127,7 +127,24 @@ def _background_sender(env, be, flows, priority):
         yield env.all_of(events)
 
 
-def run_shared(be, graph, jobs, *, ops_sink=None, background=None, background_priority=None) -> dict:
+def _effects(be, job, seed: int):
+    """The job's op builder with its workload's compute variability, and its overlap model (or None),
+    as :func:`netsim.runtime.run_training` installs them (one model per job: ranks are per job)."""
+    from ..runtime.variability import resolve_overlap, resolve_variability
+    builder, overlap = job.builder, None
+    variability = resolve_variability(job.workload, None)
+    if variability is not None:
+        from ..runtime.variability import VariabilityBuilder
+        builder = VariabilityBuilder(builder, variability, seed, job.placement.world_size)
+    slowdown = resolve_overlap(job.workload, None)
+    if slowdown > 0:
+        from ..runtime.overlap import OverlapModel
+        overlap = OverlapModel(be.env, slowdown)
+    return builder, overlap
+
+
+def run_shared(be, graph, jobs, *, ops_sink=None, background=None, background_priority=None,
+               seed: int = 0) -> dict:
     """Run ``jobs`` (:class:`netsim.cluster.jobs.BuiltJob`) and ``background`` flows on backend ``be``.
 
     Returns ``{job name: Executor}`` once every job finished and every background flow completed.
@@ -140,9 +157,10 @@ def run_shared(be, graph, jobs, *, ops_sink=None, background=None, background_pr
     for job in jobs:
         view = be if job.spec.traffic_class is None else JobView(be, job.spec.traffic_class)
         rows = JobRows(ops_sink, job.name) if ops_sink is not None else None
-        ex = Executor(view, job.builder, job.placement.gpu_of,
+        builder, overlap = _effects(be, job, seed)
+        ex = Executor(view, builder, job.placement.gpu_of,
                       node_groups=_hierarchical_grouper(job.workload, job.placement, graph),
-                      ops_sink=rows, tag=job.workload.name, progress=False, job=job.name)
+                      ops_sink=rows, tag=job.workload.name, progress=False, job=job.name, overlap=overlap)
         executors[job.name] = ex
         procs.append(env.process(_delayed(env, ex, job.spec.iterations, job.spec.start_ns * PS_PER_NS)))
     if background is not None and len(background):

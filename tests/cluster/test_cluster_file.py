@@ -215,3 +215,23 @@ def test_nic_aware_is_the_holmes_order_of_the_packed_gpus():
     got = _gpus(g, _job("a", workload=wl, placement="nic_aware"))["a"]
     from netsim.topology import gpus
     assert got == list(nic_aware_gpu_order(g, 2, 2, 1, gpus(g)[:4]))
+
+
+def test_workload_variability_and_overlap_apply_as_in_netsim_run():
+    """A job with variability: and overlap: sections takes, alone in a cluster, exactly netsim run's time
+    (which differs from the same workload without them), and a whatif: section is refused."""
+    import yaml
+
+    from netsim.runtime import run_training
+    path = os.path.join(ROOT, "workloads", "gpt-1.5b-t2p2d2-variability-small.yaml")
+    topo = "gpu_cluster:servers=4,gpus_per_server=2"
+    ref = run_training(topo, path, backend="analytic", seed=3)["iteration_time_s"]
+    got = run_cluster(topo, {"jobs": [{"name": "v", "workload": path, "placement": "packed"}]},
+                      backend="analytic", seed=3, alone=False)["jobs"]["v"]["iteration_time_s"]
+    assert got == pytest.approx(ref, rel=1e-12)
+    doc = yaml.safe_load(open(path))
+    plain = {k: v for k, v in doc.items() if k not in ("variability", "overlap")}
+    assert run_training(topo, plain, backend="analytic", seed=3)["iteration_time_s"] != pytest.approx(ref, rel=1e-6)
+    with pytest.raises(InputError, match=r"job w, workload field whatif: a cluster job cannot carry a what-if"):
+        run_cluster(topo, {"jobs": [{"name": "w", "workload": {**plain, "whatif": {"straggler": {0: 2}}},
+                                     "placement": "packed"}]}, backend="analytic")
