@@ -30,7 +30,7 @@ from ..values import PRIORITY_MAX
 
 #: placement policies (docs/cluster.md defines each)
 POLICIES = ("packed", "spread", "random", "rail_aligned", "nic_aware")
-JOB_KEYS = ("name", "workload", "workload_format", "placement", "start", "iterations", "traffic_class")
+JOB_KEYS = ("name", "workload", "workload_format", "placement", "start", "start_ns", "iterations", "traffic_class")
 BACKGROUND_KEYS = ("cdf", "load", "hosts", "seed", "start", "duration", "rate", "traffic_class")
 #: the job name of background flows (``job`` column of fct.csv)
 BACKGROUND_JOB = "background"
@@ -153,7 +153,7 @@ def _job(d, i, source, base) -> JobSpec:
                    f"1-64 letters, digits, '_', '-', '.', other than '{BACKGROUND_JOB}'")
     wl = d.get("workload")
     if isinstance(wl, str):
-        wl = wl if os.path.isabs(wl) else os.path.join(base, wl)
+        wl = wl if os.path.isabs(wl) or not base else os.path.join(base, wl)
         if not os.path.exists(wl):
             raise _err("no such workload file", source, f"{where}.workload", d["workload"],
                        "a path (relative to the cluster file) to a netsim YAML, SimAI/AICB file or Chakra trace")
@@ -163,11 +163,16 @@ def _job(d, i, source, base) -> JobSpec:
     if "placement" not in d:
         raise _err("a job needs a placement", source, f"{where}.placement", None,
                    ", ".join(POLICIES) + ", or a list of GPU names")
+    if "start" in d and "start_ns" in d:
+        raise _err("give the start time once", source, f"{where}.start_ns", d["start_ns"],
+                   "start (a time with unit) or start_ns (ns), not both")
+    start = d.get("start", d.get("start_ns", 0))
     fmt = d.get("workload_format")
     if fmt is not None and not isinstance(fmt, str):
         raise _err("must be a format name", source, f"{where}.workload_format", fmt, "see docs/formats.md")
     return JobSpec(name=name, workload=wl, placement=_placement(d["placement"], source, f"{where}.placement"),
-                   start_ns=_TIME.parse(d.get("start", 0), where=f"{where}.start", source=source),
+                   start_ns=_TIME.parse(start, where=f"{where}.{'start_ns' if 'start_ns' in d else 'start'}",
+                                        source=source),
                    iterations=_int(d.get("iterations", 1), source, f"{where}.iterations", 1),
                    traffic_class=_priority(d.get("traffic_class"), source, f"{where}.traffic_class"),
                    workload_format=fmt)
@@ -194,7 +199,7 @@ def _background(d, source) -> BackgroundCfg:
     elif hosts not in ("free", "all"):
         raise _err("unknown background host set", source, f"{where}.hosts", hosts,
                    "free (endpoints no job uses), all, or a list of GPU/host names")
-    cdf_path = os.path.join(base_of(source), cdf)
+    cdf_path = os.path.join(base_of(source), cdf) if base_of(source) else cdf
     return BackgroundCfg(cdf=cdf_path if os.path.isfile(cdf_path) else cdf, load=float(load),
                          duration_ns=_DURATION.parse(d["duration"], where=f"{where}.duration", source=source),
                          hosts=hosts, seed=_int(d.get("seed", 0), source, f"{where}.seed", 0),
@@ -205,8 +210,8 @@ def _background(d, source) -> BackgroundCfg:
 
 
 def base_of(source: str) -> str:
-    """The folder relative paths of ``source`` are resolved against."""
-    return os.path.dirname(os.path.abspath(source)) if source and os.path.exists(source) else os.getcwd()
+    """The folder relative paths of ``source`` are resolved against (as relative as ``source`` itself)."""
+    return os.path.dirname(source) if source and os.path.exists(source) else ""
 
 
 def parse_cluster(doc, source: str = "<cluster>") -> ClusterSpec:

@@ -29,6 +29,7 @@ def _job(name="a", **kw):
     ({"jobs": [_job(placement="clumped")]}, r"jobs\[0\]\.placement\.policy: unknown placement policy.*clumped.*packed"),
     ({"jobs": [_job(placement={"policy": "packed", "seed": 2})]}, r"only the random policy takes a seed"),
     ({"jobs": [_job(start="5 parsecs")]}, r"jobs\[0\]\.start"),
+    ({"jobs": [_job(start="1us", start_ns=1000)]}, r"jobs\[0\]\.start_ns: give the start time once"),
     ({"jobs": [_job(iterations=0)]}, r"jobs\[0\]\.iterations: must be an integer"),
     ({"jobs": [_job(traffic_class=9)]}, r"jobs\[0\]\.traffic_class: traffic class must be an 802\.1p priority"),
     ({"jobs": [_job(colour="red")]}, r"jobs\[0\]\.colour: unknown field"),
@@ -144,7 +145,7 @@ def test_start_time_shifts_a_job_but_not_its_iteration_time():
     """A job started 1 ms late on its own fabric half: same iteration times, its end 1 ms later."""
     wl = dp_workload()
     cl = {"jobs": [{"name": "a", "workload": wl, "placement": ["s0.gpu0", "s1.gpu0"]},
-                   {"name": "b", "workload": wl, "placement": ["s2.gpu0", "s3.gpu0"], "start": "1ms"}]}
+                   {"name": "b", "workload": wl, "placement": ["s2.gpu0", "s3.gpu0"], "start_ns": 1_000_000}]}
     s = run_cluster(two_leaves(), cl, backend="analytic", alone=False)
     a, b = s["jobs"]["a"], s["jobs"]["b"]
     assert b["iteration_time_s"] == pytest.approx(a["iteration_time_s"], rel=1e-9)
