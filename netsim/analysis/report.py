@@ -1,7 +1,8 @@
 """A self-contained HTML report (``report.html``) of one run or a comparison.
 
 Sections in this order (a section without data says so): summary, jobs
-(cluster runs only: per-job times, slowdowns and shared links), fct, fct-groups, slowdown, queues, pfc, cc, utilization, traffic, breakdown,
+(cluster runs only: per-job times, slowdowns and shared links), fct,
+fct-groups, slowdown, queues, pfc, cc, utilization, traffic, breakdown,
 timeline, messages, comparison. The training-only sections (breakdown,
 timeline, messages) are left out of a report whose runs are all flow-list runs
 (``netsim flows``), and the page says so. Times in tables are shown with a

@@ -71,6 +71,36 @@ def _alone_times(graph, job, cache_dir, **kw) -> tuple[list, bool]:
     return times, False
 
 
+def _open_outputs(out_dir) -> tuple[dict, dict, dict]:
+    """(paths, {file name: sink} to close, the sinks :func:`simulate` takes); all empty without ``out_dir``."""
+    if out_dir is None:
+        return {}, {}, {}
+    from ..runfiles import prepare_out_dir
+    from ..runtime.executor import OPS_COLUMNS
+    prepare_out_dir(out_dir)
+    paths = {n: os.path.join(out_dir, n + ".csv") for n in ("fct", "ops", "interference", *_EXTRA)}
+    paths["summary"] = os.path.join(out_dir, "summary.json")
+    if os.path.exists(paths["interference"]):
+        os.remove(paths["interference"])
+    sinks = {"fct_out": CsvSink(paths["fct"], CLUSTER_FCT_COLUMNS),
+             "ops_out": CsvSink(paths["ops"], (*OPS_COLUMNS, "job")),
+             "extra": {k: CsvSink(paths[k], cols) for k, cols in _EXTRA.items()}}
+    files = {os.path.basename(x.path): x for x in (sinks["fct_out"], sinks["ops_out"], *sinks["extra"].values())}
+    return paths, files, sinks
+
+
+def _slowdowns(summary, graph, jobs, cache, params, kw) -> dict:
+    """Each job's alone times and slowdown into ``summary``; returns job -> whether the cache had it
+    (kept out of summary.json, so a rerun's files are the same)."""
+    hits = {}
+    for job in jobs:
+        times, hits[job.name] = _alone_times(graph, job, cache, raw_params=params, **kw)
+        js = summary["jobs"][job.name]
+        js["alone_iteration_times_s"] = times
+        js["slowdown"] = js["iteration_time_s"] / (sum(times) / len(times))
+    return hits
+
+
 def run_cluster(graph, cluster, *, backend: str = "packet", cc: str = "none", params: dict | None = None,
                 cc_params: dict | None = None, seed: int = 0, out_dir=None, cache_dir=None, alone: bool = True,
                 topology_name: str | None = None, allow_oom: bool = False) -> dict:
@@ -98,7 +128,7 @@ def run_cluster(graph, cluster, *, backend: str = "packet", cc: str = "none", pa
         ``_jobs`` and ``_alone_cached`` (job -> its alone time came from the cache) for tests.
     """
     from ..checks import check_network_params
-    from ..runfiles import COMPLETE, close_sinks, prepare_out_dir, stopped_run, write_summary
+    from ..runfiles import COMPLETE, close_sinks, stopped_run, write_summary
     from ..runtime.api import _resolve_graph
     t0 = time.perf_counter()
     topo_label = topology_name or (os.fspath(graph) if isinstance(graph, (str, os.PathLike)) else
@@ -113,35 +143,14 @@ def run_cluster(graph, cluster, *, backend: str = "packet", cc: str = "none", pa
     net_params, host_stack = _host_stack(params)
     kw = {"backend": backend, "cc": cc, "params": net_params, "cc_params": cc_params, "seed": seed,
           "host_stack": host_stack}
-    paths, files, extra = {}, {}, {}
-    fct_out = ops_out = None
-    if out_dir is not None:
-        prepare_out_dir(out_dir)
-        paths = {n: os.path.join(out_dir, n + ".csv") for n in ("fct", "ops", "interference", *_EXTRA)}
-        paths["summary"] = os.path.join(out_dir, "summary.json")
-        if os.path.exists(paths["interference"]):
-            os.remove(paths["interference"])
-        from ..runtime.executor import OPS_COLUMNS
-        fct_out = CsvSink(paths["fct"], CLUSTER_FCT_COLUMNS)
-        ops_out = CsvSink(paths["ops"], (*OPS_COLUMNS, "job"))
-        extra = {k: CsvSink(paths[k], cols) for k, cols in _EXTRA.items()}
-        files = {os.path.basename(s.path): s for s in (fct_out, ops_out, *extra.values())}
-    else:
-        ops_out = None
+    paths, files, sinks = _open_outputs(out_dir)
     run = {"be": None}
     try:
-        be, exs, ledger = simulate(graph, jobs, bg_flows, fct_out=fct_out, ops_out=ops_out, extra=extra,
-                                   background_priority=bg_prio, run=run, **kw)
+        be, exs, ledger = simulate(graph, jobs, bg_flows, background_priority=bg_prio, run=run, **sinks, **kw)
         rows = interference_rows(ledger)
         summary = _summary(spec, jobs, exs, ledger, be, rows, bg_flows, topo_label, t0, kw)
-        hits = {}        # job -> alone result read from the cache (not in summary.json: a rerun's files are the same)
-        if alone:
-            cache = cache_dir if cache_dir is not None else (os.path.join(out_dir, "alone") if out_dir else None)
-            for job in jobs:
-                times, hits[job.name] = _alone_times(graph, job, cache, raw_params=params, **kw)
-                js = summary["jobs"][job.name]
-                js["alone_iteration_times_s"] = times
-                js["slowdown"] = js["iteration_time_s"] / (sum(times) / len(times))
+        cache = cache_dir if cache_dir is not None else (os.path.join(out_dir, "alone") if out_dir else None)
+        hits = _slowdowns(summary, graph, jobs, cache, params, kw) if alone else {}
         summary["wall_time_s"] = time.perf_counter() - t0
         if out_dir is not None:
             outputs = close_sinks(files)
