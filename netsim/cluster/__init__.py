@@ -4,7 +4,7 @@
 (docs/cluster.md): :mod:`.spec` reads the file, :mod:`.placement` and
 :mod:`.jobs` place and build the jobs, :mod:`.runner` runs them on one backend,
 :mod:`.results` and :mod:`.alone` give per-job times, slowdowns and the
-interference table.
+interference table; :mod:`.bench` is ``netsim bench cluster_gpt3b_4x32``.
 """
 from .api import run_cluster
 from .spec import ClusterSpec, is_cluster_file, load_cluster

@@ -2,9 +2,8 @@
 
 Every job has its own :class:`netsim.runtime.executor.Executor`, started at the
 job's start time on the same SimPy environment and the same backend (packet,
-flow or analytic), so the jobs' flows meet in the network's queues (packet),
-max-min/CC rate shares (flow) or the analytic model's link loads, exactly as
-one job's flows meet each other. Each executor stamps its job's name on every
+flow or analytic), so the jobs' flows meet in the network's queues (packet)
+and max-min/CC rate shares (flow), exactly as one job's flows meet each other. Each executor stamps its job's name on every
 flow's tag; a job with a traffic class sees the backend through a
 :class:`JobView`, which sends its flows at that 802.1p priority (without one,
 the transport's default). The analytic backend gives each flow its path's
