@@ -4,7 +4,8 @@ Chosen by :mod:`netsim.cli.run` when WORKLOAD is a cluster file (a YAML file
 with a top-level ``jobs:`` key). Prints one line per job (iteration time, its
 slowdown against the job alone) and the background's median FCT. The flags a
 cluster file already states per job (``--iterations``, ``--workload-set``,
-``--workload-format``, the what-if flags) are errors here.
+``--workload-format``, the what-if flags, ``--variability``,
+``--overlap-slowdown``) are errors here, and so is ``--repeat``.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from ..params import parse_assignments
 #: run flags a cluster file states per job (flag -> args attribute)
 _PER_JOB = {"--workload-set": "workload_set", "--workload-format": "workload_format",
             "--inject-delay": "inject_delay", "--straggler": "straggler", "--degrade-link": "degrade_link",
-            "--fail-link": "fail_link"}
+            "--fail-link": "fail_link", "--variability": "variability", "--overlap-slowdown": "overlap_slowdown"}
 
 
 def format_cluster(summary: dict) -> str:
@@ -41,6 +42,9 @@ def run_cluster_cli(args) -> int:
         if getattr(args, attr, None):
             raise InputError("a cluster file states this per job", where=flag, value=getattr(args, attr),
                              accepted=f"no {flag} with a cluster file (docs/cluster.md)")
+    if getattr(args, "repeat", 1) != 1:
+        raise InputError("--repeat is not supported for cluster files", where="--repeat", value=args.repeat,
+                         accepted="--repeat 1 (run the cluster file once per seed with --seed)")
     if args.iterations != 1:
         raise InputError("a cluster file states each job's iterations", where="--iterations", value=args.iterations,
                          accepted="iterations: N in each job of the cluster file")

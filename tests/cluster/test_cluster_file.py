@@ -128,6 +128,8 @@ def test_cli_runs_the_example_and_outputs_are_byte_identical(tmp_path, capsys):
 @pytest.mark.parametrize("extra,match", [
     (["--iterations", "3"], "--iterations"),
     (["--workload-set", "parallelism.dp=2"], "--workload-set"),
+    (["--repeat", "3"], "--repeat"),
+    (["--overlap-slowdown", "0.2"], "--overlap-slowdown"),
 ])
 def test_cli_refuses_per_job_flags(tmp_path, capsys, extra, match):
     assert main(["run", TOPO, EXAMPLE, "--out", str(tmp_path / "o"), *extra]) == 2
