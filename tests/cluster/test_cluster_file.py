@@ -107,6 +107,10 @@ def test_cli_runs_the_example_and_outputs_are_byte_identical(tmp_path, capsys):
         outs.append(out)
     s = json.load(open(outs[1] / "summary.json"))
     assert set(s["jobs"]) == {"a", "b"} and len(os.listdir(tmp_path / "cache")) == 2
+    for j in s["jobs"].values():       # the output contract of netsim run, per job
+        assert sum(j["breakdown_s"].values()) == pytest.approx(j["iteration_time_s"], rel=1e-9)
+        assert len(j["iteration_times_s"]) == j["iterations"] == 2
+        assert j["end_ns"] * 1e-9 == pytest.approx(j["start_ns"] * 1e-9 + sum(j["iteration_times_s"]), abs=1e-9)
     assert s["background"]["flows"] > 0
     header = open(outs[0] / "fct.csv").readline().strip().split(",")
     assert header == [*FCT_COLUMNS, "job"]

@@ -76,3 +76,16 @@ def test_interference_table_counts_each_jobs_bytes_on_the_shared_link(tmp_path):
         assert (r["job_a"], r["job_b"]) == ("a", "b")
         assert int(r["bytes_a"]) == _dp_bytes(s["_executors"]["a"])
         assert int(r["bytes_b"]) == _dp_bytes(s["_executors"]["b"])
+
+
+def test_a_job_started_after_the_other_ends_is_not_slowed():
+    """The two rings of the bottleneck case, b started once a has finished: neither is slowed (flow)."""
+    wl = dp_workload()
+    alone = _two_rings("flow")["jobs"]["a"]["end_ns"]        # a's end when the two overlap: an upper bound
+    cl = {"jobs": [{"name": "a", "workload": wl, "placement": ["s0.gpu0", "s2.gpu0"]},
+                   {"name": "b", "workload": wl, "placement": ["s1.gpu0", "s3.gpu0"], "start_ns": alone}]}
+    s = run_cluster(two_leaves(), cl, backend="flow", params=_params("flow"))
+    assert s["jobs"]["b"]["start_ns"] >= s["jobs"]["a"]["end_ns"]
+    for name in ("a", "b"):
+        assert s["jobs"][name]["slowdown"] == pytest.approx(1.0, rel=1e-6)
+    assert s["shared_links"] == {"a|b": 2}                    # same links, different times
