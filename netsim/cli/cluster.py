@@ -54,7 +54,8 @@ def run_cluster_cli(args) -> int:
     with interrupt_signals():
         summary = run_cluster(args.topology, args.workload, backend=args.backend, cc=args.cc, params=params,
                               cc_params=cc_params, seed=args.seed, out_dir=args.out, cache_dir=args.cache,
-                              alone=not args.no_alone, allow_oom=args.allow_oom)
+                              alone=not args.no_alone, allow_oom=args.allow_oom,
+                              progress=None if not args.quiet else False)
         finalize_outputs(args.out, args.topology, args.seed, trace=not args.no_trace)
     if not args.quiet:
         print(format_cluster(summary))

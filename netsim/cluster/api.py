@@ -9,6 +9,7 @@ and the backend's ``queues.csv``/``pfc.csv``/``cc.csv``. docs/cluster.md has the
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 from ..backends.base import ROUTER, TraceSinks, create_backend
@@ -33,7 +34,7 @@ def _host_stack(params):
 
 
 def simulate(graph, jobs, background=None, *, backend, cc, params, cc_params, seed, host_stack,
-             fct_out=None, ops_out=None, extra=None, background_priority=None, run=None):
+             fct_out=None, ops_out=None, extra=None, background_priority=None, run=None, progress=False):
     """One shared-network simulation of ``jobs`` (BuiltJobs) and ``background`` flows.
 
     Returns ``(backend, {job: Executor}, FlowLedger)``; ``run["be"]`` holds the backend as soon as it exists.
@@ -47,7 +48,7 @@ def simulate(graph, jobs, background=None, *, backend, cc, params, cc_params, se
         be.host_stack = host_stack
     ledger.router = be.router if ROUTER in be.capabilities else None
     executors = run_shared(be, graph, jobs, ops_sink=ops_out, background=background,
-                           background_priority=background_priority, seed=seed)
+                           background_priority=background_priority, seed=seed, progress=progress)
     be.close()
     return be, executors, ledger
 
@@ -103,7 +104,7 @@ def _slowdowns(summary, graph, jobs, cache, params, kw) -> dict:
 
 def run_cluster(graph, cluster, *, backend: str = "packet", cc: str = "none", params: dict | None = None,
                 cc_params: dict | None = None, seed: int = 0, out_dir=None, cache_dir=None, alone: bool = True,
-                topology_name: str | None = None, allow_oom: bool = False) -> dict:
+                topology_name: str | None = None, allow_oom: bool = False, progress: bool | None = None) -> dict:
     """Simulate every job of ``cluster`` (and its background traffic) on one network.
 
     Parameters
@@ -120,6 +121,8 @@ def run_cluster(graph, cluster, *, backend: str = "packet", cc: str = "none", pa
         Folder of cached alone-runs (default ``OUT_DIR/alone``; none without ``out_dir``).
     alone : bool
         Run each job alone for its slowdown (``jobs.NAME.slowdown``); False leaves it out.
+    progress : bool, optional
+        Progress line on stderr for the shared run (default: when stderr is a terminal).
 
     Returns
     -------
@@ -146,7 +149,10 @@ def run_cluster(graph, cluster, *, backend: str = "packet", cc: str = "none", pa
     paths, files, sinks = _open_outputs(out_dir)
     run = {"be": None}
     try:
-        be, exs, ledger = simulate(graph, jobs, bg_flows, background_priority=bg_prio, run=run, **sinks, **kw)
+        if progress is None:
+            progress = sys.stderr.isatty()
+        be, exs, ledger = simulate(graph, jobs, bg_flows, background_priority=bg_prio, run=run, progress=progress,
+                                   **sinks, **kw)
         rows = interference_rows(ledger)
         summary = _summary(spec, jobs, exs, ledger, be, rows, bg_flows, topo_label, t0, kw)
         cache = cache_dir if cache_dir is not None else (os.path.join(out_dir, "alone") if out_dir else None)

@@ -143,11 +143,11 @@ def _effects(be, job, seed: int):
 
 
 def run_shared(be, graph, jobs, *, ops_sink=None, background=None, background_priority=None,
-               seed: int = 0) -> dict:
+               seed: int = 0, progress: bool = False) -> dict:
     """Run ``jobs`` (:class:`netsim.cluster.jobs.BuiltJob`) and ``background`` flows on backend ``be``.
 
-    Returns ``{job name: Executor}`` once every job finished and every background flow completed.
-    Raises :class:`~netsim.errors.SimulationError` when the network stops before that (a deadlock).
+    Returns ``{job name: Executor}`` once every job finished and every background flow completed;
+    ``progress`` draws :class:`netsim.progress.Progress`'s line (ops done) on a terminal. Raises :class:`~netsim.errors.SimulationError` when the network stops before that (a deadlock).
     """
     from ..runtime.api import _hierarchical_grouper
     from ..runtime.executor import Executor
@@ -164,8 +164,12 @@ def run_shared(be, graph, jobs, *, ops_sink=None, background=None, background_pr
         procs.append(env.process(_delayed(env, ex, job.spec.iterations, job.spec.start_ns * PS_PER_NS)))
     if background is not None and len(background):
         procs.append(env.process(_background_sender(env, be, background, background_priority)))
+    from ..progress import Progress
+    prog = Progress(env, quiet=not progress, label=f"netsim run (cluster of {len(jobs)} jobs)",
+                    work=lambda: sum(ex._done_ops for ex in executors.values()))
     try:
-        env.run(until=env.all_of(procs))
+        with prog:                        # also tunes the garbage collector, as a single-job run does
+            prog.run(env.all_of(procs))
     except RuntimeError as exc:           # simpy: no events left before every job finished
         for ex in executors.values():
             if hasattr(ex, "finished"):
