@@ -41,6 +41,7 @@ class FlowTag:
     collective: str = ""
     step: int = -1
     group_kind: str = ""
+    job: str = ""               #: the cluster job (netsim.cluster) whose flow this is; "" in single-job runs
 
 
 EMPTY_TAG = FlowTag()
@@ -73,12 +74,15 @@ class FlowRecord:
     collective: str = ""
     step: int = -1
     group_kind: str = ""
+    job: str = ""          # cluster runs only: written as CLUSTER_FCT_COLUMNS' last column
 
     def row(self) -> tuple:
         return tuple(getattr(self, c) for c in FCT_COLUMNS)
 
 
-FCT_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(FlowRecord))
+FCT_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(FlowRecord) if f.name != "job")
+#: fct.csv of a cluster run (:mod:`netsim.cluster`): the single-job columns, then the job
+CLUSTER_FCT_COLUMNS: tuple[str, ...] = FCT_COLUMNS + ("job",)
 
 
 def make_record(flow_id: int, src: str, dst: str, size_bytes: int, start_ns: int, end_ns: int,
@@ -88,7 +92,7 @@ def make_record(flow_id: int, src: str, dst: str, size_bytes: int, start_ns: int
     slowdown = round(fct / ideal_fct_ns, 6) if ideal_fct_ns > 0 else float("nan")
     return FlowRecord(flow_id, src, dst, size_bytes, start_ns, end_ns, fct, ideal_fct_ns, slowdown,
                       tag=tag.tag, iteration=tag.iteration, op=tag.op, group=tag.group,
-                      collective=tag.collective, step=tag.step, group_kind=tag.group_kind, **extra)
+                      collective=tag.collective, step=tag.step, group_kind=tag.group_kind, job=tag.job, **extra)
 
 
 def _fmt(v) -> str:

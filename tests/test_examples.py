@@ -31,11 +31,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOPO = os.path.join(ROOT, "topologies")
 WL = os.path.join(ROOT, "workloads")
 SWEEPS = os.path.join(WL, "sweeps")
+CLUSTERS = os.path.join(WL, "clusters")     # cluster files (several jobs): tests/cluster runs them
 
 TOPOLOGY_FILES = sorted(glob.glob(os.path.join(TOPO, "*.yaml")) + glob.glob(os.path.join(TOPO, "*.graphml"))
                         + glob.glob(os.path.join(TOPO, "**", "topology.txt"), recursive=True))
 WORKLOAD_FILES = sorted(p for p in glob.glob(os.path.join(WL, "**", "*.yaml"), recursive=True)
-                        if not os.path.abspath(p).startswith(SWEEPS + os.sep))
+                        if not os.path.abspath(p).startswith((SWEEPS + os.sep, CLUSTERS + os.sep)))
 SMALL_WORKLOADS = [p for p in WORKLOAD_FILES if p.endswith("-small.yaml")]
 SWEEP_FILES = sorted(glob.glob(os.path.join(SWEEPS, "*.yaml")))
 HPCC = os.path.join(TOPO, "hpcc_small")

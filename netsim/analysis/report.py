@@ -1,6 +1,7 @@
 """A self-contained HTML report (``report.html``) of one run or a comparison.
 
-Sections in this order (a section without data says so): summary, fct,
+Sections in this order (a section without data says so): summary, jobs
+(cluster runs only: per-job times, slowdowns and shared links), fct,
 fct-groups, slowdown, queues, pfc, cc, utilization, traffic, breakdown,
 timeline, messages, comparison. The training-only sections (breakdown,
 timeline, messages) are left out of a report whose runs are all flow-list runs
@@ -55,6 +56,8 @@ def _png(fig) -> str:
 
 
 TRAINING_SECTIONS = ("breakdown", "timeline", "messages")
+#: shown after the summary only when a run is a cluster run (summary.json has ``jobs``: netsim.cluster)
+CLUSTER_SECTION = ("jobs", "Jobs (cluster run)")
 
 
 def fmt_ns(v) -> str:
@@ -112,6 +115,26 @@ def _summary(runs) -> str:
     return _table(pd.DataFrame.from_dict(rows, orient="index"))
 
 
+def _jobs(run: Run) -> str:
+    """A cluster run's per-job table (time, slowdown, breakdown) and its most shared links."""
+    rows = {}
+    for name, j in run.summary["jobs"].items():
+        rows[name] = {"workload": j.get("workload"), "gpus": len(j.get("gpus", ())), "placement": j.get("placement"),
+                      "start_ns": j.get("start_ns"), "iterations": j.get("iterations"),
+                      "iteration_time_s": j.get("iteration_time_s"), "slowdown": j.get("slowdown"),
+                      **{f"{k}_s": v for k, v in j.get("breakdown_s", {}).items() if v}}
+    out = _table(pd.DataFrame.from_dict(rows, orient="index"))
+    path = os.path.join(run.path or "", "interference.csv")
+    if run.path and os.path.exists(path):
+        inter = pd.read_csv(path)
+        if len(inter):
+            inter = inter.assign(bytes_min=inter[["bytes_a", "bytes_b"]].min(axis=1))
+            top = inter.sort_values("bytes_min", ascending=False, kind="stable").drop(columns="bytes_min")
+            top = top.set_index(["job_a", "job_b"])
+            out += "<p>Links shared by two jobs (interference.csv), most bytes first:</p>" + _table(top, 20)
+    return out
+
+
 def run_seed(run: Run, seed: int | None = None) -> int:
     """``seed`` if given, else the seed the run recorded in its summary.json (0 if none)."""
     return int(seed) if seed is not None else int(run.summary.get("seed") or 0)
@@ -121,6 +144,7 @@ def _section_bodies(runs: list[Run], graph=None, seed: int | None = None) -> dic
     multi = len(runs) > 1
     out = {k: "" for k, _ in SECTIONS}
     out["summary"] = _summary(runs)
+    out["jobs"] = "".join(_h3(r, multi) + _jobs(r) for r in runs if isinstance(r.summary.get("jobs"), dict))
     with_fct = [r for r in runs if len(r.fct)]
     if with_fct:
         out["fct"] = _png(plots.fct_cdf(with_fct)) + "".join(
@@ -188,7 +212,10 @@ def render_report(runs: list[Run], title: str | None = None, graph=None, seed: i
     title = title or ("netsim report: " + ", ".join(r.label for r in runs))
     bodies = _section_bodies(runs, graph=graph, seed=seed)
     flow_lists = all(_is_flow_list_run(r) for r in runs)
+    clusters = any(isinstance(r.summary.get("jobs"), dict) for r in runs)
     shown = [(k, t) for k, t in SECTIONS if not (flow_lists and k in TRAINING_SECTIONS)]
+    if clusters:
+        shown.insert(1, CLUSTER_SECTION)
     nav = " ".join(f'<a href="#{k}">{html.escape(t)}</a>' for k, t in shown)
     note = (f"<p class='none'>Flow-list run{'s' if len(runs) > 1 else ''}: the training sections "
             f"({', '.join(TRAINING_SECTIONS)}) do not apply and are left out.</p>" if flow_lists else "")

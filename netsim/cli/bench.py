@@ -21,6 +21,7 @@ def _fmt(v) -> str:
 
 def _run(args) -> int:
     from ..bench import load_all
+    from ..cluster import bench as _cluster_bench  # noqa: F401 - registers cluster_gpt3b_4x32 (layer above bench)
     from ..errors import InputError
     benches = load_all()
     if args.list:

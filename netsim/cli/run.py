@@ -9,6 +9,7 @@ says so in summary.json (``status``, ``sim_time_ns``; :mod:`netsim.runfiles`).
 """
 from __future__ import annotations
 
+from ..errors import InputError
 from ..params import parse_assignments
 
 
@@ -40,6 +41,15 @@ def _run(args) -> int:
 
     check_input_file(args.topology, "TOPOLOGY", "a topology file (.yaml/.graphml/topology.txt) or a builder "
                      "expression", builder_ok=True)
+    from ..cluster import is_cluster_file
+    if is_cluster_file(args.workload):          # several jobs on one fabric (docs/cluster.md)
+        check_out_dir(args.out)
+        check_backend_options(args, command="run")
+        from .cluster import run_cluster_cli
+        return run_cluster_cli(args)
+    if args.cache or args.no_alone:
+        raise InputError("only a cluster file runs its jobs alone", where="--cache" if args.cache else "--no-alone",
+                         value=args.workload, accepted="a cluster file (a YAML file with jobs:, docs/cluster.md)")
     from ..importers import detect_format
     if (args.workload_format or detect_format(args.workload)) != "chakra":  # Chakra: a folder or a file prefix
         check_input_file(args.workload, "WORKLOAD", "a workload YAML file (see workloads/), a SimAI/AICB workload "
@@ -106,7 +116,8 @@ def register(subparsers) -> None:
                                           "report the iteration time, its breakdown and traces.")
     p.add_argument("topology", metavar="TOPOLOGY", help="topology file or builder expression")
     p.add_argument("workload", metavar="WORKLOAD",
-                   help="workload YAML file (see workloads/), or a Chakra trace / SimAI / AICB file (docs/formats.md)")
+                   help="workload YAML file (see workloads/), a Chakra trace / SimAI / AICB file (docs/formats.md), "
+                        "or a cluster file of several jobs (docs/cluster.md)")
     p.add_argument("--workload-format", metavar="FORMAT",
                    help="force the workload format instead of detecting it (docs/formats.md)")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
@@ -141,5 +152,7 @@ def register(subparsers) -> None:
                         "default: the workload's, else 0)")
     p.add_argument("--allow-oom", action="store_true",
                    help="run a configuration that does not fit in GPU memory (summary.json memory.stages says where)")
+    p.add_argument("--cache", metavar="DIR", help="cluster files: folder of cached alone-runs (default OUT/alone)")
+    p.add_argument("--no-alone", action="store_true", help="cluster files: do not run each job alone (no slowdown)")
     p.add_argument("--quiet", action="store_true", help="print nothing on success; no progress line")
     p.set_defaults(func=_run)

@@ -136,11 +136,11 @@ def stage_bubbles(executor, placement, stages: int) -> list[list[int]]:
     return out
 
 
-def breakdowns(executor, placement) -> tuple[list[dict], list[int]]:
-    """Per iteration: the breakdown in ps and the critical rank."""
+def breakdowns(executor, placement, start_ps: int = 0) -> tuple[list[dict], list[int]]:
+    """Per iteration: the breakdown in ps and the critical rank (iteration 0 from ``start_ps``)."""
     comp = _compute_ops(executor)
     out, ranks = [], []
-    prev_end = 0
+    prev_end = start_ps
     for it in sorted(executor.iteration_end_ps):
         end = executor.iteration_end_ps[it]
         last = max(executor.iteration_ops[it], key=lambda o: (o.end_ps, o.kind == "optimizer", -o.seq))

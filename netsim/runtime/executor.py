@@ -43,6 +43,8 @@ class Executor:
         Receives one :data:`OPS_COLUMNS` row per rank per op.
     tag : str
         Goes into every flow's ``tag`` field (the workload name).
+    job : str
+        Goes into every flow's ``job`` field (a cluster run's job name, :mod:`netsim.cluster`; ``""`` otherwise).
     progress : bool
         Show :class:`netsim.progress.Progress`'s line (only drawn on a terminal).
     overlap : netsim.runtime.overlap.OverlapModel, optional
@@ -50,11 +52,11 @@ class Executor:
     """
 
     def __init__(self, backend, builder, gpu_of, *, node_groups=None, ops_sink=None, tag: str = "",
-                 progress: bool = False, keep_ops: bool = True, overlap=None):
+                 progress: bool = False, keep_ops: bool = True, overlap=None, job: str = ""):
         self.backend, self.env = backend, backend.env
         self.builder, self.gpu_of = builder, tuple(gpu_of)
         self.node_groups = node_groups
-        self.ops_sink, self.tag = ops_sink, tag
+        self.ops_sink, self.tag, self.job = ops_sink, tag, job
         self.progress, self.keep_ops = progress, keep_ops
         self.overlap = overlap
         self.iteration_ops: dict[int, list] = {}
@@ -69,9 +71,7 @@ class Executor:
     # ------------------------------------------------------------------------------------------
     def run(self, iterations: int) -> None:
         """Simulate ``iterations`` iterations; raises SimulationError on a deadlock."""
-        self.iterations = iterations
-        self.finished = self.env.event()
-        self._generate(0)
+        self.start(iterations)
         from ..progress import Progress
         estimate = len(self.iteration_ops.get(0, ())) * iterations
         prog = Progress(self.env, quiet=not self.progress, label=f"netsim run ({iterations} iterations)",
@@ -82,6 +82,13 @@ class Executor:
         except RuntimeError as exc:  # simpy: no events left before `finished`
             self.check_complete()
             raise SimulationError(f"simulation stopped early: {exc}") from None
+
+    def start(self, iterations: int) -> None:
+        """Start iteration 0 now without running the environment (several executors share one network:
+        :mod:`netsim.cluster` starts each at its job's start time); ``finished`` succeeds at the end."""
+        self.iterations = iterations
+        self.finished = self.env.event()
+        self._generate(0)
 
     def _generate(self, it: int) -> None:
         if it >= self.iterations or it in self.iteration_ops:
@@ -137,7 +144,7 @@ class Executor:
         nodes = [self.gpu_of[r] for r in op.ranks]
         spec = op.spec
         tag = FlowTag(self.tag, op.iteration, op.name, op.group, op.collective if op.collective != "send" else "sendrecv",
-                      group_kind=op.kind)
+                      group_kind=op.kind, job=self.job)
         kind = "sendrecv" if op.collective == "send" else op.collective
         algorithm = spec.algorithm if kind == "allreduce" or spec.algorithm == "auto" else "ring"
         groups = None

@@ -104,7 +104,7 @@ class CompletionsMixin:
             rec = FlowRecord(fid, f.src, f.dst, f.size, start_ns, end_ns, fct, ideal,
                              round(fct / ideal, 6) if ideal > 0 else math.nan, t.tag, f.cc, f.prio,
                              0, 0, 0, 0, 0, t.iteration, t.op, t.group, t.collective, t.step,
-                             t.group_kind)
+                             t.group_kind, t.job)
             self.n_completed += 1
             self.bytes_delivered += f.size
             if sink is not None:
