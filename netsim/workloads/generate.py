@@ -49,14 +49,16 @@ optimizer step.
 """
 from __future__ import annotations
 
+from .chunks import device_layers
+from .gen_dp import DataParallelSync
+from .gen_moe import MoePasses
+from .gen_pipeline import PipelinePasses
 from .layers import Layer
-from .moe import route
-from .ops import Op
-from .chunks import device_layers, split_ps
+from .ops import PS_PER_S, Op
 from .schedules import stage_orders
 from .schema import Workload
 
-PS_PER_S = 10**12
+__all__ = ["OpGraphBuilder", "ddp_buckets", "PS_PER_S"]
 
 
 def ddp_buckets(sizes_bytes: list[int], first_cap: int, cap: int) -> list[list[int]]:
@@ -81,7 +83,7 @@ def ddp_buckets(sizes_bytes: list[int], first_cap: int, cap: int) -> list[list[i
     return out
 
 
-class OpGraphBuilder:
+class OpGraphBuilder(PipelinePasses, MoePasses, DataParallelSync):
     """Builds the ops of iteration after iteration, chaining each rank's streams.
 
     Parameters
@@ -231,184 +233,3 @@ class OpGraphBuilder:
             op = self.shared_ops[key] = self._add(make())
             return op, True
         return op, False
-
-    # -- pipeline ------------------------------------------------------------------------------
-    def _pp_size(self, b_stage: int) -> int:
-        """Bytes sent across the boundary after virtual stage ``b_stage`` (per TP rank)."""
-        w = self.w
-        full = self.vboundary[b_stage] * self.b * w.act_bytes
-        return full // w.tp if (w.scatter_gather and w.tp > 1) else full
-
-    def _p2p(self, key: tuple, src: int, dst: int, name: str, size: int) -> Op:
-        pipe = self.pl.group_of["pp"][src]
-        op, _ = self._shared_op(("pp",) + key, lambda: Op(f"pp{pipe}.{name}", "pp", (src, dst), self.it,
-                                                          group=f"pp{pipe}", collective="send", size_bytes=size,
-                                                          spec=self.w.collectives["pp"]))
-        return op
-
-    def _recv(self, s: int, d: int, tg, gi: int, j: int, direction: str, peer_stage: int) -> None:
-        """Make virtual stage ``s``'s compute wait for the activation/gradient of micro-batch ``j``."""
-        w, pl = self.w, self.pl
-        b_stage = min(s, peer_stage)
-        recvs = []
-        for i, r in enumerate(tg):
-            peer = pl.rank_at(i, d, peer_stage % w.pp)
-            recvs.append(self._p2p((direction, b_stage, j, d, i), peer, r, f"{direction}{j}.s{peer_stage}-s{s}",
-                                   self._pp_size(b_stage)))
-        for r, op in zip(tg, recvs):
-            self.pending.setdefault(r, []).append(op)
-        if w.scatter_gather and w.tp > 1:
-            full = self.vboundary[b_stage] * self.b * w.act_bytes
-            self._tp_collective(tg, gi, f"{direction}{j}.s{s}.gather", "allgather", full)
-
-    def _send(self, s: int, d: int, tg, j: int, direction: str, peer_stage: int) -> None:
-        w, pl = self.w, self.pl
-        b_stage = min(s, peer_stage)
-        for i, r in enumerate(tg):
-            peer = pl.rank_at(i, d, peer_stage % w.pp)
-            op = self._p2p((direction, b_stage, j, d, i), r, peer, f"{direction}{j}.s{s}-s{peer_stage}",
-                           self._pp_size(b_stage))
-            op.deps.extend(self._deps(r))
-            if not w.overlap_p2p:
-                self.cur[r] = op          # Megatron's p2p is synchronous: the sender waits for its send
-
-    # -- passes, layers, blocks -----------------------------------------------------------------
-    def _pass(self, s, d, tg, gi, j, kind: str, last: bool, chunk: int = 0) -> None:
-        """Pass ``kind`` (F, B or W) of micro-batch ``j`` on chunk ``chunk`` of device ``s``, replica ``d``.
-
-        ``last``: this pass produces the chunk's final gradients of the iteration.
-        """
-        sp = self.spans[s][chunk]
-        u, top = sp.virtual, self.w.pp * self.v - 1     # the virtual stage and the last one
-        if kind == "F":
-            if u > 0:
-                self._recv(u, d, tg, gi, j, "F", u - 1)
-            for li in range(sp.start, sp.end):
-                self._fwd_layer(s, tg, gi, j, li, self.stage_layers[s][li])
-            if u < top:
-                self._send(u, d, tg, j, "F", u + 1)
-        elif kind == "B":
-            if u < top:
-                self._recv(u, d, tg, gi, j, "B", u + 1)
-            for li in range(sp.end - 1, sp.start - 1, -1):
-                self._bwd_layer(s, tg, gi, j, li, self.stage_layers[s][li], last and not self.split)
-            if u > 0:
-                self._send(u, d, tg, j, "B", u - 1)
-        else:
-            for li in range(sp.end - 1, sp.start - 1, -1):
-                layer = self.stage_layers[s][li]
-                for bi in range(len(layer.blocks) - 1, -1, -1):
-                    self._block(s, tg, gi, j, li, bi, layer.blocks[bi], layer, "W", last)
-
-    def _fwd_layer(self, s, tg, gi, j, li, layer: Layer) -> None:
-        """Forward of one layer for micro-batch ``j`` on TP group ``tg``."""
-        for bi, blk in enumerate(layer.blocks):
-            self._block(s, tg, gi, j, li, bi, blk, layer, "F", False)
-
-    def _bwd_layer(self, s, tg, gi, j, li, layer: Layer, last: bool) -> None:
-        """Recomputation (if on) and backward of one layer; ``last``: the iteration's last micro-batch."""
-        if self.w.recompute:
-            for bi, blk in enumerate(layer.blocks):
-                if blk.recompute:
-                    self._block(s, tg, gi, j, li, bi, blk, layer, "R", False)
-        for bi in range(len(layer.blocks) - 1, -1, -1):
-            self._block(s, tg, gi, j, li, bi, layer.blocks[bi], layer, "B", last)
-
-    def _block(self, s, tg, gi, j, li, bi, blk, layer, phase: str, last: bool) -> None:
-        name = f"{phase}{j}.{layer.name}.{blk.name}"
-        if blk.moe:
-            self._moe_block(s, tg, j, li, bi, blk, name, phase, last)
-            return
-        ps = self._phase_ps(s, li, bi, phase, bool(blk.tensors))
-        for r in tg:
-            self._compute(r, name, ps)
-            if last and phase in ("B", "W"):
-                self.ready[(r, li, bi)] = self.cur[r]
-        if blk.tp_elems and self.w.tp > 1 and phase != "W":
-            self._tp_collective(tg, gi, name + ".allreduce", "allreduce", blk.tp_elems * self.b * self.w.act_bytes)
-
-    def _phase_ps(self, s: int, li: int, bi: int, phase: str, has_params: bool) -> int:
-        """Compute ps of one block's pass: F, R (recompute), B (whole, or input gradient if split) or W."""
-        f, b, r = self.times[s][li][bi]
-        if phase == "F":
-            return f
-        if phase == "R":
-            return r
-        if not self.split:
-            return b
-        b_in, w = split_ps(b, has_params)
-        return b_in if phase == "B" else w
-
-    # -- MoE -----------------------------------------------------------------------------------
-    def _route(self, li: int, j: int, eg: int, ep: int) -> tuple:
-        key = (self.it, li, j, eg)
-        if key not in self._routes:
-            if len(self._routes) > 4096:
-                self._routes.clear()
-            self._routes[key] = route(self.w.model.moe, ep, self._tokens(), self.it, (self.seed, li, j, eg))
-        return self._routes[key]
-
-    def _moe_block(self, s, tg, j, li, bi, blk, name: str, phase: str, last: bool) -> None:
-        w, pl = self.w, self.pl
-        r = tg[0]                                   # MoE implies tp = 1
-        eg = pl.group_of["ep"][r]
-        members = pl.groups["ep"][eg]
-        me = members.index(r)
-        tok, recv = self._route(li, j, eg, len(members))
-        per_tok = w.model.hidden * w.act_bytes
-        dispatch = [[n * per_tok for n in row] for row in tok]
-        combine = [list(col) for col in zip(*dispatch)]
-        first, second = (dispatch, combine)
-        if len(members) > 1:
-            self._a2a(r, members, eg, f"{name}.dispatch", ("a2a", phase, eg, j, li, 0), first)
-        flops = blk.fwd_flops if phase != "B" else blk.bwd_flops
-        self._compute(r, name, round(recv[me] * flops / self.rate * PS_PER_S))
-        if last and phase == "B":
-            self.ready[(r, li, bi)] = self.cur[r]
-        if len(members) > 1:
-            self._a2a(r, members, eg, f"{name}.combine", ("a2a", phase, eg, j, li, 1), second)
-
-    def _a2a(self, r: int, members, eg: int, name: str, key: tuple, sizes) -> None:
-        total = sum(map(sum, sizes))
-        op, _ = self._shared_op(key, lambda: Op(f"ep{eg}.{name}", "ep", members, self.it, group=f"ep{eg}",
-                                             collective="alltoall", size_bytes=total // len(members),
-                                             spec=self.w.collectives["ep"], sizes=sizes))
-        # this replica's rank joins the all-to-all; its compute waits for it
-        op.deps.extend(self._deps(r))
-        self.cur[r] = op
-
-    # -- data parallelism ----------------------------------------------------------------------
-    def _dp_groups(self, s: int, i: int, kind: str) -> list[tuple[int, str, tuple]]:
-        w, pl = self.w, self.pl
-        g = s * w.tp + i
-        if kind == "dp":
-            return [(g, f"dp{g}", pl.groups["dp"][g])]
-        return [(g * w.ep + k, f"edp{g * w.ep + k}", pl.groups["edp"][g * w.ep + k]) for k in range(w.ep)]
-
-    def _dp_sync(self, s: int, i: int) -> None:
-        """Gradient all-reduce per DDP bucket of DP group (stage s, TP index i) and its expert-DP groups."""
-        w = self.w
-        for k, (size, blocks, kind) in enumerate(self.buckets[s]):
-            for gidx, gname, ranks in self._dp_groups(s, i, kind):
-                if len(ranks) < 2:
-                    continue
-                li, bi = blocks[-1]
-                deps = [self.ready.get((r, li, bi)) or self.cur[r] for r in ranks]
-                deps.append(self.chain.get(("dp", gname)))
-                op = self._add(Op(f"{gname}.bucket{k}", "dp", ranks, self.it, group=gname, collective="allreduce",
-                                  size_bytes=size, spec=w.collectives["dp"], deps=deps))
-                self.chain[("dp", gname)] = op
-
-    def _optimizer(self, r: int) -> None:
-        w = self.w
-        deps = self._deps(r)
-        s, i = self.pl.coords[r][2], self.pl.coords[r][0]
-        for kind in ("dp", "edp"):
-            for _, gname, ranks in self._dp_groups(s, i, kind):
-                if r in ranks:
-                    deps.append(self.chain.get(("dp", gname)))
-        if w.optimizer_ns is not None:
-            ps = w.optimizer_ns * 1000
-        else:
-            ps = round(self.rank_params(r) * w.optimizer_bytes_per_param / w.mem_bw_Bps * PS_PER_S)
-        self.cur[r] = self._add(Op("optimizer", "optimizer", (r,), self.it, duration_ps=ps, deps=deps))

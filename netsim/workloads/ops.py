@@ -13,6 +13,8 @@ Ops carry rank numbers only; the runtime maps ranks to GPU nodes.
 from __future__ import annotations
 
 COMM_KINDS = ("tp", "pp", "dp", "ep")
+#: picoseconds per second (op durations are integer ps)
+PS_PER_S = 10**12
 
 
 class Op:
