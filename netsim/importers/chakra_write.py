@@ -137,11 +137,11 @@ def workload_ops(workload, graph=None, *, overrides=None, workload_format=None, 
     if graph is None:
         need = [f for f, on in (("placement.nic: nic_aware", wl.nic == "nic_aware"),
                                 ("placement.gpus", wl.gpus is not None),
-                                ("partition: balanced", wl.partition == "balanced")) if on]
+                                ("partition: balanced", wl.partition in ("balanced", "speed_balanced"))) if on]
         if need:
             raise InputError("the op graph depends on the topology", source=wl.source, where=f"field {need[0]}",
                              value=need[0], accepted="--topology TOPOLOGY")
-        pl = place(wl, gpu_names=[f"rank{r}" for r in range(wl.dp * wl.tp * wl.pp)])
+        pl = place(wl, gpu_names=[f"rank{r}" for r in range(wl.world_size)])
     else:
         pl = place(wl, graph)
         wl = resolve_partition(wl, pl, graph)

@@ -112,7 +112,7 @@ class ExtendedBuilder(OpGraphBuilder):
 
     # -- sequence parallelism ----------------------------------------------------------------------
     def _tp_collective(self, tg, gi, name, coll, size, extra=None, **kwargs) -> None:
-        if self.sp and coll == "allreduce":
+        if self.sp and coll == "allreduce" and kwargs.pop("sp", True):
             base = name[:-len(".allreduce")] if name.endswith(".allreduce") else name
             super()._tp_collective(tg, gi, base + ".reducescatter", "reducescatter", size, extra, **kwargs)
             super()._tp_collective(tg, gi, base + ".allgather", "allgather", size, **kwargs)

@@ -21,7 +21,7 @@ SECTION_KEYS = {
     "training": ("global_batch", "micro_batch", "precision", "recompute", "grad_bytes"),
     "parallelism": ("dp", "tp", "pp", "ep", "schedule", "partition", "scatter_gather", "overlap_p2p",
                     "bucket_bytes", "first_bucket_bytes", "zero_stage", "sequence_parallel",
-                    "virtual_stages", "schedule_actions"),
+                    "virtual_stages", "schedule_actions", "cp", "vocab_parallel", "embedding_grad_allreduce"),
     "placement": ("order", "gpus", "nic"),
     "collectives": ("tp", "dp", "pp", "ep"),
     "compute": ("gpu", "peak_flops", "utilization", "layer_times_ms", "optimizer", "optimizer_bytes_per_param"),

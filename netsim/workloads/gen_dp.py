@@ -46,6 +46,7 @@ class DataParallelSync:
             for _, gname, ranks in self._dp_groups(s, i, kind):
                 if r in ranks:
                     deps.append(self.chain.get(("dp", gname)))
+        deps.append(getattr(self, "emb_sync", {}).get(r))      # the embedding group's all-reduce, if any
         if w.optimizer_ns is not None:
             ps = w.optimizer_ns * 1000
         else:

@@ -25,25 +25,39 @@ class MoePasses:
             self._routes[key] = route(self.w.model.moe, ep, self._tokens(), self.it, (self.seed, li, j, eg))
         return self._routes[key]
 
-    def _moe_block(self, s, tg, j, li, bi, blk, name: str, phase: str, last: bool) -> None:
+    def _moe_block(self, s, tg, j, li, bi, blk, name: str, phase: str, last: bool, gi: int | None = None) -> None:
+        """Dispatch, expert compute and combine of one MoE pass on every rank of TP group ``tg``.
+
+        With t > 1 (expert tensor parallelism = TP) every TP rank routes the
+        same tokens (the routing of TP index 0's EP group) over its own EP
+        group, computes 1/t of each received token's expert FLOPs, and a TP
+        all-reduce of the received tokens × h sums the partial outputs (after
+        the experts, in every phase, like a dense MLP's).
+        """
         w, pl = self.w, self.pl
-        r = tg[0]                                   # MoE implies tp = 1
-        eg = pl.group_of["ep"][r]
-        members = pl.groups["ep"][eg]
-        me = members.index(r)
-        tok, recv = self._route(li, j, eg, len(members))
+        eg0 = pl.group_of["ep"][tg[0]]
+        n_ep = len(pl.groups["ep"][eg0])
+        tok, recv = self._route(li, j, eg0, n_ep)
         per_tok = w.model.hidden * w.act_bytes
         dispatch = [[n * per_tok for n in row] for row in tok]
         combine = [list(col) for col in zip(*dispatch)]
-        first, second = (dispatch, combine)
-        if len(members) > 1:
-            self._a2a(r, members, eg, f"{name}.dispatch", ("a2a", phase, eg, j, li, 0), first)
         flops = blk.fwd_flops if phase != "B" else blk.bwd_flops
-        self._compute(r, name, round(recv[me] * flops / self.rate * PS_PER_S))
-        if last and phase == "B":
-            self.ready[(r, li, bi)] = self.cur[r]
-        if len(members) > 1:
-            self._a2a(r, members, eg, f"{name}.combine", ("a2a", phase, eg, j, li, 1), second)
+        for r in tg:
+            eg = pl.group_of["ep"][r]
+            members = pl.groups["ep"][eg]
+            me = members.index(r)
+            if n_ep > 1:
+                self._a2a(r, members, eg, f"{name}.dispatch", ("a2a", phase, eg, j, li, 0), dispatch)
+            self._compute(r, name, round(recv[me] * flops / self.rate * PS_PER_S))
+            if last and phase == "B":
+                self.ready[(r, li, bi)] = self.cur[r]
+        if len(tg) > 1:
+            me = pl.groups["ep"][eg0].index(tg[0])
+            self._tp_collective(tg, gi, name + ".allreduce", "allreduce", recv[me] * per_tok)
+        if n_ep > 1:
+            for r in tg:
+                eg = pl.group_of["ep"][r]
+                self._a2a(r, pl.groups["ep"][eg], eg, f"{name}.combine", ("a2a", phase, eg, j, li, 1), combine)
 
     def _a2a(self, r: int, members, eg: int, name: str, key: tuple, sizes) -> None:
         total = sum(map(sum, sizes))

@@ -24,7 +24,7 @@ class PipelinePasses:
     def _pp_size(self, b_stage: int) -> int:
         """Bytes sent across the boundary after virtual stage ``b_stage`` (per TP rank)."""
         w = self.w
-        full = self.vboundary[b_stage] * self.b * w.act_bytes
+        full = self.vboundary[b_stage] // self.cp * self.b * w.act_bytes
         return full // w.tp if (w.scatter_gather and w.tp > 1) else full
 
     def _p2p(self, key: tuple, src: int, dst: int, name: str, size: int) -> Op:
@@ -46,7 +46,7 @@ class PipelinePasses:
         for r, op in zip(tg, recvs):
             self.pending.setdefault(r, []).append(op)
         if w.scatter_gather and w.tp > 1:
-            full = self.vboundary[b_stage] * self.b * w.act_bytes
+            full = self.vboundary[b_stage] // self.cp * self.b * w.act_bytes
             self._tp_collective(tg, gi, f"{direction}{j}.s{s}.gather", "allgather", full)
 
     def _send(self, s: int, d: int, tg, j: int, direction: str, peer_stage: int) -> None:
@@ -105,15 +105,21 @@ class PipelinePasses:
     def _block(self, s, tg, gi, j, li, bi, blk, layer, phase: str, last: bool) -> None:
         name = f"{phase}{j}.{layer.name}.{blk.name}"
         if blk.moe:
-            self._moe_block(s, tg, j, li, bi, blk, name, phase, last)
+            self._moe_block(s, tg, j, li, bi, blk, name, phase, last, gi)
             return
-        ps = self._phase_ps(s, li, bi, phase, bool(blk.tensors))
-        for r in tg:
-            self._compute(r, name, ps)
-            if last and phase in ("B", "W"):
-                self.ready[(r, li, bi)] = self.cur[r]
+        if self.cp > 1 and blk.name == "attn":
+            self._ring_attention(s, tg, li, bi, name, phase, last)
+        else:
+            ps = self._phase_ps(s, li, bi, phase, bool(blk.tensors))
+            for r in tg:
+                self._compute(r, name, ps)
+                if last and phase in ("B", "W"):
+                    self.ready[(r, li, bi)] = self.cur[r]
         if blk.tp_elems and self.w.tp > 1 and phase != "W":
-            self._tp_collective(tg, gi, name + ".allreduce", "allreduce", blk.tp_elems * self.b * self.w.act_bytes)
+            self._tp_collective(tg, gi, name + ".allreduce", "allreduce",
+                                blk.tp_elems // self.cp * self.b * self.w.act_bytes)
+        if layer.role != "body" and getattr(self.w, "vocab_parallel", False):
+            self._vocab_collectives(tg, gi, layer, name, phase)
 
     def _phase_ps(self, s: int, li: int, bi: int, phase: str, has_params: bool) -> int:
         """Compute ps of one block's pass: F, R (recompute), B (whole, or input gradient if split) or W."""

@@ -50,7 +50,9 @@ optimizer step.
 from __future__ import annotations
 
 from .chunks import device_layers
+from .gen_context import ContextParallel
 from .gen_dp import DataParallelSync
+from .gen_embedding import VocabEmbedding
 from .gen_moe import MoePasses
 from .gen_pipeline import PipelinePasses
 from .layers import Layer
@@ -83,7 +85,7 @@ def ddp_buckets(sizes_bytes: list[int], first_cap: int, cap: int) -> list[list[i
     return out
 
 
-class OpGraphBuilder(PipelinePasses, MoePasses, DataParallelSync):
+class OpGraphBuilder(PipelinePasses, MoePasses, DataParallelSync, ContextParallel, VocabEmbedding):
     """Builds the ops of iteration after iteration, chaining each rank's streams.
 
     Parameters
@@ -99,6 +101,7 @@ class OpGraphBuilder(PipelinePasses, MoePasses, DataParallelSync):
         w = workload
         self.m = w.micro_batches
         self.b = w.micro_batch
+        self.cp = getattr(w, "cp", 1)          # context parallelism: each rank computes 1/cp of the tokens
         self.rate = w.peak_flops * w.utilization
         layers = w.layers()
         body = [l for l in layers if l.role == "body"]
@@ -155,6 +158,8 @@ class OpGraphBuilder(PipelinePasses, MoePasses, DataParallelSync):
             work = self.b
             if blk.moe:
                 work = self._tokens() * w.model.moe.top_k
+            if self.cp > 1:
+                work = work / self.cp
             f = round(blk.fwd_flops * work / self.rate * PS_PER_S)
             out.append((f, round(blk.bwd_flops * work / self.rate * PS_PER_S), f if blk.recompute else 0))
         return out
@@ -193,14 +198,16 @@ class OpGraphBuilder(PipelinePasses, MoePasses, DataParallelSync):
         self.shared_ops: dict[tuple, Op] = {}
         self.ready: dict[tuple, Op] = {}   # (rank, layer idx, block idx) -> op after which grads exist
         for s in range(w.pp):
-            for d in range(w.dp):
-                tg = pl.groups["tp"][s * w.dp + d]
-                gi = s * w.dp + d
+            for d in range(pl.dp):            # with cp > 1: the DP×CP positions
+                tg = pl.groups["tp"][s * pl.dp + d]
+                gi = s * pl.dp + d
                 for k, a in enumerate(self.orders[s]):
                     self._pass(s, d, tg, gi, a.micro_batch, a.kind, last=k in self.last_pass[s], chunk=a.chunk)
         for s in range(w.pp):
             for i in range(w.tp):
                 self._dp_sync(s, i)
+        if getattr(w, "embedding_grad_allreduce", False):
+            self._embedding_sync()
         for r in range(pl.world_size):
             self._optimizer(r)
         return self.ops
@@ -218,8 +225,11 @@ class OpGraphBuilder(PipelinePasses, MoePasses, DataParallelSync):
             return
         self.cur[r] = self._add(Op(name, "compute", (r,), self.it, duration_ps=ps, deps=deps))
 
-    def _tp_collective(self, tg, gi: int, name: str, coll: str, size: int, extra=None) -> None:
-        """A collective of TP group ``tg``; it blocks the ranks' compute (Megatron's are synchronous)."""
+    def _tp_collective(self, tg, gi: int, name: str, coll: str, size: int, extra=None, sp: bool = True) -> None:
+        """A collective of TP group ``tg``; it blocks the ranks' compute (Megatron's are synchronous).
+
+        ``sp``: sequence parallelism may turn it into reduce-scatter + all-gather (:mod:`.extended`).
+        """
         deps = [d for r in tg for d in self._deps(r)] + list(extra or ())
         op = self._add(Op(f"tp{gi}.{name}", "tp", tg, self.it, group=f"tp{gi}", collective=coll,
                           size_bytes=size, spec=self.w.collectives["tp"], deps=deps))

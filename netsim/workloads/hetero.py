@@ -179,7 +179,7 @@ def _layer_seconds(layer, w) -> float:
     rate = w.peak_flops * w.utilization
     flops = sum(b.fwd_flops + b.bwd_flops + (b.fwd_flops if (w.recompute and b.recompute) else 0)
                 for b in layer.blocks)
-    return flops * w.micro_batch * w.micro_batches / rate
+    return flops * w.micro_batch * w.micro_batches / rate / getattr(w, "cp", 1)
 
 
 def speed_balanced_partition(workload, graph, gpu_order, host_stack=None) -> tuple:
@@ -197,7 +197,7 @@ def speed_balanced_partition(workload, graph, gpu_order, host_stack=None) -> tup
     w = workload
     layers = w.model.build_layers(w.tp, w.pp)
     body = [l for l in layers if l.role == "body"]
-    per = w.dp * w.tp
+    per = w.dp * getattr(w, "cp", 1) * w.tp          # GPUs per stage
     rates, fixed = [], []
     for s in range(w.pp):
         nic = nic_of(graph, gpu_order[s * per])
@@ -209,5 +209,6 @@ def speed_balanced_partition(workload, graph, gpu_order, host_stack=None) -> tup
         rates.append(line)
         ends = [l for l in layers if (l.role == "first" and s == 0) or (l.role == "last" and s == w.pp - 1)]
         fixed.append(sum(_layer_seconds(l, w) for l in ends))
-    costs = stage_layer_costs(_layer_seconds(body[0], w), body[0].params * w.grad_bytes, w.dp, rates)
+    costs = stage_layer_costs(_layer_seconds(body[0], w), body[0].params * w.grad_bytes, w.dp * getattr(w, "cp", 1),
+                              rates)
     return balanced_partition(len(body), [1.0] * w.pp, costs, fixed)

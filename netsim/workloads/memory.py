@@ -33,6 +33,9 @@ Modelled, per GPU of stage ``s`` (bytes):
 * **Micro-batches in flight** per schedule: 1F1B's stage ``s`` (0-based) of
   ``p`` holds ``min(p − s, m)`` micro-batches' activations at its peak (the first
   stage holds ``p``), GPipe holds all ``m``.
+* **Context parallelism** (cp > 1): a rank holds the activations of its
+  s/cp tokens (ring attention keeps its queries' s/cp × s scores), so every
+  per-layer activation term above is divided by cp.
 
 Left out: the embedding's and loss's activations (``4·s·b·v/t`` for the
 logits on the last stage), temporary buffers (NCCL, fused kernels, the
@@ -239,6 +242,9 @@ def stage_memory(wl, builder, settings: MemorySettings) -> list[StageMemory]:
             act = activation_bytes_per_layer(recompute=settings.recompute, **dims)
             if settings.recompute == "full":
                 work = activation_bytes_per_layer(recompute="none", **dims)
+            cp = getattr(wl, "cp", 1)       # context parallelism: a rank holds s/cp tokens' activations
+            if cp > 1:
+                act, work = act / cp, work / cp
         else:
             layers = 0
         out.append(StageMemory(s, params, states, layers, inflight, act, work))

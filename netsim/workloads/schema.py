@@ -28,6 +28,7 @@ from .fields import Fields, SECTIONS, set_dotted
 from .gpus import GPUS, gpu_preset
 from .layers import Layer
 from .modelspec import parse_model
+from .parallel_fields import context_embedding_fields
 from .pipeline_fields import pipeline_schedule
 from .schedules import SCHEDULES
 from .transformer import TransformerModel
@@ -105,10 +106,13 @@ class Workload:
     schedule_actions: tuple | None = None               # schedule: custom — Actions per stage (schedule_check)
     variability: Any = None                             # netsim.workloads.variability.Variability (None = off)
     overlap_slowdown: float = 0.0                       # overlap.slowdown f (0 = overlap for free)
+    cp: int = 1                                         # context-parallel degree (ring attention)
+    vocab_parallel: bool = False                        # vocabulary-parallel embedding/loss collectives over TP
+    embedding_grad_allreduce: bool = False              # tied-embedding grad all-reduce, first <-> last stage
 
     @property
     def world_size(self) -> int:
-        return self.dp * self.tp * self.pp
+        return self.dp * self.tp * self.pp * self.cp
 
     @property
     def micro_batches(self) -> int:
@@ -128,8 +132,8 @@ class Workload:
 
     def stage_layer_counts(self) -> tuple:
         n = self.model.layers
-        if self.partition == "balanced":
-            raise ValueError("partition 'balanced' must be resolved on a topology first "
+        if self.partition in ("balanced", "speed_balanced"):
+            raise ValueError(f"partition {self.partition!r} must be resolved on a topology first "
                              "(netsim.workloads.placement.resolve_partition)")
         return self.partition or tuple([n // self.pp] * self.pp)
 
@@ -244,8 +248,6 @@ def _build(f: Fields, doc: dict) -> Workload:
         if moe.experts % ep:
             f.fail("parallelism.ep", f"ep does not divide the {moe.experts} experts", ep,
                    f"a divisor of {moe.experts}")
-        if tp > 1:
-            f.fail("parallelism.tp", "MoE layers with tp > 1 are not modelled", tp, "tp: 1 with model.moe")
     if gb % (mb * dp):
         f.fail("parallelism.dp" if "dp" in par else "training.global_batch",
                f"global batch {gb} is not divisible by micro_batch × dp = {mb}×{dp}", gb,
@@ -259,14 +261,19 @@ def _build(f: Fields, doc: dict) -> Workload:
 
     m = gb // (mb * dp)
     vstages, actions = pipeline_schedule(f, par, schedule, model, pp, m, moe is not None)
+    split = schedule == "zb_h1" or (actions is not None and any(a.kind == "W" for o in actions for a in o))
+    ce = context_embedding_fields(f, par, model, tp=tp, pp=pp, zero_stage=zero, schedule=schedule,
+                                  split_backward=split)
+    world = dp * tp * pp * ce.cp
     order = _order(f, plc)
     gpus = plc.get("gpus")
     if gpus is not None:
         if not isinstance(gpus, list) or not all(isinstance(g, str) for g in gpus):
             f.fail("placement.gpus", "must be a list of GPU node names", gpus, "e.g. [s0.gpu0, s0.gpu1]")
-        if len(gpus) != dp * tp * pp:
-            f.fail("placement.gpus", f"dp·tp·pp = {dp}·{tp}·{pp} = {dp * tp * pp} but {len(gpus)} GPUs are placed",
-                   len(gpus), f"exactly {dp * tp * pp} GPU names")
+        if len(gpus) != world:
+            axes = f"dp·tp·pp = {dp}·{tp}·{pp}" if ce.cp == 1 else f"dp·tp·pp·cp = {dp}·{tp}·{pp}·{ce.cp}"
+            f.fail("placement.gpus", f"{axes} = {world} but {len(gpus)} GPUs are placed", len(gpus),
+                   f"exactly {world} GPU names")
         if len(set(gpus)) != len(gpus):
             f.fail("placement.gpus", "a GPU is listed twice", gpus, "distinct GPU names")
         gpus = tuple(gpus)
@@ -330,23 +337,24 @@ def _build(f: Fields, doc: dict) -> Workload:
                     layer_times_ms=layer_times, optimizer_ns=optimizer_ns, optimizer_bytes_per_param=opt_bpp,
                     raw=doc, ep=ep, zero_stage=zero, sequence_parallel=sp, whatif=whatif,
                     virtual_stages=vstages, schedule_actions=actions, variability=variability,
-                    overlap_slowdown=overlap_slowdown)
+                    overlap_slowdown=overlap_slowdown, cp=ce.cp, vocab_parallel=ce.vocab_parallel,
+                    embedding_grad_allreduce=ce.embedding_grad_allreduce)
 
 
 def _partition(f: Fields, par: dict, model, pp: int):
     n = model.layers
     part = par.get("partition", "even")
-    if part == "balanced":
+    if part in ("balanced", "speed_balanced"):
         if pp > n:
             f.fail("parallelism.pp", f"more stages than the model's {n} layers", pp, f"pp <= {n}")
-        return "balanced"
+        return part
     if part in (None, "even"):
         if n % pp:
             f.fail("parallelism.pp", f"model layers ({n}) not divisible by pp", pp,
                    f"a divisor of {n}, or parallelism.partition: [layers per stage]")
         return None
     if not isinstance(part, list) or len(part) != pp or not all(isinstance(x, int) and x >= 1 for x in part):
-        f.fail("parallelism.partition", f"must be 'even', 'balanced' or a list of {pp} positive layer counts", part,
+        f.fail("parallelism.partition", f"must be 'even', 'balanced', 'speed_balanced' or a list of {pp} positive layer counts", part,
                f"e.g. {[n // pp] * pp}")
     if sum(part) != n:
         f.fail("parallelism.partition", f"layer counts sum to {sum(part)}, model has {n} layers", part,

@@ -91,10 +91,10 @@ class TransformerModel:
                          (("ln1", 2 * h), ("qkv.weight", 3 * h * h // t), ("qkv.bias", 3 * h // t),
                           ("proj.weight", h * h // t), ("proj.bias", h)))
             if self.moe is not None and self.moe.is_moe_layer(i):
-                per_token = 4 * h * f
+                per_token = 4 * h * f // t       # expert tensor parallelism = TP: fc1 columns, fc2 rows
                 mlp = Block("moe", per_token, 2 * per_token, True, 0,
                             (("ln2", 2 * h), ("router.weight", h * self.moe.experts)),
-                            (("experts", self.moe.experts // ep * (2 * h * f + f + h)),), moe=True)
+                            (("experts", self.moe.experts // ep * (2 * h * f // t + f // t + h)),), moe=True)
             else:
                 mlp = Block("mlp", mlp_fwd, 2 * mlp_fwd, True, s * h if t > 1 else 0,
                             (("ln2", 2 * h), ("fc1.weight", h * f // t), ("fc1.bias", f // t),
