@@ -75,3 +75,29 @@ def test_speed_balanced_partition_follows_nic_speed():
     mixed = two_clusters(2, 2, gpus_per_server=4)   # B: Ethernet, kernel TCP
     part = speed_balanced_partition(wl, mixed, nic_aware_gpu_order(mixed, 2, 4, 2), HostStack())
     assert part[1] < even[1] and sum(part) == 24
+
+
+def test_partition_speed_balanced_from_the_workload_file():
+    from netsim.hoststack import HostStack
+    from netsim.workloads import load_workload, place
+    from netsim.workloads.hetero import speed_balanced_partition
+    from netsim.workloads.placement import resolve_partition
+    job = {"model": {"preset": "gpt-1.5b", "layers": 24}, "training": {"global_batch": 32, "micro_batch": 4},
+           "parallelism": {"tp": 4, "pp": 2, "dp": 2, "partition": "speed_balanced"}, "compute": {"gpu": "a100"},
+           "placement": {"nic": "nic_aware"}}
+    wl = load_workload(job)
+    assert wl.partition == "speed_balanced"
+    with pytest.raises(ValueError, match="resolved on a topology"):
+        wl.stage_layer_counts()
+    mixed = two_clusters(2, 2, gpus_per_server=4)   # cluster B: Ethernet, kernel TCP
+    resolved = resolve_partition(wl, place(wl, mixed), mixed)
+    want = speed_balanced_partition(wl, mixed, nic_aware_gpu_order(mixed, 2, 4, 2), HostStack())
+    assert resolved.stage_layer_counts() == want and want[1] < want[0] and sum(want) == 24
+
+
+def test_partition_name_error():
+    from netsim.workloads import load_workload
+    with pytest.raises(WorkloadError, match="speed_balanced") as e:
+        load_workload({"model": "gpt-1.5b", "training": {"global_batch": 8},
+                       "parallelism": {"pp": 2, "partition": "speed"}})
+    assert "\n" not in str(e.value)
