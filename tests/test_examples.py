@@ -85,7 +85,7 @@ def test_topology_validates_and_shows(path, capsys):
 @pytest.mark.parametrize("path", WORKLOAD_FILES, ids=_rel)
 def test_workload_validates(path):
     w = load_workload(path)
-    assert w.world_size == w.dp * w.tp * w.pp >= 1
+    assert w.world_size == w.dp * w.tp * w.pp * w.cp >= 1
     assert w.global_batch % (w.micro_batch * w.dp) == 0
 
 

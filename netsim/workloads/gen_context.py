@@ -43,7 +43,7 @@ def attention_split_ps(total_ps: int, seq: int, hidden: int, cp: int) -> tuple[i
     split into ``cp`` near-equal steps; the parts sum to ``total_ps`` exactly.
 
     >>> attention_split_ps(1000, seq=2048, hidden=2048, cp=4)
-    (375, [63, 63, 62, 62], 375)
+    (500, [84, 83, 83, 83], 167)
     """
     den = 8 * hidden + 4 * seq
     core = total_ps * 4 * seq // den
