@@ -12,6 +12,9 @@ features are off.
   iteration waits for them); stage 3 instead all-gathers each layer's
   (non-expert) parameters before its forward and before its backward in every
   micro-batch — blocking, no prefetch, so an upper bound on its exposed time.
+With context parallelism the ZeRO groups are the DP×CP groups (Megatron-Core's
+distributed optimizer shards over data-parallel × context-parallel ranks).
+
 * **Sequence parallelism** (Korthikanti et al. 2022): every TP all-reduce
   becomes a reduce-scatter followed by an all-gather of the same size.
 
@@ -54,7 +57,7 @@ class ExtendedBuilder(OpGraphBuilder):
     def build(self, it: int) -> list[Op]:
         self._z3_ops = {}
         ops = super().build(it)
-        if self.zero_stage >= 1 and self.w.dp > 1:
+        if self.zero_stage >= 1 and self.pl.dp > 1:      # pl.dp: DP×CP with context parallelism
             self._zero_postprocess(ops)
         return ops
 
@@ -66,7 +69,7 @@ class ExtendedBuilder(OpGraphBuilder):
                 op.collective = "reducescatter"
                 chains.setdefault(op.group, []).append(op)
             elif op.kind == "optimizer":
-                op.duration_ps = round(op.duration_ps / self.w.dp)
+                op.duration_ps = round(op.duration_ps / self.pl.dp)
         if self.zero_stage == 3:
             return
         spec = self.w.collectives["dp"]
@@ -85,7 +88,7 @@ class ExtendedBuilder(OpGraphBuilder):
     # -- ZeRO-3 parameter gathers ------------------------------------------------------------------
     def _zero_gather(self, s: int, tg, j: int, layer: Layer, phase: str) -> None:
         w = self.w
-        if self.zero_stage != 3 or w.dp < 2:
+        if self.zero_stage != 3 or self.pl.dp < 2:
             return
         size = sum(n for b in layer.blocks for _, n in b.tensors) * w.act_bytes
         if size <= 0:

@@ -229,7 +229,8 @@ def stage_memory(wl, builder, settings: MemorySettings) -> list[StageMemory]:
     for s in range(wl.pp):
         ranks = [r for r in range(wl.world_size) if pl.stage(r) == s]
         params = max(builder.rank_params(r) for r in ranks)
-        states = model_state_bytes(params, zero_stage=wl.zero_stage, dp=wl.dp, accounting=settings.accounting)
+        states = model_state_bytes(params, zero_stage=wl.zero_stage, dp=wl.dp * getattr(wl, "cp", 1),
+                                   accounting=settings.accounting)      # ZeRO shards over DP×CP
         layers = sum(1 for layer in builder.stage_layers[s] if layer.role == "body")
         act = work = 0.0
         inflight = micro_batches_in_flight(wl.schedule, s, wl.pp, wl.micro_batches,

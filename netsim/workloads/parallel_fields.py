@@ -26,8 +26,8 @@ class ContextEmbeddingFields:
     embedding_grad_allreduce: bool = False
 
 
-def context_embedding_fields(f: Fields, par: dict, model, *, tp: int, pp: int, zero_stage: int,
-                             schedule: str, split_backward: bool) -> ContextEmbeddingFields:
+def context_embedding_fields(f: Fields, par: dict, model, *, tp: int, pp: int, schedule: str,
+                             split_backward: bool) -> ContextEmbeddingFields:
     """Validate ``parallelism.cp``, ``vocab_parallel`` and ``embedding_grad_allreduce``."""
     cp = f.pos_int(par, "parallelism.cp", default=1)
     transformer = isinstance(model, TransformerModel)
@@ -40,9 +40,6 @@ def context_embedding_fields(f: Fields, par: dict, model, *, tp: int, pp: int, z
                    "load-balanced causal split into 2·cp chunks)", cp, f"a cp with 2·cp dividing {model.seq_len}")
         if model.moe is not None:
             f.fail("parallelism.cp", "context parallelism with MoE layers is not modelled", cp, "cp: 1 with model.moe")
-        if zero_stage:
-            f.fail("parallelism.cp", "context parallelism with ZeRO is not modelled", cp,
-                   "cp: 1, or parallelism.zero_stage: 0")
         if split_backward:
             f.fail("parallelism.cp", f"context parallelism with a split backward (W passes, schedule {schedule}) "
                    "is not modelled", cp, "cp: 1, or schedule 1f1b / gpipe / interleaved_1f1b")

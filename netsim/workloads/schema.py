@@ -262,8 +262,7 @@ def _build(f: Fields, doc: dict) -> Workload:
     m = gb // (mb * dp)
     vstages, actions = pipeline_schedule(f, par, schedule, model, pp, m, moe is not None)
     split = schedule == "zb_h1" or (actions is not None and any(a.kind == "W" for o in actions for a in o))
-    ce = context_embedding_fields(f, par, model, tp=tp, pp=pp, zero_stage=zero, schedule=schedule,
-                                  split_backward=split)
+    ce = context_embedding_fields(f, par, model, tp=tp, pp=pp, schedule=schedule, split_backward=split)
     world = dp * tp * pp * ce.cp
     order = _order(f, plc)
     gpus = plc.get("gpus")

@@ -12,6 +12,7 @@ import pytest
 from netsim.errors import WorkloadError
 from netsim.runtime import run_training
 from netsim.workloads import OpGraphBuilder, load_workload, place
+from netsim.workloads.extended import ExtendedBuilder
 from netsim.workloads.gen_context import attention_split_ps, kv_chunk_bytes
 from netsim.workloads.memory import memory_settings, stage_memory
 
@@ -136,7 +137,6 @@ def test_activation_memory_divides_by_cp():
 
 @pytest.mark.parametrize("change,msg", [
     ({"model": {"seq_len": 250}}, "not divisible by 2·cp"),
-    ({"parallelism": {"zero_stage": 1}}, "with ZeRO is not modelled"),
     ({"parallelism": {"schedule": "zb_h1", "pp": 2}}, "split backward"),
     ({"parallelism": {"cp": 0}}, "parallelism.cp"),
 ])
@@ -156,3 +156,20 @@ def test_cp_needs_a_transformer_and_no_moe():
     d["model"]["moe"] = {"experts": 2}
     with pytest.raises(WorkloadError, match="with MoE layers"):
         load_workload(d)
+
+
+def test_zero_shards_over_dp_times_cp():
+    d = doc(cp=2, dp=1, layers=2, zero_stage=1)
+    d["compute"]["optimizer"] = "auto"
+    w = load_workload(d)
+    pl = place(w, gpu_names=[f"g{i}" for i in range(w.world_size)])
+    ops = ExtendedBuilder(w, pl).build(0)
+    rs = [op for op in ops if op.kind == "dp" and op.collective == "reducescatter"]
+    assert rs and all(len(op.ranks) == 2 for op in rs)        # the DP×CP group of 1×2 ranks
+    b1 = OpGraphBuilder(w, pl)
+    plain = {op.ranks: op.duration_ps for op in b1.build(0) if op.kind == "optimizer"}
+    for op in ops:
+        if op.kind == "optimizer":
+            assert op.duration_ps == round(plain[op.ranks] / 2)
+    st = stage_memory(w, b1, memory_settings(w.raw, w.recompute, w.source))[0]
+    assert st.states.optimizer == 12 * st.params / 2           # 12 B/param of Adam state over dp·cp = 2
