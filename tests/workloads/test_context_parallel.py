@@ -173,3 +173,26 @@ def test_zero_shards_over_dp_times_cp():
             assert op.duration_ps == round(plain[op.ranks] / 2)
     st = stage_memory(w, b1, memory_settings(w.raw, w.recompute, w.source))[0]
     assert st.states.optimizer == 12 * st.params / 2           # 12 B/param of Adam state over dp·cp = 2
+
+
+@pytest.mark.parametrize("setting,needle", [("parallelism.cp=3", "2·cp"), ("parallelism.vocab_parallel=1", "true or false"),
+                                            ("parallelism.partition=speedy", "speed_balanced")])
+def test_cli_one_line_errors(tmp_path, capsys, setting, needle):
+    from netsim.cli import main
+    code = main(["run", "topologies/leaf_spine_64gpu.yaml", "workloads/gpt-1.5b-t2p2d2c2-small.yaml", "--backend",
+                 "analytic", "--workload-set", setting, "--out", str(tmp_path / "o"), "--quiet"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "--workload-set parallelism." in err and needle in err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workload", ["gpt-1.5b-t2p2d2c2-small", "gpt-moe-350m-t2-small"])
+def test_flow_and_packet_run_the_new_features_close_to_analytic(workload):
+    """Ring attention, vocab-parallel, the embedding group (cp workload) and MoE tp > 1 on every backend."""
+    times = {}
+    for be in ("analytic", "flow", "packet"):
+        s = run_training("topologies/leaf_spine_64gpu.yaml", f"workloads/{workload}.yaml", backend=be)
+        times[be] = s["iteration_time_s"]
+    for be in ("flow", "packet"):
+        assert times[be] == pytest.approx(times["analytic"], rel=0.05), times
