@@ -4,8 +4,12 @@ A mixin of :class:`netsim.workloads.generate.OpGraphBuilder`.  An MoE block
 runs, per micro-batch and phase (F, R, B), an all-to-all dispatch on the EP
 group sized by the routed tokens of :func:`netsim.workloads.moe.route`, expert
 compute proportional to the tokens the rank receives, and an all-to-all
-combine (the transpose of the dispatch).  Left out: the router's compute and
-the permutation kernels.
+combine (the transpose of the dispatch).  With t > 1 (expert tensor
+parallelism = TP, Megatron-Core's default ``--expert-tensor-parallel-size``)
+each TP rank runs its own all-to-alls on its EP group with the same routing,
+computes 1/t of the expert FLOPs, and a TP all-reduce of the received tokens ×
+h sums the partial expert outputs.  Left out: the router's compute, the
+permutation kernels, an expert TP degree other than t.
 """
 from __future__ import annotations
 

@@ -32,6 +32,16 @@ recomputation, backward) on the EP group, sized by the routed tokens of
 tokens a rank receives; expert gradients are reduced over the
 expert-data-parallel group.
 
+With context parallelism (cp > 1, :mod:`.gen_context`) each rank runs its s/cp
+tokens: compute, TP all-reduces and pipeline messages are 1/cp, and every
+attention pass becomes ring attention over the CP group; replicas are then
+the dp·cp positions of the placement's DP×CP axis.  Vocabulary-parallel
+embedding/loss collectives and the embedding group's gradient all-reduce
+(:mod:`.gen_embedding`) are added when the workload turns them on.  The
+builder is assembled from mixins: :mod:`.gen_pipeline` (passes, layers,
+blocks, point-to-point), :mod:`.gen_moe`, :mod:`.gen_dp` (DP sync and the
+optimizer), :mod:`.gen_context` and :mod:`.gen_embedding`.
+
 Extension points (used by :mod:`.extended` for ZeRO and sequence parallelism,
 and by :mod:`netsim.whatif`): ``_fwd_layer`` / ``_bwd_layer`` (per-layer
 collectives, e.g. ZeRO-3 parameter gathers), ``_tp_collective`` (every TP

@@ -14,8 +14,14 @@ holds (12h² + 7h)/t + 6h per layer (the row-parallel biases and LayerNorms are
 replicated) and ceil(V/t)·h of the word embedding.  Two all-reduces of s·h
 elements per sample follow the attention and MLP blocks.
 
-Left out: softmax/LayerNorm/GeLU FLOPs, the vocabulary-parallel embedding and
-cross-entropy all-reduces (small; not in the APNet'24 count), vocabulary padding.
+The vocabulary-parallel embedding and cross-entropy all-reduces are added by
+the op graph when the workload asks for them (``parallelism.vocab_parallel``,
+:mod:`.gen_embedding`; off by default, as in the APNet'24 count).  MoE layers
+with t > 1 split every expert over the TP group too (expert tensor
+parallelism = TP): 2hf/t + f/t + h parameters and 4hf/t forward FLOPs per
+routed token.
+
+Left out: softmax/LayerNorm/GeLU FLOPs, vocabulary padding.
 
 >>> m = TRANSFORMER_PRESETS["bert-large"]
 >>> m.params()
@@ -76,7 +82,7 @@ class TransformerModel:
     def build_layers(self, tp: int = 1, pp: int = 1, ep: int = 1) -> list[Layer]:
         """The per-rank :class:`Layer` list: embedding, ``layers`` bodies, logits.
 
-        An MoE layer's MLP block holds E/ep experts (not TP-split) and a
+        An MoE layer's MLP block holds E/ep experts (each TP-split) and a
         replicated router; its FLOPs are per routed token.
         """
         s, h, f, t = self.seq_len, self.hidden, self.ffn, tp
