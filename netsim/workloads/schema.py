@@ -30,27 +30,18 @@ from .layers import Layer
 from .modelspec import parse_model
 from .parallel_fields import context_embedding_fields
 from .pipeline_fields import pipeline_schedule
+from .section_fields import AXES, MAX_LAYER_MS, PLACEMENTS, layer_times_field, order_field, partition_field  # noqa: F401
 from .schedules import SCHEDULES
 from .transformer import TransformerModel
 
 ALGORITHMS = ("ring", "tree", "halving_doubling", "hierarchical", "auto", "nvls", "collnet")
 PROTOCOLS = ("auto", "ll", "ll128", "simple")
 GROUP_KINDS = ("tp", "dp", "pp", "ep")
-AXES = ("tp", "dp", "pp")
-#: named placements: axis order, fastest-varying first
-PLACEMENTS = {"megatron": ("tp", "dp", "pp"), "deepspeed": ("tp", "dp", "pp"),
-              "dp_first": ("dp", "tp", "pp"), "pp_first": ("pp", "tp", "dp"),
-              "tp_dp_pp": ("tp", "dp", "pp"), "tp_pp_dp": ("tp", "pp", "dp"),
-              "dp_tp_pp": ("dp", "tp", "pp"), "dp_pp_tp": ("dp", "pp", "tp"),
-              "pp_tp_dp": ("pp", "tp", "dp"), "pp_dp_tp": ("pp", "dp", "tp")}
 BYTES = {"fp16": 2, "bf16": 2, "fp32": 4}
 #: smallest collectives.*.chunk_bytes: one 4 KiB page (netsim choice: smaller chunks add one
 #: simulated transfer per chunk, so a 25 MiB bucket in 1-byte chunks is 2.6e7 transfers per step
 #: and never finishes in practice; NCCL's own chunks are 128 KiB-512 KiB, NCCL_BUFFSIZE / NCCL_STEPS)
 MIN_CHUNK_BYTES = 4096
-#: largest per-layer time of compute.layer_times_ms: one day per micro-batch (netsim choice: anything
-#: larger is a unit mistake, and finite bounds keep simulated time exact)
-MAX_LAYER_MS = 86_400_000
 
 
 @dataclass(frozen=True)
@@ -231,7 +222,7 @@ def _build(f: Fields, doc: dict) -> Workload:
     overlap_p2p = f.boolean(par, "parallelism.overlap_p2p", default=False)
     bucket = f.size(par, "parallelism.bucket_bytes", 25 * 2**20)
     first_bucket = f.size(par, "parallelism.first_bucket_bytes", 2**20)
-    partition = _partition(f, par, model, pp)
+    partition = partition_field(f, par, model, pp)
     ep = f.pos_int(par, "parallelism.ep", default=1)
     zero = par.get("zero_stage", 0)
     if zero not in (0, 1, 2, 3) or isinstance(zero, bool):
@@ -264,7 +255,7 @@ def _build(f: Fields, doc: dict) -> Workload:
     split = schedule == "zb_h1" or (actions is not None and any(a.kind == "W" for o in actions for a in o))
     ce = context_embedding_fields(f, par, model, tp=tp, pp=pp, schedule=schedule, split_backward=split)
     world = dp * tp * pp * ce.cp
-    order = _order(f, plc)
+    order = order_field(f, plc)
     gpus = plc.get("gpus")
     if gpus is not None:
         if not isinstance(gpus, list) or not all(isinstance(g, str) for g in gpus):
@@ -309,7 +300,7 @@ def _build(f: Fields, doc: dict) -> Workload:
                "another precision or compute.peak_flops")
     util = f.fraction(cmp_, "compute.utilization", preset.utilization)
     mem_bw = float(preset.mem_bw_Bps)
-    layer_times = _layer_times(f, cmp_, model)
+    layer_times = layer_times_field(f, cmp_, model)
     opt = cmp_.get("optimizer", "auto")
     optimizer_ns = None
     if opt in ("none", None, False, 0):
@@ -338,57 +329,3 @@ def _build(f: Fields, doc: dict) -> Workload:
                     virtual_stages=vstages, schedule_actions=actions, variability=variability,
                     overlap_slowdown=overlap_slowdown, cp=ce.cp, vocab_parallel=ce.vocab_parallel,
                     embedding_grad_allreduce=ce.embedding_grad_allreduce)
-
-
-def _partition(f: Fields, par: dict, model, pp: int):
-    n = model.layers
-    part = par.get("partition", "even")
-    if part in ("balanced", "speed_balanced"):
-        if pp > n:
-            f.fail("parallelism.pp", f"more stages than the model's {n} layers", pp, f"pp <= {n}")
-        return part
-    if part in (None, "even"):
-        if n % pp:
-            f.fail("parallelism.pp", f"model layers ({n}) not divisible by pp", pp,
-                   f"a divisor of {n}, or parallelism.partition: [layers per stage]")
-        return None
-    if not isinstance(part, list) or len(part) != pp or not all(isinstance(x, int) and x >= 1 for x in part):
-        f.fail("parallelism.partition", f"must be 'even', 'balanced', 'speed_balanced' or a list of {pp} positive layer counts", part,
-               f"e.g. {[n // pp] * pp}")
-    if sum(part) != n:
-        f.fail("parallelism.partition", f"layer counts sum to {sum(part)}, model has {n} layers", part,
-               f"{pp} counts summing to {n}")
-    return tuple(part)
-
-
-def _order(f: Fields, plc: dict) -> tuple:
-    order = plc.get("order", "megatron")
-    if isinstance(order, str) and order in PLACEMENTS:
-        return PLACEMENTS[order]
-    seq = order if isinstance(order, list) else str(order).replace(" ", "").split(",")
-    if sorted(seq) != sorted(AXES):
-        f.fail("placement.order", "unknown placement order", order,
-               "one of " + ", ".join(PLACEMENTS) + " or a list of tp, dp, pp (fastest-varying first)",
-               suggest=list(PLACEMENTS))
-    return tuple(seq)
-
-
-def _layer_times(f: Fields, cmp_: dict, model):
-    lt = cmp_.get("layer_times_ms")
-    if lt is None:
-        return None
-    if not isinstance(lt, dict):
-        f.fail("compute.layer_times_ms", "must be a mapping layer → [forward_ms, backward_ms]", lt,
-               "e.g. {default: [1.2, 2.4], logits: [0.5, 1.0]}")
-    names = [l.name for l in model.build_layers()] + ["default"]
-    out = {}
-    for k, v in lt.items():
-        w = f"compute.layer_times_ms.{k}"
-        if k not in names:
-            f.fail(w, "no such layer in the model", k, "default or a layer name such as " + ", ".join(names[:4]),
-                   suggest=names)
-        if not (isinstance(v, list) and len(v) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                                                           and 0 <= x <= MAX_LAYER_MS for x in v)):
-            f.fail(w, "must be [forward_ms, backward_ms]", v, "two non-negative numbers of milliseconds per micro-batch")
-        out[str(k)] = (float(v[0]), float(v[1]))
-    return out
