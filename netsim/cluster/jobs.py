@@ -49,7 +49,7 @@ def _world_size(spec: JobSpec, graph, source: str):
         raise InputError("a cluster job cannot carry a what-if section", source=source,
                          where=f"job {spec.name}, workload field whatif", value="whatif:",
                          accepted="a workload without whatif: (run it alone with netsim run for what-ifs)")
-    return wl, None, wl.dp * wl.tp * wl.pp
+    return wl, None, wl.world_size
 
 
 def _build(spec: JobSpec, graph, wl, imported, gpus: list, seed: int, allow_oom: bool) -> BuiltJob:
@@ -59,7 +59,8 @@ def _build(spec: JobSpec, graph, wl, imported, gpus: list, seed: int, allow_oom:
     from ..runtime.api import _make_builder
     from ..workloads.memory import check_memory
     from ..workloads.placement import Placement, resolve_partition
-    placement = Placement.build(wl.dp, wl.tp, wl.pp, wl.order, list(gpus), source=wl.source, ep=wl.ep)
+    placement = Placement.build(wl.dp, wl.tp, wl.pp, wl.order, list(gpus), source=wl.source, ep=wl.ep,
+                                cp=wl.cp)
     wl = resolve_partition(wl, placement, graph)
     builder = _make_builder(wl, placement, seed)
     memory = check_memory(wl, builder, placement, graph, allow_oom=allow_oom)
