@@ -50,7 +50,7 @@ def test_backend_component_rates_by_hand():
     for s, d in (("h0", "h2"), ("h1", "h2"), ("h1", "h3"), ("h4", "h2")):
         b.send(s, d, 10**8)
     env.run(until=1)
-    flows = sorted({f.fid: f for u in b._users for f in u.values()}.items())
+    flows = sorted({f.fid: f for u in b.net.users for f in u.values()}.items())
     gbps = [f.rate * 8 * PS_PER_S / 1e9 for _, f in flows]
     line = float(g.edges["h2", next(iter(g["h2"]))]["rate_bps"]) / 1e9    # h2's access link
     assert gbps == pytest.approx([line / 3, line / 3, 2 * line / 3, line / 3], rel=1e-12)
