@@ -13,7 +13,7 @@ need no solve at all, exactly:
   held back by one of them: each runs at its solo rate or is limited
   elsewhere (``completions.may_gain``, from the rates of the last solve).
 
-Deliberately not done: splitting components at links that cannot saturate
+Left out: splitting components at links that cannot saturate
 (measured: none split on a 1,024-GPU training step).
 """
 from __future__ import annotations

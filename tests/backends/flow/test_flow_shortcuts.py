@@ -22,7 +22,7 @@ from netsim.backends.flow.fluid import FluidNetwork
 from netsim.backends.flow import fluid as fluid_mod
 from netsim.backends.flow import solver as solver_mod
 from netsim.backends.flow.portfair import INF, PortProblem, is_flat, port_fair
-from netsim.backends.flow.porttree import _waterfill
+from netsim.backends.flow.porttree import split_one_link
 from netsim.records import ListSink
 from netsim.topology import load_topology
 
@@ -83,14 +83,14 @@ def _uncollapsed_offer(paths, users, budget, dem, f):
             grp = groups[k]
             ds.append(INF if any(g == f for g, _ in grp) else sum(dem[g] for g, _ in grp))
         mine = next(i for i, k in enumerate(keys) if any(g == f for g, _ in groups[k]))
-        budget = _waterfill(budget, ds)[mine]
+        budget = split_one_link(budget, ds)[mine]
         members = groups[keys[mine]]
         if len(members) == 1:
             return budget
         depth += 1
 
 
-def test_collapsed_tree_offers_equal_full_waterfilling():
+def test_collapsed_tree_offers_equal_fullsplit_one_linking():
     from netsim.backends.flow.porttree import tree_offer_list
     rng = random.Random(3)
     for _ in range(300):
