@@ -32,7 +32,8 @@ Rate controllers
     :mod:`.controllers` — the one hook interface of dynamic rate controllers, and their registry.
     :mod:`.ccmodel` — congestion control as efficiency, cap and slow-start ramp (the static models).
     :mod:`.dcqcnhooks` — fluid DCQCN as a rate controller the backend owns (admit, release, ticks).
-    :mod:`.dcqcnfluid` — DCQCN's reaction points driven by fluid queues, CNPs, traces.
+    :mod:`.dcqcnfluid` — DCQCN's reaction points driven by fluid queues, CNPs.
+    :mod:`.dcqcntrace` — the fluid DCQCN model's approximate queue, PFC and cc trace rows.
     :mod:`.fifo` — fluid FIFO queues with per-ingress PFC.
 
 Calibration against the packet backend and the agreement scenarios are not

@@ -93,7 +93,7 @@ class DcqcnController:
         self.model.t_last = b.net.env.now
         sk = b.sinks
         if sk.queues is not None or sk.pfc is not None or sk.cc is not None:
-            from .dcqcnfluid import DcqcnTracer
+            from .dcqcntrace import DcqcnTracer
             names = {l: ab for ab, l in b.link_ids.items()}
             self.model.tracer = DcqcnTracer(sk, names, int(b.params.get("roce_priority", 3)),
                                             int(b.params["queue_sample_ns"]), int(b.params["cc_sample_ns"]))
