@@ -136,7 +136,10 @@ class FlowBackend(Backend):
         info = self._pair.get((src, dst))
         if info is None:
             info = self._lookup(src, dst, fid)
-        wire, ideal_ns, lat, cap = self._flow_consts(info, size_bytes, model)   # (a FlowConsts)
+        consts = info.shared.get((size_bytes, ccname))        # PathTable.flow_consts' cache, read inline
+        if consts is None:
+            consts = self._flow_consts(info, size_bytes, model)
+        wire, ideal_ns, lat, cap = consts                        # (a FlowConsts)
         if info.switched:
             self.switched_flows += 1
         f = FluidFlow()
@@ -176,7 +179,7 @@ class FlowBackend(Backend):
             if ctl.admit(f, info, cap, now):
                 f.ctl = ctl
         self.n_flows += 1
-        self._start(f)
+        self._start(f, now)
         return ev
 
     def _controller(self, name: str) -> RateController:

@@ -33,6 +33,7 @@ import time
 from typing import Callable
 
 import simpy
+from simpy.events import NORMAL
 
 from .completions import completion_record, may_gain
 from .components import FluidFlow, HeldRates
@@ -78,8 +79,16 @@ class FluidNetwork:
         self.recompute_wall_s = 0.0
 
     # -- the interface of the backend and the rate controllers ------------------------
-    def start(self, f: FluidFlow) -> None:
-        """Put flow ``f`` (fields set by the backend) on its links now and give it a rate."""
+    def start(self, f: FluidFlow, now: int) -> None:
+        """Put flow ``f`` (fields set by the backend) on its links at ``now`` (ps, the current
+        time) and give it a rate.
+
+        A flow alone on every link of its path starts at its solo rate at once,
+        without a solve (:attr:`eager_start`). Exact: its component is itself,
+        whatever else changes at this instant (a later flow that joins one of its
+        links re-solves both from their paths). Saves the settle event of the
+        instant when nothing else changed.
+        """
         users = self.users
         fid = f.fid
         alone = f.rp is None
@@ -88,11 +97,19 @@ class FluidNetwork:
             u[fid] = f
             if len(u) != 1:
                 alone = False
-        self.active += 1
-        if self.active > self.max_active:
-            self.max_active = self.active
+        active = self.active = self.active + 1
+        if active > self.max_active:
+            self.max_active = active
         if alone and self.eager_start:
-            self._start_alone(f, self.env.now)
+            f.rate = r = f.solo
+            if f.ramp is not None:
+                _ramp_at(f, r)
+            f.ver = 1
+            f.finish = finish = now + math.ceil(f.rem / r)
+            heapq.heappush(self._heap, (finish, fid, 1, f))
+            self.rate_updates += 1
+            if not self._settle_pending:
+                self._ensure_timer()
         else:
             self._fresh.append(f)
             if not self._settle_pending:
@@ -147,23 +164,6 @@ class FluidNetwork:
             self._apply(comps, self.solver.solve_all(comps))
 
     # -- rates ----------------------------------------------------------------------
-    def _start_alone(self, f: FluidFlow, now: int) -> None:
-        """Start ``f``, alone on every link of its path, at its solo rate now, without a solve.
-
-        Exact: its component is itself, whatever else changes at this instant
-        (a later flow that joins one of its links re-solves both from their
-        paths). Saves the settle event of the instant when nothing else changed.
-        """
-        f.rate = r = f.solo
-        if f.ramp is not None:
-            _ramp_at(f, r)
-        f.ver = 1
-        f.finish = now + math.ceil(f.rem / r)
-        heapq.heappush(self._heap, (f.finish, f.fid, 1, f))
-        self.rate_updates += 1
-        if not self._settle_pending:
-            self._ensure_timer()
-
     def _settle(self, _ev) -> None:
         self._settle_pending = False
         self.events += 1
@@ -234,6 +234,7 @@ class FluidNetwork:
         cap = self.capacity
         dirty = self._dirty
         sink = self.sink
+        schedule = env.schedule
         done_any = False
         while heap and heap[0][0] <= now:
             _, _, ver, f = heapq.heappop(heap)
@@ -260,7 +261,7 @@ class FluidNetwork:
             ev = f.event
             ev._ok = True          # succeed later than now: the latency term
             ev._value = rec
-            env.schedule(ev, delay=end_ps - now)
+            schedule(ev, NORMAL, end_ps - now)
             f.event = None
         if done_any:
             self.completion_instants += 1
