@@ -11,7 +11,7 @@ factory. Modules, by part:
 The fluid network
     :mod:`.backend` — the seam: ``send`` builds a flow and hands it to the fluid network; ``stats``.
     :mod:`.fluid` — the fluid network: links, active flows, completion heap, the settle of an instant.
-    :mod:`.completions` — which departures need no solve; the flow record of a completion.
+    :mod:`.completions` — which departures need no solve.
     :mod:`.components` — connected components of flows, arrivals that need no solve; the flow record.
     :mod:`.paths` — the path table: routes, CC models, per-path constants (wire bytes, ideal FCT, latency, caps).
     :mod:`.linkchange` — link changes: ``set_link_rate`` / ``fail_link`` during a run.

@@ -30,12 +30,15 @@ from __future__ import annotations
 import heapq
 import math
 import time
+from math import nan
 from typing import Callable
 
 import simpy
 from simpy.events import NORMAL
 
-from .completions import completion_record, may_gain
+from ...records import FlowRecord
+from ...units import PS_PER_NS
+from .completions import may_gain
 from .components import FluidFlow, HeldRates
 
 #: a flow whose remaining wire bytes fall below this is complete (float drift guard)
@@ -49,7 +52,8 @@ class FluidNetwork:
 
     ``env``: the SimPy environment; ``capacity``: directed-link capacities
     (bytes/ps, written by link changes); ``solver``: the rate-solver strategy
-    (``components(dirty, fresh)`` and ``solve_all(comps)``); ``sink``: the
+    (``components(dirty, fresh)`` and ``solve_all(comps)``; may be set after
+    construction, as it is built over :attr:`users`, before the first flow); ``sink``: the
     ``fct.csv`` sink (``None``: no records kept).
     """
 
@@ -253,7 +257,17 @@ class FluidNetwork:
                 if u and may_gain(u, cap[l], f):
                     dirty.add(l)
             self.active -= 1
-            rec, end_ps = completion_record(f, now)
+            # the record: delivered the latency term after the fluid completion; ns rounded half up,
+            # the slowdown to 6 decimals (nan for a zero ideal FCT); the packet counters zero
+            end_ps = now + int(f.lat_ps + 0.5)
+            start_ns = (f.start_ps + 500) // PS_PER_NS
+            end_ns = (end_ps + 500) // PS_PER_NS
+            ideal = int(f.ideal_ns + 0.5)
+            fct = end_ns - start_ns
+            t = f.tag
+            rec = FlowRecord(fid, f.src, f.dst, f.size, start_ns, end_ns, fct, ideal,
+                             round(fct / ideal, 6) if ideal > 0 else nan, t.tag, f.cc, f.prio,
+                             0, 0, 0, 0, 0, t.iteration, t.op, t.group, t.collective, t.step, t.group_kind, t.job)
             self.n_completed += 1
             self.bytes_delivered += f.size
             if sink is not None:
