@@ -14,7 +14,10 @@ Two formats, chosen by content:
 
 Unreachable destinations (no path whose intermediate nodes are all switches,
 NICs, NVSwitches or PCIe switches — the router's rule) are rejected with the
-flow's line; :func:`check_reachable` asks the router itself.
+flow's line; :func:`check_reachable` asks the router itself. A row with
+``src == dst`` is a self-send: a local copy that never touches the network and
+that every backend completes at once with the same record (FCT 0, ideal FCT 0;
+:mod:`netsim.network.send`), as ``Backend.send`` treats it.
 Left out: HPCC's ``maxPacketCount`` and other per-flow ns-3 options.
 """
 from __future__ import annotations
@@ -115,10 +118,8 @@ def _check(f: FlowSpec, source: str, line: int, reach: _Reach | None = None) -> 
     if f.size_bytes > MAX_FLOW_BYTES:
         raise InputError("size too large", source=source, where=f"line {line}, field size_bytes",
                          value=f.size_bytes, accepted=f"at most 2**53 = {MAX_FLOW_BYTES} bytes (9 PB)")
-    if f.src == f.dst:
-        raise InputError("src equals dst", source=source, where=f"line {line}, field dst", value=f.dst,
-                         accepted="a destination different from the source")
-    if reach is not None and not reach.ok(f.src, f.dst):
+    # src == dst is a self-send: a local copy that every backend completes at once (netsim.network.send)
+    if reach is not None and f.src != f.dst and not reach.ok(f.src, f.dst):
         raise InputError(f"destination unreachable from {f.src}", source=source, where=f"line {line}, field dst",
                          value=f.dst, accepted="a node connected to the source through switches/NICs "
                          "(routes never transit a GPU or host)")
@@ -298,7 +299,7 @@ def load_flows(path, graph) -> list[FlowSpec]:
     ------
     InputError
         Naming the file, line, field and value: unknown node, size <= 0,
-        src == dst, unreachable destination, bad unit, empty or headerless file, wrong flow count.
+        unreachable destination, bad unit, empty or headerless file, wrong flow count.
     """
     source = os.fspath(path)
     try:
@@ -320,6 +321,8 @@ def load_flows(path, graph) -> list[FlowSpec]:
 
 
 def check_reachable(flows, router) -> None:
-    """Raise :class:`~netsim.errors.RoutingError` for the first flow whose destination is unreachable."""
+    """Raise :class:`~netsim.errors.RoutingError` for the first flow whose destination is unreachable
+    (a self-send needs no route)."""
     for f in flows:
-        router.path(f.src, f.dst, 0)
+        if f.src != f.dst:
+            router.path(f.src, f.dst, 0)

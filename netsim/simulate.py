@@ -137,7 +137,8 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
             if n in graph and graph.nodes[n].get("kind") not in ("gpu", "host"):
                 raise InputError("flows start and end at gpu/host nodes", where=f"flow {i + 1}, field {role}",
                                  value=n, accepted="a node of kind gpu or host")
-        router.path(f.src, f.dst, 0)
+        if f.src != f.dst:            # a self-send is a local copy: no route
+            router.path(f.src, f.dst, 0)
     order = sorted(range(len(flows)), key=lambda i: (flows[i].start_ns, i))
 
     def starter(env):

@@ -146,7 +146,6 @@ FLOW_CASES = {
     "start_inf": ("src,dst,size_bytes,start_ns\nh0,h2,100,1e400\n", ["line 2, field start_ns", "1e400"]),
     "size_1e30": ("src,dst,size_bytes,start_ns\nh0,h2,1e30,0\n", ["line 2, field size_bytes", "too large"]),
     "size_zero_bits": ("src,dst,size_bytes,start_ns\nh0,h2,1b,0\n", ["line 2, field size_bytes"]),
-    "self": ("src,dst,size_bytes,start_ns\nh0,h2,1,0\nh3,h3,1,0\n", ["line 3, field dst", "'h3'"]),
     "switch_end": ("src,dst,size_bytes,start_ns\nh0,leaf1,1,0\n", ["field dst", "'leaf1'", "gpu or host"]),
     "priority": ("src,dst,size_bytes,start_ns,priority\nh0,h2,1,0,8\n", ["field priority", "0..7"]),
     "hpcc_count": ("2\n0 1 3 100 1000 2.0\n", ["line 1", "1"]),

@@ -17,6 +17,9 @@ the source to the last byte reaching the destination. Exact for a sender that
 is never window-limited (the packet backend's ``--cc none`` window of one BDP
 guarantees it).
 
+Left out: queueing behind other traffic, congestion-control ramps, host-stack
+cost, ACKs and the reverse path.
+
 >>> import networkx as nx
 >>> g = nx.Graph()
 >>> g.add_edge("a", "s", rate_bps=100e9, delay_ns=1000)

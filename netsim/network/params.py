@@ -7,6 +7,9 @@ for that node only. Per-priority forms append ``.P`` (P = 802.1p priority
 0..7): ``ecn_kmin_bytes.3=100KB`` sets Kmin of priority 3 only; the plain name
 sets every priority. Per-priority keys: :data:`PER_PRIORITY`.
 
+Left out: what the values do (each backend models them, or rejects those it
+cannot honour); the flow backend's own parameters (``flow/settings.py``).
+
 >>> p = resolve_params({"ecn_kmin_bytes.3": "100KB", "pfc": "off"})
 >>> p["ecn_kmin_bytes.3"], p["pfc"]
 (100000, False)

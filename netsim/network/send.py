@@ -18,6 +18,9 @@ treats the own chunk of an all-to-all: it never touches the network, and every
 backend completes it at once — its event succeeds at the current time with the
 record of :func:`local_copy_record` (FCT 0, ideal FCT 0).
 
+Left out: the cost of a local copy (memory bandwidth; it takes no time), and
+routing (each backend's router finds the path).
+
 >>> import networkx as nx
 >>> from netsim.network.params import resolve_params
 >>> g = nx.Graph(); g.add_node("a", kind="gpu"); g.add_node("s", kind="switch")

@@ -36,7 +36,6 @@ def test_csv_columns_any_order(tmp_path):
     ("src,dst,size_bytes,start_ns\nh0,h9,100,0\n", r"line 2, field dst: unknown node \(got 'h9'\)"),
     ("src,dst,size_bytes,start_ns\nh0,h1,0,0\n", r"line 2, field size_bytes: size must be > 0 \(got 0\)"),
     ("src,dst,size_bytes,start_ns\nh0,h1,-5,0\n", r"line 2, field size_bytes: size must be > 0 \(got -5\)"),
-    ("src,dst,size_bytes,start_ns\nh1,h1,100,0\n", r"line 2, field dst: src equals dst \(got 'h1'\)"),
     ("src,dst,size_bytes,start_ns\nh0,h1,10MBB,0\n", r"line 2, field size_bytes: bad size \(got '10MBB'\)"),
     ("src,dst,size_bytes,start_ns\nh0,h1,10,1ys\n", r"line 2, field start_ns: bad time \(got '1ys'\)"),
     ("", "empty flow file"),
@@ -72,7 +71,6 @@ def test_hpcc_flow_txt():
     ("3\n0 4 3 100 1000 2.0\n", "line 1, field flow count: declares 3 flows but the file holds 1"),
     ("1\n0 44 3 100 1000 2.0\n", r"line 2, field dst: unknown node \(got '44'\)"),
     ("1\n0 4 3 100 0 2.0\n", "size must be > 0"),
-    ("1\n4 4 3 100 10 2.0\n", "src equals dst"),
     ("1\n0 4 x 100 10 2.0\n", "field pg: not an integer"),
     ("1\n0 4 3 100 10\n", "expected 6 fields"),
 ])
@@ -131,3 +129,32 @@ def test_a_start_time_beyond_the_exact_range_is_rejected(tmp_path):
         else:
             with _pytest.raises(InputError, match="start time too late"):
                 load_flows(str(p), g)
+
+
+def _fct_rows(out_dir) -> list[dict]:
+    import csv
+    with open(os.path.join(out_dir, "fct.csv"), newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_self_send_row_is_a_local_copy_on_every_backend(tmp_path):
+    """A flow-file row with src == dst is read (not rejected) and, as ``Backend.send`` treats a
+    self-send, completes at its start time with the same record on packet, flow and analytic."""
+    from netsim.cli import main
+    text = "src,dst,size_bytes,start_ns,tag\nh0,h1,64KB,0,net\nh1,h1,1MB,2500,self\n"
+    path = _w(tmp_path, text)
+    assert [(f.src, f.dst, f.size_bytes, f.start_ns) for f in load_flows(path, G)][1] == ("h1", "h1", 10**6, 2500)
+    selves = {}
+    for be in ("packet", "flow", "analytic"):
+        out = tmp_path / be
+        assert main(["flows", "leaf_spine:leaves=2,spines=2,hosts_per_leaf=2", path, "--out", str(out), "--backend", be,
+                     "--quiet"]) == 0
+        rows = _fct_rows(out)
+        assert len(rows) == 2
+        me = [r for r in rows if r["tag"] == "self"]
+        assert len(me) == 1
+        selves[be] = {k: v for k, v in me[0].items() if k != "flow_id"}
+    rec = selves["flow"]
+    assert (rec["src"], rec["dst"], rec["size_bytes"]) == ("h1", "h1", "1000000")
+    assert rec["start_ns"] == rec["end_ns"] == "2500" and rec["fct_ns"] == rec["ideal_fct_ns"] == "0"
+    assert selves["packet"] == selves["flow"] == selves["analytic"]

@@ -9,9 +9,9 @@ docs/flow-backend.md. Importing this package registers the ``flow`` backend
 factory. Modules, by part:
 
 The fluid network
-    :mod:`.backend` — the seam: ``send``, set-up of links and caches, ``stats``.
-    :mod:`.rates` — the settle of an instant, the solve, the rate update; lone flows started at once.
-    :mod:`.completions` — the completion timer, departures, which departures need no solve.
+    :mod:`.backend` — the seam: ``send`` builds a flow and hands it to the fluid network; ``stats``.
+    :mod:`.fluid` — the fluid network: links, active flows, completion heap, the settle of an instant.
+    :mod:`.completions` — which departures need no solve.
     :mod:`.components` — connected components of flows, arrivals that need no solve; the flow record.
     :mod:`.paths` — the path table: routes, CC models, per-path constants (wire bytes, ideal FCT, latency, caps).
     :mod:`.linkchange` — link changes: ``set_link_rate`` / ``fail_link`` during a run.
@@ -29,9 +29,11 @@ The rate solver
     :mod:`.hol` — PFC head-of-line blocking as a post-pass (paused ingress capacities).
 
 Rate controllers
-    :mod:`.ccmodel` — congestion control as efficiency, cap and slow-start ramp.
+    :mod:`.controllers` — the one hook interface of dynamic rate controllers, and their registry.
+    :mod:`.ccmodel` — congestion control as efficiency, cap and slow-start ramp (the static models).
     :mod:`.dcqcnhooks` — fluid DCQCN as a rate controller the backend owns (admit, release, ticks).
-    :mod:`.dcqcnfluid` — DCQCN's reaction points driven by fluid queues, CNPs, traces.
+    :mod:`.dcqcnfluid` — DCQCN's reaction points driven by fluid queues, CNPs.
+    :mod:`.dcqcntrace` — the fluid DCQCN model's approximate queue, PFC and cc trace rows.
     :mod:`.fifo` — fluid FIFO queues with per-ingress PFC.
 
 Calibration against the packet backend and the agreement scenarios are not

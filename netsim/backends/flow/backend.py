@@ -45,19 +45,21 @@ from ...records import EMPTY_TAG, FlowTag
 from ...units import PS_PER_S, ps_to_ns
 from ..base import CC_TRACE, HOST_STACK, LINK_CHANGES, PFC_TRACE, QUEUE_TRACE, ROUTER, Backend, TraceSinks, \
     register_backend
-from .completions import CompletionsMixin
+from . import dcqcnhooks  # noqa: F401  (registers the "dcqcn" rate controller)
 from .components import FluidFlow, SlowStart
-from .dcqcnhooks import DcqcnController
+from .controllers import RateController, controller_class
+from .fluid import FluidNetwork
 from .linkchange import LinkChanges
 from .paths import PathTable
-from .rates import RatesMixin
 from .settings import check_ecn_honoured, resolve_network_params
 from .solver import ComponentSolver
 
 
-
-class FlowBackend(RatesMixin, CompletionsMixin, Backend):
-    """Max-min fair fluid network over a topology graph (``--backend flow``)."""
+class FlowBackend(Backend):
+    """The seam of the flow backend (``--backend flow``): checks and builds flows, hands them
+    to its :class:`~.fluid.FluidNetwork` (``net``), whose rates its
+    :class:`~.solver.ComponentSolver` (``solver``) solves; dynamic congestion control runs
+    in :class:`~.controllers.RateController` objects (``controllers``, by algorithm)."""
 
     name = "flow"
     #: traces: approximate, from the fluid DCQCN model only (empty without DCQCN flows)
@@ -80,9 +82,10 @@ class FlowBackend(RatesMixin, CompletionsMixin, Backend):
             from ...topology import Router
             router = Router(graph, seed=seed)
         self.router = router
-        self._lid: dict[tuple[str, str], int] = {}   # directed link (a, b) -> id
+        #: directed link (a, b) -> link id
+        self.link_ids: dict[tuple[str, str], int] = {}
         caps: list[float] = []                      # directed-link capacities (bytes/ps), filled below
-        self.paths = PathTable(graph, self.params, router, self.cc_params, self._lid, caps)
+        self.paths = PathTable(graph, self.params, router, self.cc_params, self.link_ids, caps)
         self.pathmodel = self.paths.pathmodel
         # the path table's lookups, bound once (the hot path of send)
         self._models, self._pair = self.paths.models, self.paths.pair
@@ -96,44 +99,34 @@ class FlowBackend(RatesMixin, CompletionsMixin, Backend):
         for u, v in sorted((min(a, b), max(a, b)) for a, b in graph.edges()):
             rate = float(graph.edges[u, v]["rate_bps"]) / 8.0 / PS_PER_S  # bytes per ps
             for a, b in ((u, v), (v, u)):
-                self._lid[(a, b)] = len(caps)
+                self.link_ids[(a, b)] = len(caps)
                 caps.append(rate)
-        self._cap = caps
-        self._users: list[dict[int, FluidFlow]] = [dict() for _ in caps]
-        self.solver = ComponentSolver(caps, self._users, port_max=int(self.params["flow_port_fair_max_flows"]),
+        self.net = FluidNetwork(env, caps, None, self.sink)
+        self.solver = ComponentSolver(caps, self.net.users, port_max=int(self.params["flow_port_fair_max_flows"]),
                                       hol=bool(self.params["flow_pfc_hol"]))
-        # dynamic state
-        self._heap: list = []
-        self._next_fid = 0
-        self._active = 0
-        self._dirty: set[int] = set()          # links whose flows' rates may have changed
-        self._fresh: list[FluidFlow] = []       # flows started since the last recomputation
-        self._settle_pending = False
-        self._timers: set[int] = set()
-        self.dcqcn = DcqcnController(self)   # fluid DCQCN, the dynamic rate controller
+        self.net.solver = self.solver
+        self._start = self.net.start
+        #: id of the next flow (flows are numbered in ``send`` order)
+        self.next_fid = 0
+        #: dynamic rate controllers, by algorithm, built on their first flow
+        self.controllers: dict[str, RateController] = {}
         self.links = LinkChanges(self)       # degrade / fail a link during the run
-        # counters
+        # counters of the seam (the fluid network counts its own work)
         self.n_flows = 0
         self.switched_flows = 0      # flows whose path crosses a network switch
-        self.n_completed = 0
-        self.bytes_delivered = 0
-        self.events = 0
-        self.recomputations = 0      # solves of changed components (a flow starting alone needs none)
-        self.completion_instants = 0 # instants at which at least one flow completed
-        self.rate_updates = 0       # flow rates set (a start counts one): the fluid model's work
-        self.recompute_wall_s = 0.0
-        self.max_active = 0
+        self.n_local = 0             # self-sends, completed at once as local copies
+        self.local_bytes = 0
 
     # -- the seam ---------------------------------------------------------------
     def send(self, src: str, dst: str, size_bytes: int, tag: FlowTag = EMPTY_TAG, *,
              cc: str | None = None, priority: int | None = None) -> simpy.Event:
         spec = self.contract.check(src, dst, size_bytes, tag, cc, priority)
-        fid = self._next_fid
-        self._next_fid = fid + 1
+        fid = self.next_fid
+        self.next_fid = fid + 1
         if spec.local:
             self.n_flows += 1
-            self.n_completed += 1
-            self.bytes_delivered += spec.size_bytes
+            self.n_local += 1
+            self.local_bytes += spec.size_bytes
             return self.local_copy(fid, spec)
         size_bytes = spec.size_bytes
         env = self.env
@@ -143,7 +136,10 @@ class FlowBackend(RatesMixin, CompletionsMixin, Backend):
         info = self._pair.get((src, dst))
         if info is None:
             info = self._lookup(src, dst, fid)
-        wire, ideal_ns, lat, cap = self._flow_consts(info, size_bytes, model)   # (a FlowConsts)
+        consts = info.shared.get((size_bytes, ccname))        # PathTable.flow_consts' cache, read inline
+        if consts is None:
+            consts = self._flow_consts(info, size_bytes, model)
+        wire, ideal_ns, lat, cap = consts                        # (a FlowConsts)
         if info.switched:
             self.switched_flows += 1
         f = FluidFlow()
@@ -177,26 +173,19 @@ class FlowBackend(RatesMixin, CompletionsMixin, Backend):
             f.ramp = SlowStart(model, info.rtt, charged, charged)
         else:
             f.ramp = None
-        if model.dynamic and ccname == "dcqcn":
-            self.dcqcn.admit(f, info, cap, now)
-        users = self._users
-        alone = f.rp is None
-        for l in links:
-            u = users[l]
-            u[fid] = f
-            if len(u) != 1:
-                alone = False
+        f.ctl = None
+        if model.dynamic:
+            ctl = self.controllers.get(ccname) or self._controller(ccname)
+            if ctl.admit(f, info, cap, now):
+                f.ctl = ctl
         self.n_flows += 1
-        self._active += 1
-        if self._active > self.max_active:
-            self.max_active = self._active
-        if alone:
-            self._start_alone(f, now)
-        else:
-            self._fresh.append(f)
-            if not self._settle_pending:
-                self._request_settle()
+        self._start(f, now)
         return ev
+
+    def _controller(self, name: str) -> RateController:
+        """The dynamic rate controller of algorithm ``name``, built on first use."""
+        ctl = self.controllers[name] = controller_class(name)(self)
+        return ctl
 
     # -- link changes (the netsim.whatif protocol) ---------------------------------
     def set_link_rate(self, a: str, b: str, rate_bps: float) -> None:
@@ -218,43 +207,45 @@ class FlowBackend(RatesMixin, CompletionsMixin, Backend):
         self.paths.host_stack = stack
 
     @property
-    def _dq(self):
+    def dcqcn_model(self):
         """The fluid DCQCN model (:class:`~.dcqcnfluid.DcqcnFluid`), ``None`` until used."""
-        return self.dcqcn.model
+        ctl = self.controllers.get("dcqcn")
+        return None if ctl is None else ctl.model
 
     # -- reporting --------------------------------------------------------------
     def flows_completed(self) -> int:
-        return self.n_completed
+        return self.net.n_completed + self.n_local
 
     def stats(self) -> dict[str, Any]:
+        net, solver, dq = self.net, self.solver, self.dcqcn_model
         return {
             "backend": "flow",
             "flows": self.n_flows,
             "switched_flows": self.switched_flows,
-            "completed": self.n_completed,
-            "bytes_delivered": self.bytes_delivered,
+            "completed": net.n_completed + self.n_local,
+            "bytes_delivered": net.bytes_delivered + self.local_bytes,
             "drops": 0,
             "ecn_marks": 0,
-            "pfc_pauses": self._dq.net.pause_events if self._dq else 0,
+            "pfc_pauses": dq.net.pause_events if dq else 0,
             "retransmitted_bytes": 0,
             "sim_time_ns": ps_to_ns(self.env.now),
-            "events": self.events,
-            "recomputations": self.recomputations,
-            "completion_instants": self.completion_instants,
-            "rate_updates": self.rate_updates,
-            "component_solves": self.solver.solves,
-            "recompute_wall_s": round(self.recompute_wall_s, 6),
-            "max_component_flows": max(self.solver.max_component, min(self.n_flows, 1)),
-            "max_active_flows": self.max_active,
-            "port_fair_solves": self.solver.port_fair_solves,
-            "port_fair_fallbacks": self.solver.port_fair_fallbacks,
-            "hol_paused_links": self.solver.hol_paused_links,
-            "dcqcn_ticks": self._dq.ticks if self._dq else 0,
-            "dcqcn_cnps": self._dq.cnps if self._dq else 0,
+            "events": net.events,
+            "recomputations": net.recomputations,
+            "completion_instants": net.completion_instants,
+            "rate_updates": net.rate_updates,
+            "component_solves": solver.solves,
+            "recompute_wall_s": round(net.recompute_wall_s, 6),
+            "max_component_flows": max(solver.max_component, min(self.n_flows, 1)),
+            "max_active_flows": net.max_active,
+            "port_fair_solves": solver.port_fair_solves,
+            "port_fair_fallbacks": solver.port_fair_fallbacks,
+            "hol_paused_links": solver.hol_paused_links,
+            "dcqcn_ticks": dq.ticks if dq else 0,
+            "dcqcn_cnps": dq.cnps if dq else 0,
             "queues": ("approximate: fluid FIFO queues of DCQCN flows only, sampled at model steps"
-                       if self._dq else "not modelled by flow backend (queues.csv and pfc.csv are empty)"),
+                       if dq else "not modelled by flow backend (queues.csv and pfc.csv are empty)"),
             "pfc": ("approximate: per-ingress XOFF/XON of the fluid DCQCN model; other traffic lossless fluid"
-                    if self._dq else "not modelled by flow backend (lossless fluid links)"),
+                    if dq else "not modelled by flow backend (lossless fluid links)"),
         }
 
     def close(self) -> None:

@@ -7,13 +7,13 @@ need no solve at all, exactly:
 
 * a flow that starts alone on all its links (started at once by the
   backend's ``send``, with no settle event), or that fits beside the flows
-  already on them (:meth:`ComponentFinder._fits_beside`), runs at its solo
+  already on them (:meth:`ComponentFinder.fits_beside`), runs at its solo
   rate — the least of its path's bottleneck and its cap;
 * a flow that ends leaves nobody faster when no other flow on its links is
   held back by one of them: each runs at its solo rate or is limited
-  elsewhere (``completions._may_gain``, from the rates of the last solve).
+  elsewhere (``completions.may_gain``, from the rates of the last solve).
 
-Deliberately not done: splitting components at links that cannot saturate
+Left out: splitting components at links that cannot saturate
 (measured: none split on a 1,024-GPU training step).
 """
 from __future__ import annotations
@@ -67,7 +67,7 @@ class FluidFlow:
 
     __slots__ = ("held", "pf", "fid", "src", "dst", "size", "start_ps", "links", "rem", "t_upd", "rate", "finish",
                  "ver", "cap", "lat_ps", "ideal_ns", "event", "tag", "cc", "prio", "eta", "lossless",
-                 "solo", "bott", "mtu", "rp", "marks", "last_cnp", "ceil", "ramp")
+                 "solo", "bott", "mtu", "rp", "marks", "last_cnp", "ceil", "ramp", "ctl")
 
 
 class ComponentFinder:
@@ -82,7 +82,7 @@ class ComponentFinder:
 
         ``fresh`` are flows started since the last call. One alone on all its
         links, or one that fits beside the flows already there (see
-        :meth:`_fits_beside`) and is not reached from ``dirty``, is a
+        :meth:`fits_beside`) and is not reached from ``dirty``, is a
         component by itself that runs at its solo rate, found without a
         search; the others' links join ``dirty``. Each component is sorted by
         flow id; components come in order of their smallest changed link
@@ -101,7 +101,7 @@ class ComponentFinder:
                     alone = False
             if alone:
                 solo.append((min(f.links), [f]))
-            elif alone is False and self._fits_beside(f):
+            elif alone is False and self.fits_beside(f):
                 beside.append(f)
             else:
                 dirty.update(f.links)
@@ -115,7 +115,7 @@ class ComponentFinder:
         found.sort(key=_first)
         return [comp for _, comp in found]
 
-    def _fits_beside(self, f: FluidFlow) -> bool:
+    def fits_beside(self, f: FluidFlow) -> bool:
         """True when fresh flow ``f`` at its solo rate fits on every shared link beside the
         current rates of the flows there (none of them fresh or DCQCN).
 

@@ -1,17 +1,16 @@
 """Fluid DCQCN as the flow backend's dynamic rate controller: building it, stepping it, its ticks.
 
-:class:`DcqcnController` is owned by :class:`~netsim.backends.flow.backend.FlowBackend`
-(``backend.dcqcn``). The model itself (reaction points, fluid FIFO queues, PFC,
+:class:`DcqcnController` is the :class:`~.controllers.RateController` registered
+for ``dcqcn`` (built by the backend on the first DCQCN flow). The model itself (reaction points, fluid FIFO queues, PFC,
 marks) is :mod:`.dcqcnfluid` and :mod:`.fifo`; here it is built on the first
 DCQCN flow, evaluated at flow events, at periodic ticks while it is not at
 rest and at the instants CNPs reach their senders, and its changed rate caps
-become dirty links of the backend.
+become dirty links of the fluid network (``FluidNetwork.mark_dirty``).
 
-Its hooks, called by the backend: :meth:`DcqcnController.admit` (a flow
-starts: the controller may take it and cap it), :meth:`~DcqcnController.release`
-(a flow it holds completes), :meth:`~DcqcnController.catch_up` (before a link
-change: integrate the queues to now), :meth:`~DcqcnController.detach` /
-:meth:`~DcqcnController.attach` (a flow is rerouted). The static controllers —
+Its hooks are those of :class:`~.controllers.RateController`: ``admit`` (a flow
+starts: the controller may take it and cap it), ``release`` (a flow it holds
+completes), ``catch_up`` (before a link change: integrate the queues to now),
+``detach`` / ``attach`` (a flow is rerouted). The static controllers —
 the congestion-control model's efficiency, cap and ramp (:mod:`.ccmodel`) and
 the host stack's cost — are per-flow constants (:mod:`.paths`).
 
@@ -23,9 +22,11 @@ from __future__ import annotations
 import math
 
 from ...units import PS_PER_NS
+from .controllers import register_rate_controller
 from .settings import PathInfo, ecn_fixed
 
 
+@register_rate_controller("dcqcn")
 class DcqcnController:
     """The fluid DCQCN model of one backend, built on first use (``model``: its
     :class:`~.dcqcnfluid.DcqcnFluid`, ``None`` until a DCQCN flow crosses a switch)."""
@@ -75,24 +76,25 @@ class DcqcnController:
         from .dcqcnfluid import DcqcnFluid
         b = self._b
         g = b.graph
-        tail_switch = [False] * len(b._cap)
-        gap = [0.0] * len(b._cap)     # PFC XOFF - XON of each link into a switch (bytes)
+        capacity = b.net.capacity
+        tail_switch = [False] * len(capacity)
+        gap = [0.0] * len(capacity)     # PFC XOFF - XON of each link into a switch (bytes)
         mtu = float(b.params["mtu_bytes"])
         ecn = {}                      # ECN values --set or switch attributes fix, per egress link
         prio = int(b.params.get("roce_priority", 3))
-        for (u, v), l in b._lid.items():
+        for (u, v), l in b.link_ids.items():
             tail_switch[l] = g.nodes[u].get("kind") == "switch"
             if tail_switch[l]:
                 ecn[l] = ecn_fixed(b.params, g.nodes[u], u, prio)
             e = g.edges[u, v]
-            gap[l] = 2.0 * float(e["delay_ns"]) * PS_PER_NS * b._cap[l] + 2.0 * mtu
-        self.model = DcqcnFluid(b.cc_params.get("dcqcn") or {}, b._cap, tail_switch, gap,
+            gap[l] = 2.0 * float(e["delay_ns"]) * PS_PER_NS * capacity[l] + 2.0 * mtu
+        self.model = DcqcnFluid(b.cc_params.get("dcqcn") or {}, capacity, tail_switch, gap,
                                 int(b.params["flow_dcqcn_tick_ns"]), ecn_fixed=ecn)
-        self.model.t_last = b.env.now
+        self.model.t_last = b.net.env.now
         sk = b.sinks
         if sk.queues is not None or sk.pfc is not None or sk.cc is not None:
-            from .dcqcnfluid import DcqcnTracer
-            names = {l: ab for ab, l in b._lid.items()}
+            from .dcqcntrace import DcqcnTracer
+            names = {l: ab for ab, l in b.link_ids.items()}
             self.model.tracer = DcqcnTracer(sk, names, int(b.params.get("roce_priority", 3)),
                                             int(b.params["queue_sample_ns"]), int(b.params["cc_sample_ns"]))
         return self.model
@@ -112,28 +114,27 @@ class DcqcnController:
                 v = info.first_rate
                 for (u, w), l in zip(zip(info.path, info.path[1:]), info.links):
                     if g.edges[u, w].get("kind") in FABRIC_KINDS:
-                        v = b._cap[l]
+                        v = b.net.capacity[l]
                         break
             info.consts["rp_line"] = v
         return v
 
     def step(self) -> None:
         """Evaluate the model up to now; changed caps make their links dirty."""
-        b = self._b
+        net = self._b.net
         dq = self.model
-        dirty = dq.step(b.env.now)
+        dirty = dq.step(net.env.now)
         if dirty:
-            b._dirty |= dirty
-            b._request_settle()
+            net.mark_dirty(dirty)
         if dq.pending:
             # a CNP on its way back is applied when it reaches the RP: evaluate then
             due = math.ceil(min(dq.pending.values()))
             if due not in self._due:
                 self._due.add(due)
-                b.env.timeout(max(0, due - b.env.now)).callbacks.append(self._on_due)
+                net.call_at(due, self._on_due)
 
-    def _on_due(self, _ev) -> None:
-        self._due.discard(self._b.env.now)
+    def _on_due(self) -> None:
+        self._due.discard(self._b.net.env.now)
         if self.model.flows:
             self.step()
             self._schedule()
@@ -141,9 +142,10 @@ class DcqcnController:
     def _schedule(self) -> None:
         if not self._tick:
             self._tick = True
-            self._b.env.timeout(self.model.tick_ps).callbacks.append(self._on_tick)
+            net = self._b.net
+            net.call_at(net.env.now + self.model.tick_ps, self._on_tick)
 
-    def _on_tick(self, _ev) -> None:
+    def _on_tick(self) -> None:
         self._tick = False
         dq = self.model
         if not dq.flows:

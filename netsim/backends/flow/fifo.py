@@ -235,8 +235,13 @@ class FifoNet:
                 if nl is not None:
                     self._arrive(fid, nl, nup, b, touched)
         # arrivals for queues already served this step wait for the next step (their segment is pushed then)
-        # 3. PFC hysteresis
-        xoff, gap = self.xoff, self.gap
+        self._pfc(touched)
+        return sent, departed, qavg
+
+    def _pfc(self, touched: set[int]) -> None:
+        """3. PFC hysteresis of the step: an ingress whose count of bytes queued downstream
+        rose above XOFF pauses; a paused one resumes once it fell to XOFF - gap (XON)."""
+        xoff, gap, cnt, paused = self.xoff, self.gap, self.cnt, self.paused
         for i in touched | paused:
             x = xoff.get(i)
             if x is None:
@@ -248,7 +253,6 @@ class FifoNet:
             elif c > x:
                 paused.add(i)
                 self.pause_events += 1
-        return sent, departed, qavg
 
     def _hot(self, flows, inject: dict, dt: float, sent: dict) -> list:
         """The flows this step must move through the queues; the others pass straight through.

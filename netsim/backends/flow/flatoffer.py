@@ -1,7 +1,7 @@
 """Offers of a link whose prefix tree is flat: all its flows are children of the root.
 
 Then the link splits its capacity max-min among the flows by their demands
-(:func:`.porttree._waterfill`), and a flow held by its demand is offered the
+(:func:`.porttree.split_one_link`), and a flow held by its demand is offered the
 water level it would get if it asked for everything (:func:`.porttree._level`):
 the same arithmetic as :func:`.porttree.tree_offer_list`, without the tree. Two
 and three flows, the usual cases, are worked out without sorting (the same

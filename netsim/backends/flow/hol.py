@@ -126,14 +126,15 @@ def _paused(held: dict[int, list[int]], problem: PortProblem, capacity: Mapping[
 
 
 def hol_capacities_flat(paths: Sequence[Sequence[int]], capacity: Mapping[int, float],
-                        rates: Sequence[float]) -> dict[int, float]:
+                        rates: Sequence[float], index_of=link_index) -> dict[int, float]:
     """:func:`hol_capacities` for a flat component solved by max-min.
 
     There a flow is held at link ``l`` when ``l`` is saturated and no flow on
     ``l`` gets more (the max-min bottleneck condition), and every link shares
-    equally among its flows, so no port-fair offers are needed.
+    equally among its flows, so no port-fair offers are needed. ``index_of``: the solver's
+    :class:`~.maxmin.LinkIndex` (by default the numbering is built anew).
     """
-    links, index, lpaths, on = link_index(paths)      # usually kept from the solver's earlier stages
+    links, index, lpaths, on = index_of(paths)      # usually kept from the solver's earlier stages
     held: dict[int, list[int]] = {}
     get = rates.__getitem__
     for l, u in zip(links, on):

@@ -27,7 +27,7 @@ class LinkChanges:
 
     def _link_ids(self, a: str, b: str, where: str) -> tuple[int, int]:
         net = self._net
-        lab, lba = net._lid.get((a, b)), net._lid.get((b, a))
+        lab, lba = net.link_ids.get((a, b)), net.link_ids.get((b, a))
         if lab is None or lba is None or not net.graph.has_edge(a, b):
             raise InputError("no such link", where=where, value=f"{a}:{b}")
         return lab, lba
@@ -50,7 +50,7 @@ class LinkChanges:
         """Link a–b runs at ``rate_bps`` (both directions) from now on.
 
         Remaining bytes of every flow are advanced to now at its old rate
-        (the backend's ``_apply`` does it when the rate changes), the two directed
+        (the fluid network does it when the rate changes), the two directed
         capacities and the graph edge are updated, path constants and memoized
         solutions are dropped, and the components through the link are re-solved
         at this instant. Running flows keep their per-flow cap and ideal FCT;
@@ -62,26 +62,27 @@ class LinkChanges:
         if not rate > 0:
             raise InputError("link rate must be positive", where=f"link {a}:{b}", value=rate_bps,
                              accepted="a positive rate in bit/s")
-        net.dcqcn.catch_up()            # integrate the fluid queues at the old capacity
+        for ctl in net.controllers.values():
+            ctl.catch_up()              # integrate the fluid queues at the old capacity
         net.graph.edges[a, b]["rate_bps"] = rate
         cap = rate / 8.0 / PS_PER_S
-        net._cap[lab] = net._cap[lba] = cap
+        fluid = net.net
+        fluid.capacity[lab] = fluid.capacity[lba] = cap
         self._forget_paths()
         seen: set[int] = set()
         for l in (lab, lba):
-            for fid, f in net._users[l].items():
+            for fid, f in fluid.users[l].items():
                 if fid not in seen:
                     seen.add(fid)
                     path = tuple([f.src] + [self._dst_of(x) for x in f.links])
                     self._repath(f, net._info(path))
-        net._dirty.update((lab, lba))
-        net._request_settle()
+        fluid.mark_dirty((lab, lba))
 
     def _dst_of(self, l: int) -> str:
         net = self._net
         rev = self._lid_rev
-        if rev is None or len(rev) != len(net._lid):
-            rev = self._lid_rev = {v: k for k, v in net._lid.items()}
+        if rev is None or len(rev) != len(net.link_ids):
+            rev = self._lid_rev = {v: k for k, v in net.link_ids.items()}
         return rev[l][1]
 
     def fail_link(self, a: str, b: str) -> None:
@@ -100,15 +101,16 @@ class LinkChanges:
         net = self._net
         from ...errors import RoutingError
         lab, lba = self._link_ids(a, b, "fail_link")
-        net.dcqcn.catch_up()
+        for ctl in net.controllers.values():
+            ctl.catch_up()
         now = net.env.now
         net.graph.remove_edge(a, b)
         net.router.invalidate()
         self._forget_paths()
-        users = net._users
+        fluid = net.net
+        users = fluid.users
         moved = sorted({**users[lab], **users[lba]}.items())
-        dirty = net._dirty
-        dirty.update((lab, lba))
+        fluid.mark_dirty((lab, lba))
         for fid, f in moved:
             try:
                 path = tuple(net.router.path(f.src, f.dst, fid))
@@ -116,19 +118,9 @@ class LinkChanges:
                 raise RoutingError(f"link {a}:{b} failed at {ps_to_ns(now)} ns and flow {fid} "
                                    f"{f.src}->{f.dst} has no path left ({e})") from None
             info = net._info(path)
-            if f.rate > 0.0:             # advance to now at the old rate before the links change
-                f.rem -= f.rate * (now - f.t_upd)
-            f.t_upd = now
-            if f.rp is not None:
-                net.dcqcn.detach(f)     # its queued bytes were on the failed path
-            for l in f.links:
-                del users[l][fid]
-            dirty.update(f.links)
-            f.links = info.links
-            for l in f.links:
-                users[l][fid] = f
-            dirty.update(f.links)
-            if f.rp is not None:
-                net.dcqcn.attach(f)
+            if f.ctl is not None:
+                f.ctl.detach(f)         # its queued bytes were on the failed path
+            fluid.move(f, info.links)   # remaining bytes advanced to now at the old rate first
+            if f.ctl is not None:
+                f.ctl.attach(f)
             self._repath(f, info)
-        net._request_settle()

@@ -24,7 +24,7 @@ This is the flow backend's one max-min solver: components of every size
 same traces on the shipped examples and was 10x slower above a thousand
 flows), the warm start of the port-fair iteration (:mod:`.portfair`) and its
 fallback. :func:`link_index` is the local link numbering the solver stages
-share.
+share (:class:`LinkIndex`: one per solver, keeping its last result).
 
 Deliberately left out: weights (weighted max-min), multipath flows.
 
@@ -136,16 +136,8 @@ def maxmin(paths: Sequence[Sequence[int]], capacity: Sequence[float],
                       None if cap is None else np.asarray(cap, dtype=np.float64))[0]
 
 
-_last: tuple = (None, None)   # the last link_index: (paths as a tuple, its result)
-
-
 def link_index(paths: Sequence[Sequence[int]]) -> tuple[list, dict, list, list]:
-    """Local link numbering of ``paths``.
-
-    The last result is kept when every path is a tuple (immutable), so the
-    solver stages reading the same paths (link capacities, the port-fair
-    problem, the head-of-line pass, :mod:`.hol`) do not rebuild it; the result
-    must therefore not be modified.
+    """Local link numbering of ``paths`` (built anew; :class:`LinkIndex` keeps the last one).
 
     Returns
     -------
@@ -158,11 +150,6 @@ def link_index(paths: Sequence[Sequence[int]]) -> tuple[list, dict, list, list]:
     on : list of list of int
         The flows of every local link, in flow order.
     """
-    global _last
-    key = tuple(paths)
-    last = _last
-    if key == last[0]:
-        return last[1]
     links = list(dict.fromkeys(chain.from_iterable(paths)))   # first-use order
     index = dict(zip(links, range(len(links))))
     get = index.__getitem__
@@ -171,7 +158,26 @@ def link_index(paths: Sequence[Sequence[int]]) -> tuple[list, dict, list, list]:
     for f, q in enumerate(lpaths):
         for j in q:
             on[j].append(f)
-    out = links, index, lpaths, on
-    if all([type(p) is tuple for p in paths]):
-        _last = key, out
-    return out
+    return links, index, lpaths, on
+
+
+class LinkIndex:
+    """:func:`link_index` that keeps its last result, one per solver (instance state, no
+    module global): the solver stages reading the same paths (link capacities, the port-fair
+    problem, the head-of-line pass, :mod:`.hol`) do not rebuild it. Kept only when every
+    path is a tuple (immutable); a result must therefore not be modified."""
+
+    __slots__ = ("_key", "_out")
+
+    def __init__(self):
+        self._key: tuple | None = None
+        self._out: tuple | None = None
+
+    def __call__(self, paths: Sequence[Sequence[int]]) -> tuple[list, dict, list, list]:
+        key = tuple(paths)
+        if key == self._key:
+            return self._out
+        out = link_index(paths)
+        if all([type(p) is tuple for p in paths]):
+            self._key, self._out = key, out
+        return out

@@ -21,6 +21,7 @@ from ...network.path import PathModel
 from ...units import PS_PER_NS, PS_PER_S
 from ...network.ideal import hops
 from .ccmodel import CCModel, resolve_model
+from .controllers import controller_class
 from .settings import PathInfo, ideal_function
 
 
@@ -70,7 +71,10 @@ class PathTable:
         """The :class:`CCModel` of algorithm ``name`` (resolved once) and its default priority."""
         m = self.models.get(name)
         if m is None:
-            m = self.models[name] = resolve_model(name, self.cc_params)
+            m = resolve_model(name, self.cc_params)
+            if m.dynamic:
+                controller_class(name)      # a dynamic model needs its rate controller (else InputError)
+            self.models[name] = m
         return m
 
     def lookup(self, src: str, dst: str, fid: int) -> "PathInfo":

@@ -48,7 +48,7 @@ from .maxmin import maxmin
 from .portplan import Grouping, port_plan
 from .portproblem import PortProblem
 from .portround import iterate
-from .porttree import INF, _Tree, _waterfill  # noqa: F401 (re-exported)
+from .porttree import INF, _Tree, split_one_link  # noqa: F401 (re-exported)
 
 
 class RoundState(NamedTuple):

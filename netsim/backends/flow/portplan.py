@@ -14,7 +14,7 @@ computation on it (:mod:`.portfair`). It lists
   (:mod:`.portround`) computes each group once, and every flow's *slots*, the
   positions of its offers (:meth:`PortPlan.grouping`, kept per capacities).
 
-It models nothing by itself (pure indexing); groups never merge links whose
+Left out: any model (pure indexing); groups never merge links whose
 capacities differ.
 """
 from __future__ import annotations

@@ -7,7 +7,7 @@ tree, :mod:`.porttree`), whether port fairness reduces to max-min fairness
 (:attr:`PortProblem.flat`), the prefix trees it needed, and the index plan of
 the port-fair round loop (:mod:`.portplan`), each built once.
 
-It models nothing by itself (the structure of the paths); capacities, caps and
+Left out: any model (it is the structure of the paths); capacities, caps and
 rates are the solvers' inputs.
 """
 from __future__ import annotations
@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections import Counter
 from itertools import chain
 
-from .maxmin import link_index
-from .porttree import _Tree
+from .maxmin import LinkIndex
+from .porttree import OfferCache, _Tree
 
 
 class PortProblem:
@@ -34,10 +34,13 @@ class PortProblem:
     lists, and every path in local indices, built on first use.
     """
 
-    __slots__ = ("paths", "pair_links", "_steps", "_inc", "_users", "_trees", "_plan")
+    __slots__ = ("paths", "pair_links", "link_index", "offers", "_steps", "_inc", "_users", "_trees", "_plan")
 
-    def __init__(self, paths):
+    def __init__(self, paths, link_index: LinkIndex | None = None, offers: OfferCache | None = None):
         self.paths = paths
+        #: the solver's :class:`~.maxmin.LinkIndex` and :class:`~.porttree.OfferCache` (new ones if not given)
+        self.link_index = link_index if link_index is not None else LinkIndex()
+        self.offers = offers if offers is not None else OfferCache()
         # how many flows enter each link from each previous link
         steps = Counter(chain.from_iterable([zip(p, p[1:]) for p in paths]))
         self._steps = [(key, n) for key, n in steps.items() if n > 1]   # the steps of two flows or more
@@ -57,7 +60,7 @@ class PortProblem:
         """
         inc = self._inc
         if inc is None:
-            _, index, lpaths, on = link_index(self.paths)      # shared with the solver's other stages
+            _, index, lpaths, on = self.link_index(self.paths)      # shared with the solver's other stages
             at: list[list[int]] = [[] for _ in on]
             for q in lpaths:
                 i = 0
@@ -81,7 +84,7 @@ class PortProblem:
         if t is None:
             index, on, at, _ = self.incidence()
             j = index[l]
-            t = self._trees[l] = _Tree(list(zip(on[j], at[j])), self.paths)
+            t = self._trees[l] = _Tree(list(zip(on[j], at[j])), self.paths, self.offers)
         return t
 
     @property
@@ -96,7 +99,7 @@ class PortProblem:
         """
         if not self.pair_links:
             return True
-        _, index, _, on = link_index(self.paths)      # flows per link (kept for the solver's other stages)
+        _, index, _, on = self.link_index(self.paths)      # flows per link (kept for the solver's other stages)
         walk = []
         for (k, l), n in self._steps:
             if n != len(on[index[l]]):

@@ -47,7 +47,9 @@ def iterate(grouping: Grouping, strees: list, base: list[float], off: list[float
     last_order : list
         Per group, the positions of its flows by ascending demand (as :func:`.flatoffer.flat_offer_list`).
     """
-    members, gcap, start, slots, pairs, triples, others, gflows, owner = grouping
+    g = grouping   # by name: a Grouping is a record, never unpacked by position
+    members, gcap, slots, gflows, owner = g.members, g.gcap, g.slots, g.gflows, g.owner
+    pairs, triples, others = g.pairs, g.triples, g.others
     memo = _Memo(len(members), gflows)
     keep = 1.0 - damping
     dmin, dsec, best_g = best_two(base, slots, off, owner)

@@ -24,18 +24,25 @@ import math
 from typing import Sequence
 
 INF = math.inf
-#: :func:`tree_offer_list` results kept (cleared when full)
+#: :func:`tree_offer_list` results kept per :class:`OfferCache` (cleared when full)
 OFFER_CACHE = 16_384
-_OFFERS: dict = {}      # (tree shape, budget, *demands) -> offers
-_SHAPES: dict = {}      # compiled tree (tuple of tuples) -> shape number
-_SHAPE_NUMBERS = itertools.count()
 #: an allocation within this relative distance of the demand counts as demand-held
 HELD_TOL = 1e-12
 _KEEP = 1 - HELD_TOL
 
 
-def _waterfill(budget: float, demands: list[float]) -> list[float]:
-    """Max-min split of ``budget`` among ``demands``."""
+def split_one_link(budget: float, demands: list[float]) -> list[float]:
+    """Max-min split of ``budget`` among ``demands``: the one-link case of max-min fairness.
+
+    The allocation is that of :func:`.maxmin.maxmin_csr` on a single link of
+    capacity ``budget`` crossed by flows capped at ``demands`` (the one-link
+    case has a closed form: serve the demands in ascending order, each its
+    demand or an equal share of what is left, whichever is less; tested equal
+    to :func:`.maxmin.maxmin_csr` in ``tests/backends/flow``). It is kept as
+    its own function, not a call to the vectorized solver, because it runs at
+    every node of a prefix tree in the port-fair rounds (a handful of children
+    each), where numpy's per-call overhead would be most of the cost.
+    """
     n = len(demands)
     out = [0.0] * n
     left = budget
@@ -50,6 +57,28 @@ def _waterfill(budget: float, demands: list[float]) -> list[float]:
     return out
 
 
+class OfferCache:
+    """Offers already computed, by tree shape, budget and demands: one per solver (instance
+    state; no module global holds simulation state). Shapes are numbered by the cache, so
+    trees built for different problems but alike share results."""
+
+    __slots__ = ("offers", "_shapes", "_numbers")
+
+    def __init__(self):
+        self.offers: dict = {}       # (tree shape, budget, *demands) -> offers
+        self._shapes: dict = {}      # compiled tree (tuple of tuples) -> shape number
+        self._numbers = itertools.count()
+
+    def shape(self, key: tuple) -> int:
+        """The shape number of the compiled tree ``key`` (numbers are never reused)."""
+        shape = self._shapes.get(key)
+        if shape is None:
+            if len(self._shapes) >= OFFER_CACHE:
+                self._shapes.clear()          # (numbers are never reused: no stale match)
+            shape = self._shapes[key] = next(self._numbers)
+        return shape
+
+
 class _Tree:
     """The path-prefix tree of one link (single-child chains collapsed).
 
@@ -59,10 +88,11 @@ class _Tree:
     the root is a flow, else it is ``None``.
     """
 
-    __slots__ = ("paths", "kids", "route", "flows", "flat_flows", "_compiled")
+    __slots__ = ("paths", "kids", "route", "flows", "flat_flows", "cache", "_compiled")
 
-    def __init__(self, users: list[tuple[int, int]], paths):
+    def __init__(self, users: list[tuple[int, int]], paths, cache: OfferCache | None = None):
         self.paths = paths
+        self.cache = cache if cache is not None else OfferCache()
         self.kids: list[list[tuple[str, int]]] = []
         self.route: dict[int, list[tuple[int, int]]] = {}
         self.flows = [f for f, _ in users]
@@ -81,11 +111,7 @@ class _Tree:
             at = {f: i for i, f in enumerate(self.flows)}
             kids = [[at[x] if kind == "f" else ~x for kind, x in ks] for ks in self.kids]
             key = tuple(map(tuple, kids))
-            shape = _SHAPES.get(key)
-            if shape is None:
-                if len(_SHAPES) >= OFFER_CACHE:
-                    _SHAPES.clear()          # (numbers are never reused: no stale match)
-                shape = _SHAPES[key] = next(_SHAPE_NUMBERS)
+            shape = self.cache.shape(key)
             c = self._compiled = kids, [self.route[f] for f in self.flows], shape
         return c
 
@@ -165,27 +191,29 @@ def tree_offer_list(tree: _Tree, budget: float, ds: list[float]) -> Sequence[flo
     same on every route through it, so a level depends only on the node and the demand of
     the child asking.
 
-    Results are kept by tree shape, budget and demands (:data:`OFFER_CACHE` of them): the
+    Results are kept in the tree's :class:`OfferCache` by shape, budget and demands
+    (:data:`OFFER_CACHE` of them): the
     components of a collective repeat the same trees and rates. Not when the budget or a
     demand is zero, the only values that compare equal with different bits (±0).
     """
     kids, routes, shape = tree.compiled()
+    offers = tree.cache.offers
     key = (shape, budget, *ds)
-    o = _OFFERS.get(key)
+    o = offers.get(key)
     if o is not None:
         return o
     if budget == 0.0 or 0.0 in ds:
         return _tree_offer_list(kids, routes, budget, ds)
-    if len(_OFFERS) >= OFFER_CACHE:
-        _OFFERS.clear()
-    o = _OFFERS[key] = tuple(_tree_offer_list(kids, routes, budget, ds))   # (floats only: untracked by gc)
+    if len(offers) >= OFFER_CACHE:
+        offers.clear()
+    o = offers[key] = tuple(_tree_offer_list(kids, routes, budget, ds))   # (floats only: untracked by gc)
     return o
 
 
 def tree_allocation(tree: _Tree, budget: float, ds: list[float]) -> list[float]:
     """Hierarchical max-min split of ``budget`` among the flows of ``tree`` (``ds[i]``: the
     demand of ``tree.flows[i]``; the result by the same positions): every node splits what
-    reaches it among its children by their demands (:func:`_waterfill`), a node's demand
+    reaches it among its children by their demands (:func:`split_one_link`), a node's demand
     being the sum of its children's."""
     return _allocation(tree.compiled()[0], budget, ds)[0]
 
@@ -207,7 +235,7 @@ def _allocation(kids: list[list[int]], budget: float, ds: list[float]) -> tuple[
         node, b = stack.pop()
         ks = kids[node]
         d = dems[node] = [ds[x] if x >= 0 else nd[~x] for x in ks]
-        for x, a in zip(ks, _waterfill(b, d)):
+        for x, a in zip(ks, split_one_link(b, d)):
             if x >= 0:
                 alloc[x] = a
             else:

@@ -20,7 +20,8 @@ from itertools import chain
 import numpy as np
 
 from .components import ComponentFinder, FluidFlow, HeldRates, Rates
-from .maxmin import link_index, maxmin_csr
+from .maxmin import LinkIndex, maxmin_csr
+from .porttree import OfferCache
 from .portfair import PortProblem, hol_capacities, hol_capacities_flat, may_block, port_fair_auto
 
 #: components with at most this many flows are solved one by one, never batched (their memo
@@ -51,6 +52,8 @@ class ComponentSolver(ComponentFinder):
         self._port_max = port_max
         self._hol = hol
         self._memo: dict = {}
+        self._index = LinkIndex()      # the last link numbering, shared by the stages of one solve
+        self._offers = OfferCache()    # port-fair tree offers, by tree shape, budget and demands
         self.max_component = 0
         self.solves = 0
         self.port_fair_solves = 0
@@ -85,7 +88,7 @@ class ComponentSolver(ComponentFinder):
             if rates is None:
                 prob = None
                 if n > SMALL_COMPONENT and all(f.lossless for f in comp):
-                    prob = PortProblem([f.links for f in comp])
+                    prob = PortProblem([f.links for f in comp], self._index, self._offers)
                 if n <= SMALL_COMPONENT or (prob is not None and not prob.flat):
                     rates = self._remember(key, self._solve(comp, prob))
                 else:
@@ -157,7 +160,7 @@ class ComponentSolver(ComponentFinder):
             if f.eta != 1.0:
                 break
         else:   # all at efficiency 1 (users[l] are flows of comp): cap * 1.0 == cap, in first-use order
-            links = link_index([f.links for f in comp])[0]
+            links = self._index([f.links for f in comp])[0]
             return dict(zip(links, map(cap.__getitem__, links)))
         users = self._users
         lcap = {}
@@ -200,7 +203,7 @@ class ComponentSolver(ComponentFinder):
         """Rates of one connected component (several flows); ``prob``: its :class:`PortProblem`, if built."""
         paths = [f.links for f in comp]
         if all(f.lossless for f in comp):
-            prob = prob or PortProblem(paths)
+            prob = prob or PortProblem(paths, self._index, self._offers)
             if not prob.flat:
                 return self._port_fair(comp, paths, prob)
         return self._with_hol(comp, paths, self._maxmin(comp))
@@ -232,7 +235,7 @@ class ComponentSolver(ComponentFinder):
         if self._hol and all(f.lossless for f in comp) and may_block(paths):
             # flat: max-min is port-fair; head-of-line blocking from the max-min bottlenecks
             lcap = self._link_caps(comp)
-            paused = hol_capacities_flat(paths, lcap, rates)
+            paused = hol_capacities_flat(paths, lcap, rates, self._index)
             if paused:
                 self.hol_paused_links += len(paused)
                 lcap.update(paused)

@@ -36,7 +36,7 @@ def test_lone_flow_equals_ideal_dumbbell(size):
     assert rec is sink.rows[0]
     assert abs(rec.fct_ns - rec.ideal_fct_ns) <= 1
     path = Router(g).path("left0", "right0", 0)
-    ideal = b._ideal(g, list(path), size, b.params["mtu_bytes"], b.params["header_bytes"])
+    ideal = b.paths.ideal(g, list(path), size, b.params["mtu_bytes"], b.params["header_bytes"])
     assert abs(rec.ideal_fct_ns - ideal) <= 1
 
 
@@ -111,16 +111,17 @@ def _conservation_run(n_flows, seed=7):
         yield b.send(s, d, size)
 
     overload = []
-    inner = b._recompute
+    net = b.net
+    inner = net.recompute
 
-    def checked(dirty):
-        inner(dirty)
-        for l, u in enumerate(b._users):
+    def checked():
+        inner()
+        for l, u in enumerate(net.users):
             load = sum(f.rate for f in u.values())
-            if load > b._cap[l] * (1 + 1e-9):
-                overload.append((env.now, l, load, b._cap[l]))
+            if load > net.capacity[l] * (1 + 1e-9):
+                overload.append((env.now, l, load, net.capacity[l]))
 
-    b._recompute = checked
+    net.recompute = checked
     for fl in flows:
         env.process(starter(env, *fl))
     env.run()
@@ -131,7 +132,7 @@ def _conservation_run(n_flows, seed=7):
     assert sorted(r.size_bytes for r in sink.rows) == sorted(f[2] for f in flows)
     for r in sink.rows:
         assert r.fct_ns >= r.ideal_fct_ns - 1      # nobody beats the lone-flow time
-    assert b._active == 0 and all(not u for u in b._users)
+    assert net.active == 0 and all(not u for u in net.users)
     return st
 
 
@@ -178,7 +179,7 @@ def test_same_instant_changes_share_one_recomputation():
         b.send(f"left{i}", f"right{i}", 1_000_000)
     env.run()
     # one recomputation when all 8 start, one when all 8 end together
-    assert b.recomputations == 1
+    assert b.net.recomputations == 1
 
 
 def test_bad_size():

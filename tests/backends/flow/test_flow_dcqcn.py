@@ -78,3 +78,20 @@ def test_nvlink_only_dcqcn_flows_stay_out_of_the_model():
     st = b.stats()
     assert st["dcqcn_ticks"] == 0 and st["dcqcn_cnps"] == 0
     assert abs(sink.rows[0].fct_ns - sink.rows[0].ideal_fct_ns) <= 1
+
+
+def test_dynamic_model_without_a_rate_controller_is_rejected():
+    """``flow_dynamic=true`` for an algorithm no rate controller implements is an error up front
+    (it used to run the static model silently); DCQCN's is registered through the one hook."""
+    import simpy
+    from netsim.backends.base import create_backend
+    from netsim.backends.flow.controllers import RATE_CONTROLLERS
+    from netsim.errors import InputError
+    from netsim.topology import load_topology
+    g = load_topology("dumbbell:n_left=2,n_right=2")
+    with pytest.raises(InputError, match=r"cubic\.flow_dynamic=true.*flow_dynamic=true only for dcqcn"):
+        create_backend("flow", g, env=simpy.Environment(), cc="cubic",
+                       cc_params={"cubic": {"flow_dynamic": True}})
+    assert set(RATE_CONTROLLERS) == {"dcqcn"}
+    for hook in ("admit", "release", "catch_up", "detach", "attach"):
+        assert callable(getattr(RATE_CONTROLLERS["dcqcn"], hook))

@@ -28,10 +28,10 @@ def test_same_instant_changes_share_one_recomputation():
         env.process(sender(i, 20 * i))  # up to 140 steps, more than any fixed deferral bound
     env.run(until=1)                    # the first picosecond: everything started at 0
     assert b.n_flows == 8
-    assert b.recomputations == 1
+    assert b.net.recomputations == 1
     env.run()
-    assert b.n_completed == 8
-    assert b.rate_updates >= 8          # every flow got a rate at least once
+    assert b.net.n_completed == 8
+    assert b.net.rate_updates >= 8          # every flow got a rate at least once
 
 
 def test_paths_with_equal_hops_share_constants():
@@ -41,22 +41,22 @@ def test_paths_with_equal_hops_share_constants():
     b = create_backend("flow", g, env=env, sinks=TraceSinks(fct=sink))
     paths = b.router.paths("h0", "h2")
     assert len(paths) == 4
-    infos = [b._info(tuple(p)) for p in paths]
+    infos = [b.paths.info(tuple(p)) for p in paths]
     assert len({id(i.shared) for i in infos}) == 1
     # a slower spine link makes its paths differ: own constants, own ideal FCT
     g2 = load_topology("leaf_spine:leaves=2,spines=4,hosts_per_leaf=2")
     g2.edges["leaf0", "spine3"]["rate_bps"] = g2.edges["leaf0", "spine3"]["rate_bps"] / 4
     b2 = create_backend("flow", g2, env=simpy.Environment(), sinks=TraceSinks(fct=ListSink()))
-    infos2 = {p[2]: b2._info(tuple(p)) for p in b2.router.paths("h0", "h2")}
+    infos2 = {p[2]: b2.paths.info(tuple(p)) for p in b2.router.paths("h0", "h2")}
     assert infos2["spine3"].shared is not infos2["spine0"].shared
     assert infos2["spine1"].shared is infos2["spine0"].shared
     size = 3_000_000
     mtu, hdr = b2.params["mtu_bytes"], b2.params["header_bytes"]
     for spine, info in infos2.items():
-        _, ideal_ns, _, _ = b2._flow_consts(info, size, b2._model("none"))
+        _, ideal_ns, _, _ = b2.paths.flow_consts(info, size, b2.paths.model("none"))
         assert round(ideal_ns) == ideal_fct_ns(g2, list(info.path), size, mtu, hdr)
-    slow = b2._flow_consts(infos2["spine3"], size, b2._model("none"))[1]
-    fast = b2._flow_consts(infos2["spine0"], size, b2._model("none"))[1]
+    slow = b2.paths.flow_consts(infos2["spine3"], size, b2.paths.model("none"))[1]
+    fast = b2.paths.flow_consts(infos2["spine0"], size, b2.paths.model("none"))[1]
     assert slow > fast * 2
 
 
@@ -108,9 +108,9 @@ def test_slow_start_charged_at_the_first_share():
             b.send(f"left{i}", f"right{i}", size)
         env.run()
         fct[n] = sink.rows[0].fct_ns
-        info = b._lookup("left0", "right0", 0)
-        model = b._model("cubic")
-        wire, _, lat, cap = b._flow_consts(info, size, model)
+        info = b.paths.lookup("left0", "right0", 0)
+        model = b.paths.model("cubic")
+        wire, _, lat, cap = b.paths.flow_consts(info, size, model)
         solo = min(info.bott, cap)
     ramp = {n: model.ramp_ps(wire, solo / n, info.rtt, info.mtu) for n in (1, 2)}
     assert ramp[2] < ramp[1]

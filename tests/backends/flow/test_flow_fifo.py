@@ -129,4 +129,4 @@ def test_dcqcn_flows_survive_a_link_failure_mid_incast():
     st = b.stats()
     assert st["completed"] == 8 and st["bytes_delivered"] == 8_000_000
     assert st["dcqcn_cnps"] > 0
-    assert not b._dq.net.queues or all(q.q < 1.0 for q in b._dq.net.queues.values())
+    assert not b.dcqcn_model.net.queues or all(q.q < 1.0 for q in b.dcqcn_model.net.queues.values())

@@ -104,7 +104,7 @@ def test_fail_spine_link_mid_flow_reroutes():
     assert old_spine not in new_path
     # both spines have the same capacity: the rerouted flow finishes (nearly) on time
     assert rec.fct_ns == pytest.approx(base, rel=0.02)
-    assert all(not u for u in b._users)
+    assert all(not u for u in b.net.users)
 
 
 def test_fail_shares_surviving_spine():
@@ -126,10 +126,9 @@ def test_fail_shares_surviving_spine():
     if len(pairs) < 2:
         pytest.skip("ECMP picked one spine for every pair")
     size = 10_000_000
-    b._next_fid = 0
     evs = []
     for s, d, f in pairs[:2]:
-        b._next_fid = f
+        b.next_fid = f
         evs.append(b.send(s, d, size))
     a, c = _spine_link(b, pairs[0][0], pairs[0][1], pairs[0][2])
     b.fail_link(a, c)

@@ -50,7 +50,7 @@ def test_backend_component_rates_by_hand():
     for s, d in (("h0", "h2"), ("h1", "h2"), ("h1", "h3"), ("h4", "h2")):
         b.send(s, d, 10**8)
     env.run(until=1)
-    flows = sorted({f.fid: f for u in b._users for f in u.values()}.items())
+    flows = sorted({f.fid: f for u in b.net.users for f in u.values()}.items())
     gbps = [f.rate * 8 * PS_PER_S / 1e9 for _, f in flows]
     line = float(g.edges["h2", next(iter(g["h2"]))]["rate_bps"]) / 1e9    # h2's access link
     assert gbps == pytest.approx([line / 3, line / 3, 2 * line / 3, line / 3], rel=1e-12)
@@ -93,3 +93,15 @@ def test_maxmin_properties(problem):
                     ok = True
                     break
         assert ok, f"flow {f} is not bottlenecked"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(0.0, 1e3), st.lists(st.one_of(st.floats(0.0, 1e3), st.just(INF)), min_size=1, max_size=9))
+def test_split_one_link_is_maxmin_on_one_link(budget, demands):
+    """The port-fair trees' per-node split is the one-link case of the one max-min solver:
+    ``budget`` on one link, flows capped at their demands."""
+    from netsim.backends.flow.porttree import split_one_link
+    got = split_one_link(budget, demands)
+    want = maxmin([[0]] * len(demands), [budget], demands).tolist()
+    assert got == pytest.approx(want, rel=1e-9, abs=1e-9)
+    assert sum(got) <= budget * (1 + 1e-12) + 1e-12          # never more than the link has

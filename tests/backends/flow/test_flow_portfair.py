@@ -118,13 +118,13 @@ def test_no_victim_no_pause():
 
 def _brute_split(tree, budget, dem, node=0, out=None):
     """Reference: the hierarchical split, node by node, with plain water-filling."""
-    from netsim.backends.flow.portfair import _waterfill
+    from netsim.backends.flow.portfair import split_one_link
     out = {} if out is None else out
 
     def demand(kind, x):
         return dem[x] if kind == "f" else sum(demand(*k) for k in tree.kids[x])
     kids = tree.kids[node]
-    for (kind, x), a in zip(kids, _waterfill(budget, [demand(*k) for k in kids])):
+    for (kind, x), a in zip(kids, split_one_link(budget, [demand(*k) for k in kids])):
         if kind == "f":
             out[x] = a
         else:
@@ -134,18 +134,18 @@ def _brute_split(tree, budget, dem, node=0, out=None):
 
 def _brute_offered(tree, budget, dem, f):
     """Reference: re-run the water-filling at every node with f's child asking for everything."""
-    from netsim.backends.flow.portfair import _waterfill
+    from netsim.backends.flow.portfair import split_one_link
 
     def demand(kind, x):
         return dem[x] if kind == "f" else sum(demand(*k) for k in tree.kids[x])
     for node, pos in tree.route[f]:
         ds = [demand(*k) for k in tree.kids[node]]
         ds[pos] = INF
-        budget = _waterfill(budget, ds)[pos]
+        budget = split_one_link(budget, ds)[pos]
     return budget
 
 
-def test_tree_offers_equal_waterfilling():
+def test_tree_offers_equalsplit_one_linking():
     """A flow's offer is its split of the budget, or, when its demand holds it, what plain
     water-filling gives it at every node of its route when it asks for everything."""
     import random

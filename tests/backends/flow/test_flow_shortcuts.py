@@ -18,11 +18,11 @@ import pytest
 import simpy
 
 from netsim.backends.base import TraceSinks, create_backend
-from netsim.backends.flow import backend as backend_mod
-from netsim.backends.flow import completions as completions_mod
+from netsim.backends.flow.fluid import FluidNetwork
+from netsim.backends.flow import fluid as fluid_mod
 from netsim.backends.flow import solver as solver_mod
 from netsim.backends.flow.portfair import INF, PortProblem, is_flat, port_fair
-from netsim.backends.flow.porttree import _waterfill
+from netsim.backends.flow.porttree import split_one_link
 from netsim.records import ListSink
 from netsim.topology import load_topology
 
@@ -83,14 +83,14 @@ def _uncollapsed_offer(paths, users, budget, dem, f):
             grp = groups[k]
             ds.append(INF if any(g == f for g, _ in grp) else sum(dem[g] for g, _ in grp))
         mine = next(i for i, k in enumerate(keys) if any(g == f for g, _ in groups[k]))
-        budget = _waterfill(budget, ds)[mine]
+        budget = split_one_link(budget, ds)[mine]
         members = groups[keys[mine]]
         if len(members) == 1:
             return budget
         depth += 1
 
 
-def test_collapsed_tree_offers_equal_full_waterfilling():
+def test_collapsed_tree_offers_equal_fullsplit_one_linking():
     from netsim.backends.flow.porttree import tree_offer_list
     rng = random.Random(3)
     for _ in range(300):
@@ -145,11 +145,7 @@ def test_fresh_flows_found_without_search_in_search_order():
 
 def _no_eager_start(monkeypatch):
     """A flow alone on its links waits for the settle and its solve, like any other."""
-    def start_alone(self, f, now):
-        self._fresh.append(f)
-        if not self._settle_pending:
-            self._request_settle()
-    monkeypatch.setattr(backend_mod.FlowBackend, "_start_alone", start_alone)
+    monkeypatch.setattr(FluidNetwork, "eager_start", False)
 
 
 def _run(no_shortcut: bool, monkeypatch, cc: str = "none"):
@@ -186,7 +182,7 @@ def _play(topology: str, kind: str, seed: int, rng_seed: int, flows, cc: str = "
     for s, d, size, t in flows(random.Random(rng_seed), nodes):
         env.process(starter(s, d, size, t))
     env.run()
-    return sink.rows, b.recomputations
+    return sink.rows, b.net.recomputations
 
 
 @pytest.mark.parametrize("cc", ["none", "cubic"])   # cubic: slow start charged at the start instant's rate
@@ -202,11 +198,11 @@ def _run_cluster(rules: bool, monkeypatch, fired: dict | None = None):
     than its NICs: flows often share links without filling them, and PFC head-of-line
     blocking happens on the leaf uplinks."""
     if not rules:
-        monkeypatch.setattr(completions_mod, "_may_gain", lambda users, cap, gone: bool(users))
-        monkeypatch.setattr(solver_mod.ComponentSolver, "_fits_beside", lambda self, f: False)
+        monkeypatch.setattr(fluid_mod, "may_gain", lambda users, cap, gone: bool(users))
+        monkeypatch.setattr(solver_mod.ComponentSolver, "fits_beside", lambda self, f: False)
         _no_eager_start(monkeypatch)
     elif fired is not None:
-        may, fits = completions_mod._may_gain, solver_mod.ComponentSolver._fits_beside
+        may, fits = fluid_mod.may_gain, solver_mod.ComponentSolver.fits_beside
 
         def may_gain(users, cap, gone):
             r = may(users, cap, gone)
@@ -217,8 +213,8 @@ def _run_cluster(rules: bool, monkeypatch, fired: dict | None = None):
             r = fits(self, f)
             fired["arrivals"] += r
             return r
-        monkeypatch.setattr(completions_mod, "_may_gain", may_gain)
-        monkeypatch.setattr(solver_mod.ComponentSolver, "_fits_beside", fits_beside)
+        monkeypatch.setattr(fluid_mod, "may_gain", may_gain)
+        monkeypatch.setattr(solver_mod.ComponentSolver, "fits_beside", fits_beside)
     def flows(rng, gpus):
         for rnd in range(12):      # rounds of permutations: flows meet mostly on the fabric
             dst = gpus[:]
