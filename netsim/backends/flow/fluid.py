@@ -15,11 +15,11 @@ a flow-backend run:
   and gives their flows their new rates (:meth:`FluidNetwork._apply`).
 
 A flow alone on all its links starts at its solo rate at once, without a
-settle. Rate controllers (:mod:`.controllers`) change rate caps and report
-the links through :meth:`FluidNetwork.mark_dirty`; they schedule their own
-evaluations through :meth:`FluidNetwork.call_at`. Flow state is one
-:class:`~.components.FluidFlow` record per flow with numeric fields, so a
-batch of flows can later be kept as arrays (issue 22).
+settle. Rate controllers (:mod:`.controllers`) change rate caps, report links
+through :meth:`FluidNetwork.mark_dirty` and schedule evaluations through
+:meth:`FluidNetwork.call_at`. A flow's record is counted and written when it
+is delivered (never ahead of the clock). Flow state is one numeric
+:class:`~.components.FluidFlow` per flow (arrays later: issue 22).
 
 Left out: rate changes between events (a flow's rate is constant between two
 solves of its component), per-packet pacing, the receiver side (a flow is
@@ -237,7 +237,7 @@ class FluidNetwork:
         users = self.users
         cap = self.capacity
         dirty = self._dirty
-        sink = self.sink
+        deliver = self._deliver
         schedule = env.schedule
         done_any = False
         while heap and heap[0][0] <= now:
@@ -257,24 +257,17 @@ class FluidNetwork:
                 if u and may_gain(u, cap[l], f):
                     dirty.add(l)
             self.active -= 1
-            # the record: delivered the latency term after the fluid completion; ns rounded half up,
-            # the slowdown to 6 decimals (nan for a zero ideal FCT); the packet counters zero
+            # delivered the latency term later; ns rounded half up, slowdown to 6 decimals, packet counters 0
             end_ps = now + int(f.lat_ps + 0.5)
-            start_ns = (f.start_ps + 500) // PS_PER_NS
-            end_ns = (end_ps + 500) // PS_PER_NS
-            ideal = int(f.ideal_ns + 0.5)
-            fct = end_ns - start_ns
-            t = f.tag
+            start_ns, end_ns, ideal = (f.start_ps + 500) // PS_PER_NS, (end_ps + 500) // PS_PER_NS, int(f.ideal_ns + 0.5)
+            fct, t = end_ns - start_ns, f.tag
             rec = FlowRecord(fid, f.src, f.dst, f.size, start_ns, end_ns, fct, ideal,
                              round(fct / ideal, 6) if ideal > 0 else nan, t.tag, f.cc, f.prio,
                              0, 0, 0, 0, 0, t.iteration, t.op, t.group, t.collective, t.step, t.group_kind, t.job)
-            self.n_completed += 1
-            self.bytes_delivered += f.size
-            if sink is not None:
-                sink.add(rec)
             ev = f.event
             ev._ok = True          # succeed later than now: the latency term
             ev._value = rec
+            ev.callbacks.insert(0, deliver)   # counted and written when delivered, never ahead of the clock
             schedule(ev, NORMAL, end_ps - now)
             f.event = None
         if done_any:
@@ -286,6 +279,13 @@ class FluidNetwork:
                 self.request_settle()
         else:
             self._ensure_timer()
+
+    def _deliver(self, ev) -> None:
+        """A flow's last byte arrives: count and write its record (never ahead of the clock)."""
+        rec = ev._value
+        self.n_completed, self.bytes_delivered = self.n_completed + 1, self.bytes_delivered + rec.size_bytes
+        if self.sink is not None:
+            self.sink.add(rec)
 
 
 def _ramp_at(f: FluidFlow, rate: float) -> None:
