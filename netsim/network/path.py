@@ -160,6 +160,7 @@ class PathModel:
             return None
         if cc_name in (None, "", "none") and path.nic is not None:
             from ..hoststack import NIC_TRANSPORT
-            transport = NIC_TRANSPORT.get(self.graph.nodes[path.nic].get("nic_kind", "ethernet"), "tcp")
+            from ..topology.query import nic_kind_of
+            transport = NIC_TRANSPORT.get(nic_kind_of(self.graph, path.nic), "tcp")
         return HostCost(int(host_stack.message_overhead_ns(transport)),
                         float(host_stack.rate_cap_bps(transport, path.nic_line_bps)), path.nic_line_bps, transport)

@@ -13,6 +13,25 @@ import networkx as nx
 _DIGITS = re.compile(r"(\d+)")
 
 
+def nic_kind_of(graph: nx.Graph, nic) -> str:
+    """A NIC's transport family: its ``nic_kind``, else ``infiniband`` on an InfiniBand link, else ``roce``.
+
+    A hand-written NIC without ``nic_kind`` is taken as an RDMA NIC (RoCE on
+    Ethernet, the transport NCCL uses on GPU clusters), never as kernel TCP
+    with its host-stack cost; ``netsim topo show`` says so.
+
+    >>> g = nx.Graph(); g.add_node("n", kind="nic"); g.add_node("s", kind="switch")
+    >>> g.add_edge("n", "s", kind="infiniband"); nic_kind_of(g, "n")
+    'infiniband'
+    """
+    kind = graph.nodes[nic].get("nic_kind")
+    if kind is not None:
+        return str(kind)
+    if any(d.get("kind") == "infiniband" for _, _, d in graph.edges(nic, data=True)):
+        return "infiniband"
+    return "roce"
+
+
 def natural_key(name) -> tuple:
     """Sort key that orders ``s2`` before ``s10``.
 

@@ -15,7 +15,7 @@ import networkx as nx
 
 from ..units import format_rate, format_time_ns
 from .domains import domain_summary
-from .query import endpoints, natural_key
+from .query import endpoints, natural_key, nic_kind_of
 
 BISECTION_MAX_EDGES = 20_000
 
@@ -130,8 +130,8 @@ def summary(graph: nx.Graph, bisection: bool = True) -> dict:
         "node_kinds": dict(sorted(nk.items())),
         "link_kinds": {k: {"count": v["count"], "rates_bps": dict(sorted(v["rates_bps"].items())),
                            "delays_ns": dict(sorted(v["delays_ns"].items()))} for k, v in sorted(lk.items())},
-        "nic_kinds": dict(sorted(Counter(a["nic_kind"] for _, a in graph.nodes(data=True)
-                                         if "nic_kind" in a).items())),
+        "nic_kinds": dict(sorted(Counter(a["nic_kind"] if "nic_kind" in a else f"{nic_kind_of(graph, n)} (unset)"
+                                         for n, a in graph.nodes(data=True) if a.get("kind") == "nic").items())),
         "servers": len({a["server"] for _, a in graph.nodes(data=True) if "server" in a}),
         "gpu_forwarding": bool(graph.graph.get("gpu_forwarding", False)),
         "clusters": sorted({str(a["cluster"]) for _, a in graph.nodes(data=True) if "cluster" in a},

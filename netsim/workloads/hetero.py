@@ -34,7 +34,8 @@ def nic_kind_of(graph, gpu: str) -> str:
     nic = nic_of(graph, gpu)
     if nic is None:
         return "none"
-    return str(graph.nodes[nic].get("nic_kind", "ethernet"))
+    from ..topology.query import nic_kind_of
+    return nic_kind_of(graph, nic)
 
 
 def nic_clusters(graph, gpu_names=None) -> dict[str, list[str]]:
@@ -203,7 +204,8 @@ def speed_balanced_partition(workload, graph, gpu_order, host_stack=None) -> tup
         nic = nic_of(graph, gpu_order[s * per])
         line = max((d["rate_bps"] for _, _, d in graph.edges(nic, data=True) if d.get("kind") != "pcie"),
                    default=1e12) if nic else 1e12
-        kind = graph.nodes[nic].get("nic_kind", "ethernet") if nic else "none"
+        from ..topology.query import nic_kind_of
+        kind = nic_kind_of(graph, nic) if nic else "none"
         if host_stack is not None and kind in NIC_TRANSPORT:
             line = host_stack.rate_cap_bps(NIC_TRANSPORT[kind], line)
         rates.append(line)
