@@ -77,3 +77,31 @@ def test_fifo_sharing_honours_link_changes():
     assert a.value.end_ns < b.value.end_ns
     assert b.value.end_ns - a.value.end_ns == pytest.approx(wire / 200e9 * 1e9, rel=1e-4)
     assert a.value.end_ns == pytest.approx(first_drain_ns, rel=1e-3)
+
+
+def test_flows_started_after_a_change_share_the_new_rate():
+    """Regression (trial): a share made before the change kept the old rate for flows that
+    joined it later, so two overlapping flows each ran at the full degraded rate."""
+    import networkx as nx
+    g = nx.Graph()
+    g.add_node("sw", kind="switch")
+    for n in "AB":
+        g.add_node(n, kind="gpu")
+        g.add_edge(n, "sw", kind="ethernet", rate_bps=100e9, delay_ns=1000)
+    ends = {}
+    for backend in ("analytic", "flow"):
+        gg = g.copy()
+        be = create_backend(backend, gg)
+        WhatIf.from_cli(degrade_link=["A:sw=0.5@1ms"]).start(be, gg)
+        env, evs = be.env, []
+
+        def proc():
+            evs.append(be.send("A", "B", 5_000_000))       # in flight at the change
+            yield env.timeout(2_000_000_000)
+            evs.append(be.send("A", "B", 5_000_000))
+            yield env.timeout(300_000_000)
+            evs.append(be.send("A", "B", 5_000_000))
+        env.process(proc())
+        env.run()
+        ends[backend] = [e.value.end_ns for e in evs]
+    assert ends["analytic"] == pytest.approx(ends["flow"], rel=1e-5)

@@ -184,6 +184,7 @@ class AnalyticBackend(Backend):
         if sh is None:
             sh = self._shares[link] = _Share(bott, now)
         self._advance(sh, now)
+        sh.rate_bps = bott          # the pacing link's rate now (a link change may have moved it)
         sh.flows.append(flow)
         self._reschedule(sh)
         return sh
