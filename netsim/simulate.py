@@ -37,9 +37,9 @@ from .backends.base import HOST_STACK, HPCC_FCT, TraceSinks, backend_capabilitie
 from .checks import check_network_params, check_node_params  # noqa: F401  (the one validator)
 from .errors import InputError
 from .records import CsvSink, ListSink
-from .runfiles import DEFAULT_FCT_MODE, NullSink, check_fct_mode, close_sinks, finalize_outputs  # noqa: F401
-from .runfiles import fct_sink as make_fct_sink
-from .runfiles import prepare_out_dir, stopped_run, write_summary
+from .fctmodes import DEFAULT_FCT_MODE, NullSink, check_fct_mode
+from .fctmodes import fct_sink as make_fct_sink
+from .runfiles import close_sinks, finalize_outputs, prepare_out_dir, stopped_run, write_summary  # noqa: F401
 from .units import PS_PER_NS
 
 QUEUE_COLUMNS = ("time_ns", "node", "port", "priority", "queue_bytes")
@@ -94,7 +94,7 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
     until_ns : int, optional
         Stop the simulation at this time even if flows are unfinished.
     fct : str
-        Flow records in ``out_dir`` (``--fct``, :data:`netsim.runfiles.FCT_MODES`): ``per-flow``
+        Flow records in ``out_dir`` (``--fct``, :data:`netsim.fctmodes.FCT_MODES`): ``per-flow``
         (``fct.csv``, default), ``per-op`` (``fct_ops.csv``, one row per tag) or ``off``.
 
     Returns

@@ -15,9 +15,9 @@ from collections import defaultdict
 
 from ..backends.base import ROUTER, TraceSinks, create_backend
 from ..records import CsvSink, ListSink, TeeSink, write_rows
-from ..runfiles import (COMPLETE, DEFAULT_FCT_MODE, check_fct_mode, close_sinks, prepare_out_dir, stopped_run,
-                        write_summary)
-from ..runfiles import fct_sink as make_fct_sink
+from ..fctmodes import DEFAULT_FCT_MODE, check_fct_mode
+from ..fctmodes import fct_sink as make_fct_sink
+from ..runfiles import COMPLETE, close_sinks, prepare_out_dir, stopped_run, write_summary
 from ..units import PS_PER_NS
 from ..workloads import OpGraphBuilder, load_workload, place
 from ..workloads.placement import resolve_partition
@@ -144,7 +144,7 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
     overlap_slowdown : float, optional
         ``overlap.slowdown`` f, replacing the workload file's (``--overlap-slowdown``).
     fct : str
-        Flow records written to ``out_dir`` (``--fct``, :data:`netsim.runfiles.FCT_MODES`): ``per-flow``
+        Flow records written to ``out_dir`` (``--fct``, :data:`netsim.fctmodes.FCT_MODES`): ``per-flow``
         (``fct.csv``, default), ``per-op`` (``fct_ops.csv``) or ``off``.
     keep_records : bool
         Keep flows/ops in memory: ``summary["records"]`` = {"fct": [...], "ops": [...]},

@@ -38,6 +38,7 @@ import networkx as nx
 import numpy as np
 
 from ..errors import RoutingError
+from .bfs import csr, hop_counts
 from .schema import ENDPOINT_KINDS
 from .stubs import STUB_MAX_NODES, find_gate, make_stub, stub_next
 
@@ -118,40 +119,12 @@ class Router:
         self._intern: dict[tuple[int, ...], tuple[int, ...]] = {}
         self._stubs: dict = {}
 
-    def _csr(self, adj) -> tuple:
-        """``(indptr, indices)`` of an adjacency list (cached per list: the full one and the NVLink one)."""
-        key = id(adj)
-        got = self._csrs.get(key)
-        if got is None:
-            lengths = np.fromiter((len(a) for a in adj), dtype=np.int64, count=len(adj))
-            indptr = np.zeros(len(adj) + 1, dtype=np.int64)
-            np.cumsum(lengths, out=indptr[1:])
-            indices = np.fromiter((v for a in adj for v in a), dtype=np.int64, count=int(indptr[-1]))
-            got = self._csrs[key] = (indptr, indices)
-        return got
-
     def _bfs(self, dst: int, adj) -> array:
-        """Hop counts to ``dst`` (level-synchronous BFS in numpy; endpoints other than ``dst`` never relay)."""
-        indptr, indices = self._csr(adj)
-        dist = np.full(len(self._names), _UNREACHED, dtype=np.uint16)
-        dist[dst] = 0
-        frontier = np.array([dst], dtype=np.int64)
-        level = 0
-        while frontier.size:
-            level += 1
-            if level > 1:
-                frontier = frontier[self._transit_np[frontier]]
-            starts, counts = indptr[frontier], indptr[frontier + 1] - indptr[frontier]
-            total = int(counts.sum())
-            if total == 0:
-                break
-            offsets = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(total)
-            nbrs = indices[offsets]
-            dist[nbrs[dist[nbrs] == _UNREACHED]] = level
-            frontier = np.flatnonzero(dist == level)
-        out = array("H")
-        out.frombytes(dist.tobytes())
-        return out
+        """Hop counts to ``dst`` over ``adj`` (the full or the NVLink adjacency; :func:`.bfs.hop_counts`)."""
+        key = id(adj)
+        if key not in self._csrs:
+            self._csrs[key] = csr(adj)
+        return hop_counts(dst, *self._csrs[key], self._transit_np, _UNREACHED)
 
     def _tables(self, dst: int) -> tuple[array, array | None]:
         dist = self._dist.get(dst)
