@@ -78,3 +78,11 @@ def test_cli_rejects_a_bad_mode_in_one_line(tmp_path):
                           str(tmp_path), "--fct", "op"], capture_output=True, text=True, env=env, cwd=ROOT)
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
     assert "--fct" in res.stderr and "per-op" in res.stderr
+
+
+def test_trace_says_where_the_flows_went(tmp_path):
+    from netsim.analysis.trace import write_trace
+    run_training(TOPO, WL, backend="analytic", out_dir=str(tmp_path), fct="per-op")
+    info: dict = {}
+    write_trace(str(tmp_path), info=info)
+    assert "fct_ops.csv" in info["flows"] and info["events"] > 0
