@@ -216,9 +216,10 @@ BUILDERS = {f.__name__: f for f in (dumbbell, leaf_spine, fat_tree, gpu_server, 
 
 
 def _register_direct() -> None:
-    """GPU-to-GPU builders (:mod:`.directbuilders`) and the three-tier :func:`~.clos3.gpu_clos3` (imported late: it uses this module's defaults)."""
-    from .directbuilders import gpu_mesh, gpu_ring, gpu_torus, multi_dim
+    """GPU-to-GPU builders (:mod:`.directbuilders`) and the three-tier :func:`~.clos3.gpu_clos3`
+    (imported late: they use this module's defaults)."""
     from .clos3 import gpu_clos3
+    from .directbuilders import gpu_mesh, gpu_ring, gpu_torus, multi_dim
     BUILDERS.update({f.__name__: f for f in (gpu_ring, gpu_mesh, gpu_torus, multi_dim, gpu_clos3)})
 
 

@@ -24,8 +24,8 @@ distances kept in compact arrays. Per class (``per_class=True``, the
 default): a destination behind a gate (its leaf/rail switch, :mod:`.stubs`)
 keeps next hops for its few stub nodes only, every other node uses the
 gate's row — exactly the same paths, with one full row per leaf instead of
-per destination, so a 16k-GPU fabric routes in seconds and well under 4 GiB. Call :meth:`Router.invalidate` after
-editing the graph (link removal). Left out: weighted (non hop-count) costs,
+per destination, so a 16k-GPU fabric routes in seconds and well under 4 GiB.
+Call :meth:`Router.invalidate` after editing the graph (link removal). Left out: weighted (non hop-count) costs,
 adaptive routing, NCCL's PXN (relaying across rails through another GPU).
 """
 from __future__ import annotations
