@@ -15,6 +15,9 @@ Protocol (``netsim run``, ``netsim flows`` and their Python twins):
    ``writing outputs`` while the derived trace/Parquet files are produced),
    ``sim_time_ns`` (simulated time reached) and ``outputs`` (rows per file).
 
+Flow records: ``fct.csv`` by default, ``fct_ops.csv`` or nothing with
+``--fct per-op|off`` (:mod:`netsim.fctmodes`).
+
 4. :func:`finalize_outputs` (the CLI's post-run step) sets ``writing
    outputs``, writes the Parquet copies and ``trace.json`` (each atomically)
    and writes ``summary.json`` again, last.
@@ -40,7 +43,7 @@ SUMMARY_FILE = "summary.json"
 #: Tables a run writes as ``NAME.csv`` (and ``NAME.parquet``).
 TABLE_FILES = ("fct", "ops", "queues", "pfc", "cc", "traffic_matrix", "message_sizes")
 #: Other files netsim writes into a run folder.
-OTHER_FILES = ("trace.json", "report.html", "fct.txt")
+OTHER_FILES = ("trace.json", "report.html", "fct.txt", "fct_ops.csv")
 
 
 def prepare_out_dir(out_dir: str | os.PathLike) -> str:

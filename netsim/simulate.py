@@ -36,7 +36,9 @@ import simpy
 from .backends.base import HOST_STACK, HPCC_FCT, TraceSinks, backend_capabilities, create_backend
 from .checks import check_network_params, check_node_params  # noqa: F401  (the one validator)
 from .errors import InputError
-from .records import FCT_COLUMNS, CsvSink, ListSink
+from .records import CsvSink, ListSink
+from .fctmodes import DEFAULT_FCT_MODE, NullSink, check_fct_mode
+from .fctmodes import fct_sink as make_fct_sink
 from .runfiles import close_sinks, finalize_outputs, prepare_out_dir, stopped_run, write_summary  # noqa: F401
 from .units import PS_PER_NS
 
@@ -64,7 +66,7 @@ def check_cc_params(cc: str, cc_params: dict | None) -> dict:
 
 def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "none", params: dict | None = None,
               cc_params: dict | None = None, seed: int = 0, out_dir: str | None = None, hpcc_fct: bool = False,
-              quiet: bool = True, until_ns: int | None = None) -> dict:
+              quiet: bool = True, until_ns: int | None = None, fct: str = "per-flow") -> dict:
     """Simulate ``flows`` (``FlowSpec``-like: src, dst, size_bytes, start_ns, tag, cc, priority) on ``graph``.
 
     Parameters
@@ -91,6 +93,9 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
         (every backend, :mod:`netsim.hpccfct`; needs ``out_dir``).
     until_ns : int, optional
         Stop the simulation at this time even if flows are unfinished.
+    fct : str
+        Flow records in ``out_dir`` (``--fct``, :data:`netsim.fctmodes.FCT_MODES`): ``per-flow``
+        (``fct.csv``, default), ``per-op`` (``fct_ops.csv``, one row per tag) or ``off``.
 
     Returns
     -------
@@ -100,6 +105,10 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
     from .records import FlowTag
     flows = list(flows)
     params = dict(params or {})
+    check_fct_mode(fct)
+    if hpcc_fct and fct != DEFAULT_FCT_MODE:
+        raise InputError("HPCC fct.txt is written from the per-flow records", where="--fct", value=fct,
+                         accepted=f"{DEFAULT_FCT_MODE} with --hpcc-fct")
     if hpcc_fct and out_dir is None:
         raise InputError("HPCC fct.txt needs an output directory", where="hpcc_fct", value=True,
                          accepted="out_dir=DIR (netsim flows --out DIR --hpcc-fct)")
@@ -112,7 +121,7 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
     env = simpy.Environment()
     if out_dir is not None:
         prepare_out_dir(out_dir)    # summary.json (the commit marker) goes first
-        fct_sink = CsvSink(os.path.join(out_dir, "fct.csv"), FCT_COLUMNS)
+        fct_sink = make_fct_sink(fct, out_dir) or NullSink()
         sinks = TraceSinks(fct=fct_sink,
                            queues=CsvSink(os.path.join(out_dir, "queues.csv"), QUEUE_COLUMNS),
                            pfc=CsvSink(os.path.join(out_dir, "pfc.csv"), PFC_COLUMNS),
@@ -152,7 +161,7 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
 
     env.process(starter(env))
     files = {} if out_dir is None else {os.path.basename(x.path): x
-                                        for x in (sinks.fct, sinks.queues, sinks.pfc, sinks.cc)}
+                                        for x in (sinks.fct, sinks.queues, sinks.pfc, sinks.cc) if hasattr(x, "path")}
     try:
         _drive(env, be, until_ns, quiet, len(flows))
         be.close()
@@ -166,6 +175,8 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
                 from .hpccfct import write_fct_txt
                 outputs.update(write_fct_txt(out_dir, graph, params=params, seed=seed,
                                              ack_fct_ns=getattr(be, "hpcc_ack_fct_ns", None)))
+            if fct != DEFAULT_FCT_MODE:
+                summary["fct_mode"] = fct
             write_summary(out_dir, summary, summary["status"], int(env.now // PS_PER_NS), outputs)
     except BaseException as exc:
         if out_dir is not None:

@@ -280,6 +280,8 @@ def write_trace(run_dir: str | os.PathLike, out: str | os.PathLike | None = None
     """
     run_dir = os.fspath(run_dir)
     events, meta = plan_events(TraceSource.of_dir(run_dir), graph, router, seed, queues, max_events)
+    if meta["flows"].startswith("none") and os.path.exists(os.path.join(run_dir, "fct_ops.csv")):
+        meta["flows"] = "none (--fct per-op: per-op flow aggregates in fct_ops.csv)"
     out = os.fspath(out) if out is not None else os.path.join(run_dir, "trace.json")
     n = 0
     with atomic_output(out) as fh:

@@ -15,7 +15,7 @@ from typing import Callable
 import simpy
 
 BENCHES: dict[str, Callable[[], dict]] = {}
-AREAS = ("packet", "cc", "training", "flow", "flowgpt", "outputs")
+AREAS = ("packet", "cc", "training", "flow", "flowgpt", "outputs", "routing")
 
 
 def benchmark(name: str):

@@ -46,10 +46,11 @@ def _run(args) -> int:
     from ..interrupts import interrupt_signals
     with interrupt_signals():  # SIGINT/SIGTERM: outputs flushed, summary.json "interrupted", exit 130
         summary = run_flows(graph, flows, backend=args.backend, cc=args.cc, params=params, cc_params=cc_params,
-                            seed=args.seed, out_dir=args.out, hpcc_fct=args.hpcc_fct, quiet=args.quiet)
+                            seed=args.seed, out_dir=args.out, hpcc_fct=args.hpcc_fct, quiet=args.quiet,
+                            fct=args.fct)
         finalize_outputs(args.out, graph, args.seed, trace=not args.no_trace)
     if not args.quiet:
-        _print_line(summary, args.out)
+        _print_line(summary, args.out, args.fct)
     status = summary.get("status", "complete")
     if status != "complete":   # flows lost: never a quiet exit 0 (the outputs above stay written)
         from ..errors import SimulationError
@@ -57,14 +58,21 @@ def _run(args) -> int:
     return 0
 
 
-def _print_line(summary: dict, out: str) -> None:
-    """The one summary line: flow counts, mean and p99 FCT (from ``fct.csv``), drops, pauses, wall time."""
+def _print_line(summary: dict, out: str, fct: str = "per-flow") -> None:
+    """The one summary line: flow counts, mean and p99 FCT (from ``fct.csv``, or the mean from
+    ``fct_ops.csv`` with ``--fct per-op``), drops, pauses, wall time."""
     from ..units import format_time_ns
-    fcts = []
-    with open(os.path.join(out, "fct.csv"), newline="") as fh:
-        for row in csv.DictReader(fh):
-            fcts.append(int(row["fct_ns"]))
-    mean = sum(fcts) / len(fcts) if fcts else float("nan")
+    fcts, mean = [], float("nan")
+    if fct == "per-flow":
+        with open(os.path.join(out, "fct.csv"), newline="") as fh:
+            for row in csv.DictReader(fh):
+                fcts.append(int(row["fct_ns"]))
+        mean = sum(fcts) / len(fcts) if fcts else float("nan")
+    elif fct == "per-op":         # the flow-weighted mean of the per-op means; no percentile without flows
+        with open(os.path.join(out, "fct_ops.csv"), newline="") as fh:
+            rows = [(int(r["flows"]), float(r["mean_fct_ns"])) for r in csv.DictReader(fh)]
+        n = sum(k for k, _ in rows)
+        mean = sum(k * m for k, m in rows) / n if n else float("nan")
     p99 = _percentile(fcts, 0.99)
     fmt = (lambda v: format_time_ns(v) if v == v else "n/a")
     print(f"flows {summary['flows']}  completed {summary['completed']}  mean FCT {fmt(mean)}  "
@@ -87,6 +95,8 @@ def register(subparsers) -> None:
                    help="override a congestion-control parameter (bare key: the --cc algorithm)")
     p.add_argument("--cc-params-file", metavar="FILE",
                    help="YAML/JSON {cc: {key: value}} (or flat {key: value} for --cc); --cc-param wins")
+    p.add_argument("--fct", default="per-flow", metavar="MODE",
+                   help="flow records: per-flow (fct.csv, default), per-op (fct_ops.csv: one row per tag) or off")
     p.add_argument("--hpcc-fct", action="store_true",
                    help="also write HPCC ns-3's fct.txt and fct_nodes.csv (node id, HPCC address, name); any backend")
     p.add_argument("--no-trace", action="store_true", help="do not write trace.json (Chrome trace events)")

@@ -75,7 +75,7 @@ def _run(args) -> int:
                                cc_params=cc_params, seed=args.seed, iterations=args.iterations, out_dir=args.out,
                                workload_overrides=overrides, progress=None if not args.quiet else False,
                                whatif=whatif, allow_oom=args.allow_oom, workload_format=args.workload_format,
-                               **effects)
+                               fct=args.fct, **effects)
         finalize_outputs(args.out, args.topology, args.seed, trace=not args.no_trace)  # trace.json, Parquet
     if not args.quiet:
         import os
@@ -98,7 +98,7 @@ def _run_repeats(args, params, cc_params, overrides, whatif, effects) -> int:
                           after_run=after, backend=args.backend, cc=args.cc, params=params, cc_params=cc_params,
                           iterations=args.iterations, workload_overrides=overrides,
                           progress=None if not args.quiet else False, whatif=whatif, allow_oom=args.allow_oom,
-                          workload_format=args.workload_format, **effects)
+                          workload_format=args.workload_format, fct=args.fct, **effects)
     if not args.quiet:
         d = out["distribution_s"]
         print(f"{out['workload']} on {out['topology']} ({out['backend']}, cc={out['cc']}), {out['repeats']} repeats "
@@ -131,6 +131,9 @@ def register(subparsers) -> None:
     p.add_argument("--cc-params-file", metavar="FILE",
                    help="YAML/JSON {cc: {key: value}} (or flat {key: value} for --cc); --cc-param wins")
     p.add_argument("--no-trace", action="store_true", help="do not write trace.json (Chrome trace events)")
+    p.add_argument("--fct", default="per-flow", metavar="MODE",
+                   help="flow records: per-flow (fct.csv, default), per-op (fct_ops.csv: one row per op and step; "
+                        "for very large runs) or off")
     p.add_argument("--workload-set", action="append", default=[], metavar="FIELD=VALUE",
                    help="override a workload field, e.g. parallelism.dp=4 (repeatable)")
     p.add_argument("--inject-delay", action="append", default=[], metavar="COLL[@GROUP]=DUR",

@@ -14,7 +14,9 @@ import time
 from collections import defaultdict
 
 from ..backends.base import ROUTER, TraceSinks, create_backend
-from ..records import FCT_COLUMNS, CsvSink, ListSink, TeeSink, write_rows
+from ..records import CsvSink, ListSink, TeeSink, write_rows
+from ..fctmodes import DEFAULT_FCT_MODE, check_fct_mode
+from ..fctmodes import fct_sink as make_fct_sink
 from ..runfiles import COMPLETE, close_sinks, prepare_out_dir, stopped_run, write_summary
 from ..units import PS_PER_NS
 from ..workloads import OpGraphBuilder, load_workload, place
@@ -101,7 +103,8 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
                  cc_params: dict | None = None, seed: int = 0, iterations: int = 1, out_dir=None,
                  workload_overrides=None, progress: bool | None = None, keep_records: bool = False,
                  topology_name: str | None = None, whatif=None, host_stack=None, allow_oom: bool = False,
-                 workload_format: str | None = None, variability=None, overlap_slowdown=None) -> dict:
+                 workload_format: str | None = None, variability=None, overlap_slowdown=None,
+                 fct: str = "per-flow") -> dict:
     """Simulate ``iterations`` training iterations of ``workload`` on ``graph``.
 
     Parameters
@@ -140,6 +143,9 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
         (:mod:`netsim.workloads.variability`; ``--variability KEY=VALUE``).
     overlap_slowdown : float, optional
         ``overlap.slowdown`` f, replacing the workload file's (``--overlap-slowdown``).
+    fct : str
+        Flow records written to ``out_dir`` (``--fct``, :data:`netsim.fctmodes.FCT_MODES`): ``per-flow``
+        (``fct.csv``, default), ``per-op`` (``fct_ops.csv``) or ``off``.
     keep_records : bool
         Keep flows/ops in memory: ``summary["records"]`` = {"fct": [...], "ops": [...]},
         and the executor under ``summary["_executor"]`` (for tests/notebooks).
@@ -150,6 +156,7 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
         The summary (also written to ``summary.json``), plus ``paths``.
     """
     from ..errors import InputError
+    check_fct_mode(fct)
     if not isinstance(iterations, int) or iterations < 1:
         raise InputError("must be a positive integer", where="--iterations", value=iterations)
     t0 = time.perf_counter()
@@ -187,7 +194,11 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
                                                            "traffic_matrix", "message_sizes")}
         paths.update(p)
         paths["summary"] = os.path.join(out_dir, "summary.json")
-        fct_sinks.append(CsvSink(p["fct"], FCT_COLUMNS))
+        fct_sinks.append(make_fct_sink(fct, out_dir))     # None for --fct off
+        if fct != DEFAULT_FCT_MODE:
+            del paths["fct"]
+            if fct_sinks[-1] is not None:
+                paths["fct_ops"] = fct_sinks[-1].path
         ops_sinks.append(CsvSink(p["ops"], OPS_COLUMNS))
         extra = {"queues": CsvSink(p["queues"], ("time_ns", "node", "port", "priority", "queue_bytes")),
                  "pfc": CsvSink(p["pfc"], ("time_ns", "node", "port", "priority", "event")),
@@ -201,13 +212,15 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
         host_stack = None if flag in ("0", "false", "no", "off") else HostStack(host_params)
     elif host_stack is False:
         host_stack = None
-    files = {os.path.basename(s.path): s for s in (*fct_sinks, *ops_sinks, *extra.values())}
+    files = {os.path.basename(s.path): s for s in (*fct_sinks, *ops_sinks, *extra.values()) if s is not None}
     run = {"be": None, "ex": None}
     try:
         summary = _simulate(run, graph, builder, placement, wl, what, host_stack, fct_sink, ops_sink, extra,
                             traffic, effects, backend=backend, cc=cc, params=params, cc_params=cc_params, seed=seed,
                             iterations=iterations, progress=progress, t0=t0, topology=topo_label)
         summary["memory"] = memory
+        if out_dir is not None and fct != DEFAULT_FCT_MODE:
+            summary["fct_mode"] = fct
         if out_dir is not None:
             outputs = close_sinks(files)
             outputs["traffic_matrix.csv"] = write_rows(

@@ -3,7 +3,9 @@
 Builders: :func:`dumbbell`, :func:`leaf_spine`, :func:`fat_tree` here;
 :func:`gpu_server`, :func:`gpu_cluster` (rail-optimized or leaf-spine fabric,
 per-server NIC kind and rate) and :func:`two_clusters` (an RDMA cluster and an
-Ethernet cluster joined by a slower link) in :mod:`.gpubuilders`, re-exported.
+Ethernet cluster joined by a slower link) in :mod:`.gpubuilders`, re-exported;
+the three-tier ``gpu_clos3`` (pods of rail/leaf switches, spines, cores; to
+16k GPUs and beyond) in :mod:`.clos3`.
 :data:`BUILDERS` maps names to builders so that an expression
 ``"leaf_spine:leaves=4,spines=2"`` can be built by :func:`build_expression`.
 
@@ -214,9 +216,11 @@ BUILDERS = {f.__name__: f for f in (dumbbell, leaf_spine, fat_tree, gpu_server, 
 
 
 def _register_direct() -> None:
-    """GPU-to-GPU builders (:mod:`.directbuilders`, imported late: it uses this module's defaults)."""
+    """GPU-to-GPU builders (:mod:`.directbuilders`) and the three-tier :func:`~.clos3.gpu_clos3`
+    (imported late: they use this module's defaults)."""
+    from .clos3 import gpu_clos3
     from .directbuilders import gpu_mesh, gpu_ring, gpu_torus, multi_dim
-    BUILDERS.update({f.__name__: f for f in (gpu_ring, gpu_mesh, gpu_torus, multi_dim)})
+    BUILDERS.update({f.__name__: f for f in (gpu_ring, gpu_mesh, gpu_torus, multi_dim, gpu_clos3)})
 
 
 _register_direct()

@@ -80,6 +80,10 @@ def estimated_nodes(name: str, args: dict) -> int:
     if name == "fat_tree":
         k = count("k")
         return k ** 3 // 4 + 5 * k * k // 4
+    if name == "gpu_clos3":
+        from .clos3 import clos3_nodes
+        return clos3_nodes({k: count(k) for k in ("servers", "gpus_per_server", "gpus_per_nic", "servers_per_pod",
+                                                  "servers_per_leaf", "spines_per_pod", "cores_per_plane")})
     if name == "gpu_server":
         return server(count("gpus"), count("gpus_per_nic"))
     per = server(count("gpus_per_server"), count("gpus_per_nic"))

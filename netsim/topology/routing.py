@@ -20,22 +20,27 @@ Modelled:
   spraying (``routing=spray``).
 
 Speed: one BFS per destination, lazily, on an integer-indexed adjacency;
-distances kept in compact arrays so a 1,024-GPU cluster's all-pairs routes
-fit in memory and compute in seconds. Call :meth:`Router.invalidate` after
-editing the graph (link removal). Left out: weighted (non hop-count) costs,
+distances kept in compact arrays. Per class (``per_class=True``, the
+default): a destination behind a gate (its leaf/rail switch, :mod:`.stubs`)
+keeps next hops for its few stub nodes only, every other node uses the
+gate's row — exactly the same paths, with one full row per leaf instead of
+per destination, so a 16k-GPU fabric routes in seconds and well under 4 GiB.
+Call :meth:`Router.invalidate` after editing the graph (link removal). Left out: weighted (non hop-count) costs,
 adaptive routing, NCCL's PXN (relaying across rails through another GPU).
 """
 from __future__ import annotations
 
 import zlib
 from array import array
-from collections import deque
 from typing import Hashable, Sequence
 
 import networkx as nx
+import numpy as np
 
 from ..errors import RoutingError
+from .bfs import csr, hop_counts
 from .schema import ENDPOINT_KINDS
+from .stubs import STUB_MAX_NODES, find_gate, make_stub, stub_next
 
 _UNREACHED = 0xFFFF
 _M32 = 0xFFFFFFFF
@@ -64,6 +69,10 @@ class Router:
         ``"ecmp"`` (one path per flow) or ``"spray"`` (the backend sprays
         packets with :meth:`next_hops`; :meth:`path` still gives the flow's
         ECMP path, e.g. for its ideal FCT).
+    per_class : bool
+        Share next-hop rows between destinations behind the same gate
+        (:mod:`.stubs`; same paths, less state). False: one row per
+        destination (the reference the per-class tables are tested against).
 
     Examples
     --------
@@ -75,12 +84,13 @@ class Router:
     ('spine0', 'spine1')
     """
 
-    def __init__(self, graph: nx.Graph, seed: int = 0, mode: str = "ecmp"):
+    def __init__(self, graph: nx.Graph, seed: int = 0, mode: str = "ecmp", per_class: bool = True):
         if mode not in MODES:
             raise RoutingError(f"unknown routing mode {mode!r}; expected one of {', '.join(MODES)}")
         self.graph = graph
         self.seed = int(seed)
         self.mode = mode
+        self.per_class = bool(per_class)
         self.invalidate()
 
     # -- index -------------------------------------------------------------------------------------
@@ -100,26 +110,21 @@ class Router:
             self._adj.append(tuple(nbrs))
             self._nvadj.append(tuple(m for m in nbrs if g.edges[n, self._names[m]].get("kind") == "nvlink"))
         self._has_nvlink = any(self._nvadj)
+        self._transit_np = np.array(self._transit, dtype=bool)
+        self._csrs: dict = {}
+        self._relay_degree = [sum(1 for v in a if self._transit[v]) for a in self._adj]
         self._dist: dict[int, array] = {}
         self._nvdist: dict[int, array | None] = {}
         self._nh: dict[int, list] = {}
         self._intern: dict[tuple[int, ...], tuple[int, ...]] = {}
+        self._stubs: dict = {}
 
     def _bfs(self, dst: int, adj) -> array:
-        dist = array("H", [_UNREACHED]) * len(self._names)
-        dist[dst] = 0
-        transit = self._transit
-        q = deque([dst])
-        while q:
-            u = q.popleft()
-            if u != dst and not transit[u]:
-                continue  # endpoints terminate, never relay
-            du = dist[u] + 1
-            for v in adj[u]:
-                if dist[v] == _UNREACHED:
-                    dist[v] = du
-                    q.append(v)
-        return dist
+        """Hop counts to ``dst`` over ``adj`` (the full or the NVLink adjacency; :func:`.bfs.hop_counts`)."""
+        key = id(adj)
+        if key not in self._csrs:
+            self._csrs[key] = csr(adj)
+        return hop_counts(dst, *self._csrs[key], self._transit_np, _UNREACHED)
 
     def _tables(self, dst: int) -> tuple[array, array | None]:
         dist = self._dist.get(dst)
@@ -131,7 +136,34 @@ class Router:
             self._nvdist[dst] = nv
         return dist, self._nvdist[dst]
 
+    def _stub(self, dst: int):
+        """The destination's :class:`~.stubs.Stub` (None: routed by its own full row)."""
+        try:
+            return self._stubs[dst]
+        except KeyError:
+            pass
+        # endpoints only: a gate is a relaying node, so its own row is full and gates never chain
+        found = None
+        if self.per_class and not self._transit[dst]:
+            found = find_gate(dst, self._adj, self._nvadj, self._transit, self._relay_degree, STUB_MAX_NODES)
+        stub = None
+        if found is not None:
+            gate, inner = found
+            stub = make_stub(dst, gate, inner, self._adj, self._nvadj, self._transit, self._tables(gate)[0],
+                             self._has_nvlink)
+        self._stubs[dst] = stub
+        return stub
+
     def _next(self, u: int, dst: int) -> tuple[int, ...]:
+        stub = self._stubs[dst] if dst in self._stubs else self._stub(dst)
+        if stub is not None:
+            if u not in stub.members:
+                return self._next(u, stub.gate)
+            nh = stub.nh.get(u)
+            if nh is None:
+                nh = stub_next(stub, u, dst, self._adj, self._nvadj, self._transit, self._dist[stub.gate])
+                nh = stub.nh[u] = self._intern.setdefault(nh, nh)
+            return nh
         row = self._nh.get(dst)
         if row is None:
             row = self._nh[dst] = [None] * len(self._names)

@@ -39,7 +39,7 @@ NIC_KINDS = ("infiniband", "roce", "ethernet")
 #: node kinds that only ever terminate traffic (routes never transit them)
 ENDPOINT_KINDS = frozenset({"gpu", "host"})
 #: node attributes netsim reads besides the network-parameter overrides (``netsim defaults`` names)
-NODE_ATTRS = ("kind", "server", "index", "nic_kind", "cluster", "tier", "memory_bytes", "nvls", "sharp")
+NODE_ATTRS = ("kind", "server", "index", "nic_kind", "cluster", "tier", "pod", "memory_bytes", "nvls", "sharp")
 #: link attributes netsim reads
 EDGE_ATTRS = ("kind", "rate_bps", "delay_ns", "error_rate")
 _UNIT_SUFFIXES = ("_bps", "_ns", "_bytes")

@@ -1,0 +1,59 @@
+"""Topology build and routing cost at scale (``netsim bench routing_scale``; issue 22).
+
+For 1k, 4k, 8k and 16k GPUs on the three-tier rail-optimized fabric
+(:func:`netsim.topology.clos3.gpu_clos3`, 8-GPU servers, 32-server pods),
+each in a fresh child process (so each size's peak RSS is its own): build
+and validate through the builder expression (as ``netsim run`` does), then
+route :data:`SAMPLE_PATHS` seeded random GPU pairs with :meth:`Router.path`.
+Target (issue 22): 16k GPUs build, validate and route 10k paths in <= 30 s
+and <= 4 GiB. Wall seconds are also given as a ratio to the SimPy ceiling
+of the same run (``*_x_ceiling``: wall x ceiling events/s), comparable
+across machines and loads.
+"""
+from __future__ import annotations
+
+from . import benchmark, simpy_ceiling
+from .outputs import _child
+
+#: GPU counts measured (8 GPUs per server)
+SIZES_GPUS = (1024, 4096, 8192, 16384)
+#: random GPU pairs routed per size (issue 22's figure)
+SAMPLE_PATHS = 10_000
+SAMPLE_SEED = 1
+
+_CODE = """
+import random, sys, time
+from netsim.topology import Router, build_expression
+expr, n, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+t0 = time.perf_counter()
+g = build_expression(expr)
+t1 = time.perf_counter()
+r = Router(g)
+gpus = sorted(x for x, k in g.nodes(data="kind") if k == "gpu")
+rng = random.Random(seed)
+for i in range(n):
+    s, d = rng.sample(gpus, 2)
+    r.path(s, d, i)
+t2 = time.perf_counter()
+out = {"nodes": g.number_of_nodes(), "links": g.number_of_edges(), "build_validate_s": round(t1 - t0, 2),
+       "route_s": round(t2 - t1, 2), "full_rows": len(r._nh)}
+"""
+
+
+def fabric_expression(gpus: int) -> str:
+    """The ``gpu_clos3`` builder expression of ``gpus`` GPUs (8 per server, rail-optimized)."""
+    return f"gpu_clos3:servers={gpus // 8}"
+
+
+@benchmark("routing_scale")
+def routing_scale() -> dict:
+    """Build + validate + route 10k paths on 1k..16k-GPU rail-optimized 3-tier fabrics (issue 22)."""
+    ceiling = simpy_ceiling()
+    out: dict = {"simpy_ceiling_ev_s": round(ceiling), "sample_paths": SAMPLE_PATHS}
+    for gpus in SIZES_GPUS:
+        got = _child(_CODE, fabric_expression(gpus), str(SAMPLE_PATHS), str(SAMPLE_SEED))
+        for key, value in got.items():
+            out[f"{gpus}gpu_{key}"] = value
+        if "wall_s" in got:
+            out[f"{gpus}gpu_wall_x_ceiling"] = round(got["wall_s"] * ceiling)
+    return out
