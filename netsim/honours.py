@@ -80,6 +80,18 @@ def check_honoured(backend: str, params: dict | None, graph=None, *, source: str
         _check_lossless(backend, keys, "--set {key}")
     if graph is not None and backend == "flow":
         _check_nodes(backend, graph, source)   # analytic: a topology's switch attributes describe what it has not
+    if graph is not None:
+        _check_loss(backend, graph, source)
+
+
+def _check_loss(backend: str, graph, source: str | None) -> None:
+    """A link with random loss (``error_rate`` > 0, from HPCC files) is modelled by the packet backend only."""
+    for u, v, d in sorted(graph.edges(data=True), key=lambda e: (str(e[0]), str(e[1]))):
+        if d.get("error_rate", 0):
+            prefix = f"{source}: " if source else ""
+            raise InputError(f"--backend {backend} cannot honour it (no packets to lose, no retransmissions)",
+                             where=f"{prefix}link {u} -- {v}, field error_rate", value=d["error_rate"],
+                             accepted="--backend packet, or error_rate 0 on every link")
 
 
 def _check_lossless(backend: str, over: dict, where: str) -> None:
