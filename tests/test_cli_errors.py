@@ -194,7 +194,6 @@ CASES = [
     ("flows-unknown-node", _flows("{T}/unknown_node.csv"), ["unknown_node.csv", "line 2", "nowhere"], None),
     ("flows-negative-size", _flows("{T}/neg_size.csv"), ["neg_size.csv", "size_bytes", "-5"], None),
     ("flows-zero-size", _flows("{T}/zero_size.csv"), ["zero_size.csv", "size_bytes", "0"], None),
-    ("flows-src-eq-dst", _flows("{T}/same.csv"), ["same.csv", "line 2", "left0"], None),
     ("flows-empty", _flows("{T}/empty.csv"), ["empty.csv", "empty"], None),
     ("flows-headerless", _flows("{T}/headerless.csv"), ["headerless.csv", "line 1"], None),
     ("flows-size-unit", _flows("{T}/size_unit.csv"), ["size_unit.csv", "10Gbsp"], None),

@@ -236,3 +236,20 @@ def test_flow_csv_sizes_are_exact(tmp_path, capsys):
     line = _error_line(capsys, ["flows", DUMBBELL, flows, "--out", tmp_path / "o", "--backend", "analytic",
                                 "--quiet", "--no-trace"])
     assert flows in line and "size_bytes" in line and "9007199254740993" in line, line
+
+
+def test_red_kmin_above_kmax_is_an_error(tmp_path, capsys):
+    """Regression (issue #14, trial): Kmin 500 KB > Kmax 100 KB ran as step marking at Kmin."""
+    from netsim.cli import main
+    from netsim.network.params import node_overrides, resolve_params
+    with pytest.raises(InputError, match=r"ecn_kmin_bytes/ecn_kmax_bytes: RED needs Kmin <= Kmax"):
+        resolve_params({"ecn_kmin_bytes": "500KB", "ecn_kmax_bytes": "100KB"})
+    with pytest.raises(InputError, match=r"node sw, attributes ecn_kmin_bytes.3/ecn_kmax_bytes.3"):
+        node_overrides({"ecn_kmin_bytes.3": 9000, "ecn_kmax_bytes.3": 8000}, node="sw")
+    assert resolve_params({"ecn_kmin_bytes": "100KB", "ecn_kmax_bytes": "100KB"})["ecn_kmin_bytes"] == 100_000
+    assert resolve_params({"ecn_kmin_bytes": "500KB"})["ecn_kmin_bytes"] == 500_000   # Kmax from the CC/defaults
+    f = tmp_path / "f.csv"
+    f.write_text("src,dst,size_bytes,start_ns\nleft0,right0,100KB,0\n")
+    assert main(["flows", "dumbbell:n_left=1,n_right=1", str(f), "--out", str(tmp_path / "o"), "--cc", "dctcp",
+                 "--set", "ecn_kmin_bytes=500KB", "--set", "ecn_kmax_bytes=100KB"]) == 2
+    assert "RED needs Kmin <= Kmax" in capsys.readouterr().err

@@ -201,7 +201,22 @@ def resolve_params(overrides: Mapping[str, Any] | None = None, *, source: str | 
     out: dict = SIM_PARAMS.defaults()
     for key, value in (overrides or {}).items():
         out[key] = parse_override(key, value, source=source)
+    check_red_band(out, overrides or {}, where="--set")
     return out
+
+
+def check_red_band(values: Mapping[str, Any], given: Mapping[str, Any], *, where: str, source=None) -> None:
+    """RED needs Kmin <= Kmax: a pair both written by the user the other way round is an error.
+
+    ``given``: the keys the user wrote (``NAME`` or ``NAME.P``); defaults and a
+    congestion control's own thresholds fill the rest and are not checked here.
+    """
+    for suffix in [""] + [f".{p}" for p in DATA_PRIORITIES]:
+        lo, hi = f"ecn_kmin_bytes{suffix}", f"ecn_kmax_bytes{suffix}"
+        if lo in given and hi in given and values[lo] > values[hi]:
+            raise InputError("RED needs Kmin <= Kmax", source=source, where=f"{where} {lo}/{hi}",
+                             value=f"{values[lo]} > {values[hi]} bytes",
+                             accepted="ecn_kmin_bytes <= ecn_kmax_bytes (equal gives step marking)")
 
 
 def node_overrides(attrs: Mapping[str, Any], node: str | None = None) -> dict:
@@ -220,6 +235,7 @@ def node_overrides(attrs: Mapping[str, Any], node: str | None = None) -> dict:
         if base in SIM_PARAMS:
             where = f"node {node}, attribute {key}" if node is not None else f"node attribute {key}"
             out[key] = parse_override(key, value, where=where)
+    check_red_band(out, out, where=f"node {node}, attributes" if node is not None else "node attributes")
     return out
 
 
