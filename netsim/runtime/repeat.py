@@ -110,14 +110,19 @@ def run_repeats(graph, workload, *, repeats: int, seed: int = 0, out_dir=None, a
             with contextlib.suppress(FileNotFoundError):
                 os.remove(os.path.join(os.fspath(out_dir), name))
     rows, runs, first = [], [], None
-    for k, s in enumerate(repeat_seeds(seed, repeats)):
-        sub = None if out_dir is None else os.path.join(os.fspath(out_dir), REPEAT_DIR.format(k))
-        summ = run_training(graph, workload, seed=s, out_dir=sub, **kwargs)
-        if sub is not None and after_run is not None:
-            after_run(sub, s)
-        first = first or summ
-        runs.append(REPEAT_DIR.format(k))
-        rows += [(k, s, i, t) for i, t in enumerate(summ["iteration_times_s"])]
+    try:
+        for k, s in enumerate(repeat_seeds(seed, repeats)):
+            sub = None if out_dir is None else os.path.join(os.fspath(out_dir), REPEAT_DIR.format(k))
+            summ = run_training(graph, workload, seed=s, out_dir=sub, **kwargs)
+            if sub is not None and after_run is not None:
+                after_run(sub, s)
+            first = first or summ
+            runs.append(REPEAT_DIR.format(k))
+            rows += [(k, s, i, t) for i, t in enumerate(summ["iteration_times_s"])]
+    except BaseException as exc:          # interrupted or failed: say so at the top, keep what finished
+        if out_dir is not None:
+            _stopped(out_dir, exc, seed, repeats, runs, rows)
+        raise
     times = [r[3] for r in rows]
     stats = distribution(times)
     out = {key: first.get(key) for key in ("workload", "workload_source", "topology", "backend", "cc")}
@@ -128,6 +133,17 @@ def run_repeats(graph, workload, *, repeats: int, seed: int = 0, out_dir=None, a
     if out_dir is not None:
         _write(out_dir, out, rows, times, stats)
     return out
+
+
+def _stopped(out_dir, exc: BaseException, seed: int, repeats: int, runs: list, rows: list) -> None:
+    """The top-level ``summary.json`` of a stopped ``--repeat`` run: its status and the repeats that finished."""
+    from ..records import write_rows
+    from ..runfiles import status_of, write_summary
+    d = os.fspath(out_dir)
+    n = write_rows(os.path.join(d, "repeats.csv"), REPEAT_COLUMNS, rows)
+    doc = {"seed": int(seed), "repeats": repeats, "seeds": repeat_seeds(seed, repeats), "runs": runs,
+           "repeats_finished": len(runs), "iteration_times_s": [r[3] for r in rows]}
+    write_summary(d, doc, status_of(exc), None, {"repeats.csv": n})
 
 
 def _write(out_dir, out: dict, rows, times, stats) -> None:

@@ -74,3 +74,22 @@ def test_bad_repeat_flags_exit_2_with_one_line(tmp_path, capsys, flag, value):
                  flag, value]) == 2
     err = capsys.readouterr().err.strip()
     assert flag in err and "\n" not in err
+
+
+def test_interrupted_repeat_says_so_at_the_top(tmp_path, monkeypatch):
+    """Regression (issue #14, trial): Ctrl-C during --repeat left no top-level summary.json."""
+    import netsim.runtime.api as api
+    real, calls = api.run_training, []
+
+    def second_one_interrupted(*a, **kw):
+        calls.append(kw["seed"])
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*a, **kw)
+    monkeypatch.setattr(api, "run_training", second_one_interrupted)
+    out = tmp_path / "r"
+    assert main(["run", TOPO, _wl(tmp_path), "--backend", "analytic", "--out", str(out), "--repeat", "3",
+                 "--quiet", "--no-trace"]) == 130
+    s = json.loads((out / "summary.json").read_text())
+    assert s["status"] == "interrupted" and s["runs"] == ["repeat_000"] and s["repeats_finished"] == 1
+    assert len(s["iteration_times_s"]) == 1 and (out / "repeat_000" / "summary.json").exists()
