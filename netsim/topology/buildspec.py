@@ -93,7 +93,12 @@ def estimated_nodes(name: str, args: dict) -> int:
 
 
 def check_endpoints_connected(graph: nx.Graph, source: str | None = None) -> None:
-    """Every GPU and host of ``graph`` must reach every other (else :class:`TopologyError`).
+    """Every GPU and host of ``graph`` must reach every other by a route netsim takes (else :class:`TopologyError`).
+
+    Routes never transit a GPU or host unless the graph has ``gpu_forwarding``
+    (:mod:`.routing`), so two GPUs joined only through a third do not reach
+    each other. Checked for every pair up to :data:`_ALL_PAIRS_UP_TO`
+    endpoints, above that against the first one.
 
     >>> g = nx.Graph(); g.add_nodes_from([("a", {"kind": "host"}), ("b", {"kind": "host"})])
     >>> check_endpoints_connected(g)  # doctest: +ELLIPSIS
@@ -104,12 +109,34 @@ def check_endpoints_connected(graph: nx.Graph, source: str | None = None) -> Non
     ends = [n for n, k in graph.nodes(data="kind") if k in ("gpu", "host")]
     if len(ends) < 2:
         return
-    reach = nx.node_connected_component(graph, ends[0])
-    cut = [n for n in ends if n not in reach]
-    if cut:
-        raise TopologyError(f"not connected: {len(cut)} of {len(ends)} GPUs/hosts cannot reach {ends[0]}",
-                            source=source or "topology", value=str(cut[0]),
-                            accepted="a topology in which every GPU/host reaches every other")
+    if graph.graph.get("gpu_forwarding"):
+        reach = nx.node_connected_component(graph, ends[0])
+        cut = [n for n in ends if n not in reach]
+        if cut:
+            raise TopologyError(f"not connected: {len(cut)} of {len(ends)} GPUs/hosts cannot reach {ends[0]}",
+                                source=source or "topology", value=str(cut[0]),
+                                accepted="a topology in which every GPU/host reaches every other")
+        return
+    end_set = set(ends)
+    comp = {}
+    for i, c in enumerate(nx.connected_components(graph.subgraph(n for n in graph if n not in end_set))):
+        comp.update((n, i) for n in c)
+    via = {e: {comp[m] for m in graph[e] if m in comp} for e in ends}
+
+    def reaches(a, b) -> bool:
+        return bool(via[a] & via[b]) or graph.has_edge(a, b)
+    firsts = ends if len(ends) <= _ALL_PAIRS_UP_TO else ends[:1]
+    for i, a in enumerate(firsts):
+        for b in ends[i + 1:]:
+            if not reaches(a, b):
+                raise TopologyError(f"not connected: {b} cannot reach {a} (routes never pass through a GPU or "
+                                    "host)", source=source or "topology", value=str(b),
+                                    accepted="a switch/NIC path between every two GPUs/hosts, or gpu_forwarding: "
+                                             "true for GPUs linked to each other")
+
+
+#: endpoints up to which every pair is checked (above: each against the first)
+_ALL_PAIRS_UP_TO = 512
 
 
 def _check_counts(name: str, args: dict, source: str | None) -> None:

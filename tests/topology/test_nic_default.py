@@ -34,3 +34,17 @@ def test_unset_nic_kind_runs_as_roce_not_tcp():
 def test_topo_show_says_the_kind_was_not_written():
     assert summarize(_hand())["nic_kinds"] == {"roce (unset)": 4}
     assert summarize(_hand("roce"))["nic_kinds"] == {"roce": 4}
+
+
+def test_validate_refuses_gpus_joined_only_through_another_gpu(tmp_path, capsys):
+    """Regression (trial): a 4-GPU NVLink ring without gpu_forwarding passed `topo validate` and failed in `run`."""
+    from netsim.cli import main
+    ring = ("name: gr\nlink_defaults: {kind: nvlink, delay_ns: 100, rate_bps: 100Gbps}\n"
+            "nodes: {a: {kind: gpu}, b: {kind: gpu}, c: {kind: gpu}, d: {kind: gpu}}\n"
+            "links: [{src: a, dst: b}, {src: b, dst: c}, {src: c, dst: d}, {src: d, dst: a}]\n")
+    p = tmp_path / "ring.yaml"
+    p.write_text(ring)
+    assert main(["topo", "validate", str(p)]) == 2
+    assert "c cannot reach a" in capsys.readouterr().err
+    p.write_text(ring + "gpu_forwarding: true\n")
+    assert main(["topo", "validate", str(p)]) == 0
