@@ -177,6 +177,19 @@ def test_flow_backend_rejects_timely_in_one_line(tmp_path, capsys):
     assert code == 2 and err.count("\n") == 1 and "timely" in err and "--backend packet" in err
 
 
+def test_flow_file_cc_column_rejected_at_its_line(tmp_path, capsys):
+    """A flow file's cc=timely on --backend flow: the error names the file, line and field, not --cc."""
+    from netsim.cli import main
+    flows = tmp_path / "f.csv"
+    flows.write_text("src,dst,size_bytes,start_ns,cc\nleft0,right0,30000,0,hpcc\nleft0,right0,30000,0,timely\n")
+    code = main(["flows", "dumbbell:n_left=1,n_right=1", str(flows), "--out", str(tmp_path / "o"), "--quiet",
+                 "--backend", "flow"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert f"{flows}: line 3, field cc: congestion control has no flow-backend model (got 'timely')" in err
+    assert "--cc" not in err.split("expected")[0] and "--backend packet" in err
+
+
 def test_flow_backend_models_hpcc_and_swift(tmp_path, capsys):
     from netsim.backends.flow.ccmodel import resolve_model
     assert resolve_model("hpcc").efficiency == pytest.approx(0.911)
