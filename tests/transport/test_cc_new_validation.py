@@ -22,10 +22,11 @@ def test_hpcc_two_to_one_utilisation_and_queue(preset):
     assert r["queue_bytes"] < 2 * MTU               # below one MTU per flow
 
 
-def test_hpcc_incast_queue_and_pauses_vs_dcqcn():
-    """16-to-1, both at line rate from the start; static PFC thresholds (dynamic ones: pfc19)."""
-    h = ccchecks.incast_queue("hpcc")
-    d = ccchecks.incast_queue("dcqcn", {"preset": "hpcc"})
+@pytest.mark.parametrize("pfc_threshold", ["dynamic", "static"])
+def test_hpcc_incast_queue_and_pauses_vs_dcqcn(pfc_threshold):
+    """16-to-1, both at line rate from the start; DCQCN preset ``hpcc``; dynamic PFC (the issue's check) and static."""
+    h = ccchecks.incast_queue("hpcc", pfc_threshold=pfc_threshold)
+    d = ccchecks.incast_queue("dcqcn", {"preset": "hpcc"}, pfc_threshold=pfc_threshold)
     assert h["drops"] == d["drops"] == 0
     assert d["queue_bytes"] >= 5 * h["queue_bytes"]
     assert h["pauses"] < d["pauses"]

@@ -214,3 +214,18 @@ def test_hpcc_data_packets_carry_int_on_the_wire():
     assert [h.port.name for h in hops] == ["sw0", "sw1"]          # two switch egresses, no NIC
     n_pkts = -(-100_000 // f.mss)                                  # the last ACK's hops: all bytes sent
     assert hops[0].rate_bps == 100e9 and hops[0].tx_bytes == hops[1].tx_bytes == 100_000 + n_pkts * f.hdr
+
+
+def test_hpcc_int_tx_bytes_counts_other_traffic_on_the_port():
+    """INT txBytes is the port's counter of every byte sent: a DCQCN flow on the same bottleneck counts too."""
+    from netsim.bench.cc import dumbbell_graph, simulate
+    g = dumbbell_graph(2, host_rate_bps=100e9, host_delay_ns=1000, bott_rate_bps=100e9, bott_delay_ns=1000)
+    res = simulate(g, [("s0", "r0", 200_000, 0, "hpcc"), ("s1", "r0", 200_000, 0, "dcqcn")], cc="hpcc")
+    hp, dc = res.flows[0], res.flows[1]
+    assert hp.cc.name == "hpcc" and dc.cc.name == "dcqcn"
+    port = res.backend.net.ports[("sw0", "sw1")]
+    wire = [f.size + -(-f.size // f.mss) * f.hdr for f in (hp, dc)]   # data bytes on the wire, each flow
+    assert port.tx_bytes >= sum(wire)                                   # both flows' data (plus any CNPs)
+    own = wire[0]
+    last = hp.cc.hops[0]                                               # sw0's stamp on HPCC's last packet
+    assert last.port is port and own < last.tx_bytes <= port.tx_bytes   # old counter: exactly `own`
