@@ -43,11 +43,11 @@ def test_swift_incast_64_converges_without_loss():
     assert r["completed"] == 64 and r["drops"] == 0
 
 
-@pytest.mark.xfail(strict=True, reason="measured (2 flows, 100 Gb/s, 10 ms; run.py delta 100 Mb/s and per-RTT "
-                   "updates; min_rtt = base RTT or 20 us): the RTT cycles from the empty queue (p5 = base RTT "
-                   "4.25 us) to ~47-55 us; the band check of issue #19 is not met yet")
-def test_timely_rtt_within_band():
-    # at 100 Gb/s the paper's 10 Gb/s increments (delta 10 Mb/s per 16 KB) recover from the first cut in
-    # tens of ms; HPCC's run.py (cc=timely) scales delta to 10 Mb/s per 10 Gb/s and updates once per RTT
-    r = ccchecks.timely_rtt({"delta_bps": 100e6, "segment_bytes": 0})
+@pytest.mark.xfail(strict=True, reason="measured (2 flows, 100 Gb/s, 10 ms, preset hpcc = HPCC ns-3's TIMELY: "
+                   "T_low 50 us, T_high 500 us, minRTT 20 us, delta 100 Mb/s, HAI 500 Mb/s, per-RTT updates): the RTT "
+                   "cycles from the empty queue (p5 = base RTT 4.25 us) to ~61 us; HPCC's ns-3 uses the same band "
+                   "at 100 Gb/s, so no sourced 100 Gb/s band exists to check instead (docs/congestion-control.md)")
+@pytest.mark.parametrize("preset", ["hpcc"])
+def test_timely_rtt_within_band(preset):
+    r = ccchecks.timely_rtt({"preset": preset})
     assert r["t_low_ns"] <= r["p5_ns"] and r["p95_ns"] <= r["t_high_ns"]

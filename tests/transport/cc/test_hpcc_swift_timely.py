@@ -135,6 +135,28 @@ def test_timely_gradient_and_hai():
     assert steps == [1, 1, 1, 1, 5, 5, 5]
 
 
+def test_timely_hpcc_preset_as_hpcc_ns3():
+    """Preset hpcc (HPCC run.py cc=timely + RdmaHw): δ = line rate / 1000, minRTT 20 us, per-RTT events,
+    and every increase counts towards HAI — also below T_low, where the paper adds only δ."""
+    cc = Timely(Timely.PARAMS.resolve({"preset": "hpcc"}), mss_bytes=1000, line_rate_bps=100e9, base_rtt_ns=5000)
+    assert (cc.delta, cc.min_rtt, cc.segment, cc.t_low, cc.t_high) == (100e6, 20_000, 0, 50_000, 500_000)
+    cc.rate_bps = 10e9
+    rates = []
+    for _ in range(7):                      # RTT below T_low: 5 x δ, then HAI (N = 5) from the 6th increase
+        cc.completion(10_000)
+        rates.append(cc.rate_bps)
+    steps = [round((b - a) / 100e6) for a, b in zip([10e9] + rates, rates)]
+    assert steps == [1, 1, 1, 1, 1, 5, 5]
+    paper = _timely()
+    paper.rate_bps = 10e9
+    for _ in range(7):
+        paper.completion(10_000)
+    assert paper.rate_bps == pytest.approx(10e9 + 7 * 10e6)     # Algorithm 1: δ only below T_low
+    scaled = Timely(Timely.PARAMS.resolve({"preset": "hpcc"}), mss_bytes=1000, line_rate_bps=25e9,
+                    base_rtt_ns=5000)
+    assert scaled.delta == pytest.approx(25e6)                  # run.py: RATE_AI = 10 x bw / 10 Mb/s
+
+
 def test_timely_completion_every_segment():
     cc = _timely()
     for _ in range(15):
