@@ -51,3 +51,18 @@ def test_swift_incast_64_converges_without_loss():
 def test_timely_rtt_within_band(preset):
     r = ccchecks.timely_rtt({"preset": preset})
     assert r["t_low_ns"] <= r["p5_ns"] and r["p95_ns"] <= r["t_high_ns"]
+
+
+def test_hpcc_fattree_short_flows_p99_below_dcqcn():
+    """HPCC's own fat tree (mix/fat.txt), WebSearch at 30 %, both with dynamic PFC: the paper's headline
+    in direction (short-flow p99 slowdown HPCC < DCQCN). About 5 min per algorithm; scenario in
+    tools/docfigures/hpcc_fattree.py."""
+    import os
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if root not in sys.path:
+        sys.path.insert(0, root)                 # tools/ is run from the checkout, not installed
+    from tools.docfigures import hpcc_fattree
+    r = hpcc_fattree.measure()
+    assert r["n_short"] > 100
+    assert r["hpcc_p99"] < r["dcqcn_p99"]
