@@ -55,7 +55,8 @@ def test_timely_rtt_within_band(preset):
 
 def test_hpcc_fattree_short_flows_p99_below_dcqcn():
     """HPCC's own fat tree (mix/fat.txt), WebSearch at 30 %, both with dynamic PFC: the paper's headline
-    in direction (short-flow p99 slowdown HPCC < DCQCN). About 5 min per algorithm; scenario in
+    in direction (short-flow p99 slowdown HPCC < DCQCN). About 5 min per algorithm (1 ms of
+    arrivals); scenario in
     tools/docfigures/hpcc_fattree.py."""
     import os
     import sys

@@ -25,9 +25,9 @@ SEED = 1
 SLOW = True
 DOC = "docs/reproducing-papers.md"
 #: traffic window (arrivals), ns: the longest that runs in about 10 min per algorithm here
-WINDOW_NS = 500_000
+WINDOW_NS = 1_000_000
 #: simulation stop, ns (short flows arriving up to WINDOW_NS have completed by then)
-STOP_NS = 1_500_000
+STOP_NS = 2_500_000
 SHORT_BYTES = 100_000
 ALGOS = {"hpcc": None, "dcqcn": {"dcqcn": {"preset": "hpcc"}}}
 #: wall times depend on the machine and its load: checked only to within a factor of 10
