@@ -26,7 +26,7 @@ import csv
 import io
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .errors import InputError
 from .network.fabric import ENDPOINT_KINDS, MAX_FLOW_BYTES, MAX_PRIORITY
@@ -55,6 +55,9 @@ class FlowSpec:
     tag: str = ""
     cc: str = ""
     priority: int | None = None
+    #: where the flow was read (file name and line; empty for flows built in code), for error messages
+    source: str = field(default="", compare=False)
+    line: int = field(default=0, compare=False)
 
 
 
@@ -232,7 +235,8 @@ def _read_csv(text: str, graph, source: str) -> list[FlowSpec]:
                                  value=get("priority"), accepted=f"an 802.1p priority 0..{MAX_PRIORITY}") from None
         if get("cc") != "":
             _cc_name(get("cc"), source, f"line {line}, field cc")
-        out.append(_check(FlowSpec(src, dst, size, start, get("tag"), get("cc"), prio), source, line, reach))
+        out.append(_check(FlowSpec(src, dst, size, start, get("tag"), get("cc"), prio, source, line), source, line,
+                          reach))
     return out
 
 

@@ -64,6 +64,42 @@ def check_cc_params(cc: str, cc_params: dict | None) -> dict:
     return out
 
 
+def _bare_message(exc: InputError) -> str:
+    """The message of ``exc`` without its source, place, value and accepted parts."""
+    msg = str(exc)
+    if exc.accepted:
+        msg = msg.removesuffix(f"; expected {exc.accepted}")
+    if exc.value is not None:
+        msg = msg.removesuffix(f" (got {exc.value!r})")
+    prefix = ": ".join(p for p in (exc.source, exc.where) if p)
+    return msg[len(prefix) + 2:] if prefix and msg.startswith(prefix + ": ") else msg
+
+
+def _check_flow_cc(be, flows) -> None:
+    """Every flow's own ``cc`` is one the backend can run; an error names the flow file and line.
+
+    Backends that model only some algorithms (the flow backend) expose
+    ``check_cc(name)``, raising :class:`InputError` that names ``--cc``; for
+    a flow's ``cc`` column the error is re-raised at the file, line and field.
+    """
+    check = getattr(be, "check_cc", None)
+    if check is None:
+        return
+    seen = set()
+    for i, f in enumerate(flows):
+        if not f.cc or f.cc in seen:
+            continue
+        seen.add(f.cc)
+        try:
+            check(f.cc)
+        except InputError as exc:
+            line = getattr(f, "line", 0)
+            where = f"line {line}, field cc" if line else f"flow {i + 1}, field cc"
+            msg = _bare_message(exc)
+            raise InputError(msg, source=getattr(f, "source", "") or None, where=where, value=f.cc,
+                             accepted=exc.accepted) from None
+
+
 def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "none", params: dict | None = None,
               cc_params: dict | None = None, seed: int = 0, out_dir: str | None = None, hpcc_fct: bool = False,
               quiet: bool = True, until_ns: int | None = None, fct: str = "per-flow") -> dict:
@@ -138,6 +174,7 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
     on = "host_stack" in net_params and SIM_PARAMS.parse_one("host_stack", net_params["host_stack"])
     if (host_params or on) and HOST_STACK in caps:   # --set host.KEY or host_stack=on, as run_training does
         be.host_stack = HostStack(host_params)
+    _check_flow_cc(be, flows)
     # route every flow once before running: unknown/unreachable nodes fail fast
     from .topology import Router
     router = Router(graph, seed=seed)

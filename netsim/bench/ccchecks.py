@@ -31,13 +31,15 @@ def hpcc_two_to_one(until_ns: int = 2_000_000, preset: str = "paper") -> dict:
             "queue_bytes": float(np.mean(res.queue[half:])), "eta": f.cc.eta}
 
 
-def incast_queue(cc: str, cc_params: dict | None = None, n: int = 16, size: int = 2_000_000) -> dict:
+def incast_queue(cc: str, cc_params: dict | None = None, n: int = 16, size: int = 2_000_000,
+                 pfc_threshold: str = "dynamic") -> dict:
     """``n``-to-1 of ``size`` bytes, 2 MB buffer (as ``bench incast16_*``), all at line rate from t = 0.
 
     Mean queue from two base RTTs after the start until the first flow ends; PFC pauses; drops.
-    Static PFC thresholds (the network defaults).
+    ``pfc_threshold``: ``dynamic`` (α × free shared buffer at every switch ingress, the issue's
+    setting and HPCC's ns-3 switch) or ``static`` (the network defaults).
     """
-    params = {"buffer_bytes": 2_000_000}
+    params = {"buffer_bytes": 2_000_000, "pfc_threshold": pfc_threshold}
     if cc == "dcqcn":
         from ..transport.cc import ecn_overrides
         params.update(ecn_overrides("dcqcn", cc_params or {}, RATE_BPS))

@@ -221,3 +221,69 @@ def read_hpcc_topology(path: str) -> nx.Graph:
                                 accepted="one link per node pair")
         g.add_edge(u, v, **attrs)
     return validate(g, source=path)
+
+
+@dataclass(frozen=True)
+class FatTreeLayout:
+    """HPCC's ``simulation/mix/fat.txt`` layout (the fat tree of the paper's §5.1 evaluation).
+
+    Defaults reproduce the file HPCC ships byte for byte: 320 servers, 20 ToRs
+    of 16 servers at 100 Gb/s, 5 pods of 4 ToRs and 4 aggregation switches
+    (every ToR to every aggregation switch of its pod at 400 Gb/s), 16 core
+    switches in 4 groups; aggregation switch ``j`` of every pod connects to the
+    4 cores of group ``j`` at 400 Gb/s. Every link 1 µs, error rate 0.
+    Node ids as in the file: servers ``0..319``, ToRs ``320..339``,
+    aggregation ``340..359``, cores ``360..375``.
+    """
+
+    pods: int = 5               #: pods (ToR + aggregation groups)
+    tors_per_pod: int = 4       #: ToRs per pod
+    hosts_per_tor: int = 16     #: servers per ToR
+    aggs_per_pod: int = 4       #: aggregation switches per pod (= core groups)
+    cores_per_agg: int = 4      #: core switches each aggregation switch connects to (one core group)
+    host_rate: str = "100Gbps"  #: server-ToR links
+    fabric_rate: str = "400Gbps"  #: ToR-aggregation and aggregation-core links
+    delay: str = "1000ns"       #: every link's propagation delay
+
+
+def hpcc_fat_tree_text(layout: FatTreeLayout = FatTreeLayout()) -> str:
+    """HPCC ``topology.txt`` text of ``layout`` (the default: HPCC's ``mix/fat.txt`` exactly).
+
+    >>> hpcc_fat_tree_text().splitlines()[0]
+    '376 56 480'
+    """
+    lo = layout
+    n_tor = lo.pods * lo.tors_per_pod
+    n_host = n_tor * lo.hosts_per_tor
+    n_agg = lo.pods * lo.aggs_per_pod
+    n_core = lo.aggs_per_pod * lo.cores_per_agg
+    tor0, agg0 = n_host, n_host + n_tor
+    core0 = agg0 + n_agg
+    links = [(h, tor0 + h // lo.hosts_per_tor, lo.host_rate) for h in range(n_host)]
+    for t in range(n_tor):
+        pod = t // lo.tors_per_pod
+        links += [(tor0 + t, agg0 + pod * lo.aggs_per_pod + j, lo.fabric_rate) for j in range(lo.aggs_per_pod)]
+    for a in range(n_agg):
+        j = a % lo.aggs_per_pod
+        links += [(agg0 + a, core0 + j * lo.cores_per_agg + c, lo.fabric_rate) for c in range(lo.cores_per_agg)]
+    n_sw = n_tor + n_agg + n_core
+    head = [f"{n_host + n_sw} {n_sw} {len(links)}", " ".join(str(i) for i in range(n_host, n_host + n_sw))]
+    return "\n".join(head + [f"{u} {v} {r} {lo.delay} 0.000000" for u, v, r in links]) + "\n\n"
+
+
+def hpcc_fat_tree(layout: FatTreeLayout = FatTreeLayout(), *, path: str | None = None) -> nx.Graph:
+    """HPCC's fat tree (``mix/fat.txt``) as a netsim graph, read through :func:`read_hpcc_topology`.
+
+    ``path``: where to write the ``topology.txt`` text first (a temporary file when omitted).
+    """
+    import tempfile
+    text = hpcc_fat_tree_text(layout)
+    if path is not None:
+        with open(path, "w", encoding="ascii") as fh:
+            fh.write(text)
+        return read_hpcc_topology(path)
+    with tempfile.TemporaryDirectory() as tmp:
+        p = os.path.join(tmp, "fat.txt")
+        with open(p, "w", encoding="ascii") as fh:
+            fh.write(text)
+        return read_hpcc_topology(p)

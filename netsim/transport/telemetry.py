@@ -16,11 +16,13 @@ The wire cost is the INT header carried by data packets and their ACKs:
 ``max_hops`` slots, plus a 2-byte hop count), paid out of the payload so a
 packet never exceeds the MTU.
 
-Left out: the transmitted-bytes counter counts only INT-carrying data
-packets (a real switch counts every byte the port sends; with traffic of
-other algorithms or ACKs on the same port HPCC sees a lower utilisation
-than the true one); counter wrap-around and the field widths of the real
-header (values are exact here).
+The transmitted-bytes field is the port's ``tx_bytes`` counter: every byte
+the egress has started sending — data of any algorithm, ACKs, CNPs — as a
+switch's port counter (HPCC ns-3 ``txBytes`` of the egress device), so
+HPCC sees the true utilisation when it shares a link with other traffic.
+
+Left out: counter wrap-around and the field widths of the real header
+(values are exact here).
 
 >>> int_header_bytes(5)
 42
@@ -48,7 +50,7 @@ class IntHop:
     def __init__(self, port, qlen_bytes: int, tx_bytes: int, ts_ps: int, rate_bps: float):
         self.port = port              #: the egress port (identity of the link, for matching hops)
         self.qlen_bytes = qlen_bytes  #: egress queue after this packet's dequeue, bytes
-        self.tx_bytes = tx_bytes      #: bytes of INT data packets this port has sent, this one included
+        self.tx_bytes = tx_bytes      #: bytes this port has sent (every packet), this one included
         self.ts_ps = ts_ps            #: stamp time, ps
         self.rate_bps = rate_bps      #: link rate, bit/s
 
@@ -65,10 +67,5 @@ def stamp(port, pkt, now_ps: int) -> None:
     """
     if pkt.kind != DATA or not hasattr(port.node, "admit"):   # only forwarding nodes (switches) stamp
         return
-    net = port.net
-    tx = net.__dict__.get("int_tx_bytes")
-    if tx is None:
-        tx = net.int_tx_bytes = {}
-    total = tx.get(port, 0) + pkt.size
-    tx[port] = total
-    pkt.intl.append(IntHop(port, port.qtotal, total, now_ps, port.rate_bps))
+    # the port's own counter of every byte it sent (``tx_bytes``, counted after this hook) plus this packet
+    pkt.intl.append(IntHop(port, port.qtotal, port.tx_bytes + pkt.size, now_ps, port.rate_bps))

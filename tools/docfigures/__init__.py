@@ -53,6 +53,7 @@ SCRIPTS = ("dcqcn_presets", "readme_validation", "lone_flow", "dctcp_band", "apn
            "flow_dcqcn_cost",
            "cc_fct_table",
            "hpcc_websearch",
+           "hpcc_fattree",
            "cc_checks",
            "pfc_switch",
            )

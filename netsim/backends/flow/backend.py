@@ -117,6 +117,10 @@ class FlowBackend(Backend):
         self.n_local = 0             # self-sends, completed at once as local copies
         self.local_bytes = 0
 
+    def check_cc(self, name: str) -> None:
+        """Raise :class:`InputError` (naming ``--cc``) if this backend has no model of algorithm ``name``."""
+        self._model(name)
+
     # -- the seam ---------------------------------------------------------------
     def send(self, src: str, dst: str, size_bytes: int, tag: FlowTag = EMPTY_TAG, *,
              cc: str | None = None, priority: int | None = None) -> simpy.Event:

@@ -95,6 +95,7 @@ class EgressMixin:
         self.rem = t - ser
         self.busy_until = bu = now + ser
         self.tx_packets += 1
+        self.tx_bytes += pkt.size
         pkt.ts_arr = arr = bu + self.delay_ps
         hq = self.hq
         pipe = self.pipe

@@ -64,7 +64,7 @@ class Port(EgressMixin, WireMixin, PfcMixin):
     __slots__ = ("callbacks", "env", "net", "node", "peer", "name", "peer_name", "rate_bps", "ps_per_byte",
                  "delay_ps", "err", "rem", "busy_until", "wake_pending", "queues", "qbytes", "cq",
                  "dprios", "paused", "pause_since", "pause_time_ps", "pauses", "ring", "buf", "wake_cbs",
-                 "ing", "hdr", "pause_sent", "xoff", "xon", "headroom", "tx_packets", "drops", "ecn_marks",
+                 "ing", "hdr", "pause_sent", "xoff", "xon", "headroom", "tx_packets", "tx_bytes", "drops", "ecn_marks",
                  "deficit", "quantum", "rr", "fresh", "strict", "kmin", "kmax", "pmax", "mark_deq", "ecn_on",
                  "touched", "last_sample", "limit", "qtotal", "known", "hq", "eid", "pipe", "pipe_cbs",
                  "recv", "_pipe_ev", "down",
@@ -119,6 +119,7 @@ class Port(EgressMixin, WireMixin, PfcMixin):
         self.xon = [0] * N_PRIORITIES
         self.headroom = [0] * N_PRIORITIES
         self.tx_packets = 0
+        self.tx_bytes = 0      #: bytes this port has started transmitting (every packet; INT's txBytes)
         self.drops = 0
         self.ecn_marks = 0
         self.deficit = [0] * N_PRIORITIES
@@ -197,6 +198,7 @@ class Port(EgressMixin, WireMixin, PfcMixin):
         self.rem = t - ser
         bu = self.busy_until = self.busy_until + ser
         self.tx_packets += 1
+        self.tx_bytes += pkt.size
         pkt.ts_arr = arr = bu + self.delay_ps
         pipe = self.pipe
         pipe.append(pkt)
@@ -239,6 +241,7 @@ class Port(EgressMixin, WireMixin, PfcMixin):
         self.rem = t - ser
         bu = self.busy_until = now + ser
         self.tx_packets += 1
+        self.tx_bytes += pkt.size
         pkt.ts_arr = arr = bu + self.delay_ps
         pipe = self.pipe
         pipe.append(pkt)

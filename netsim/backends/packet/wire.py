@@ -73,6 +73,7 @@ class WireMixin:
                     port.rem = t - ser
                     port.busy_until = bu = now + ser
                     port.tx_packets += 1
+                    port.tx_bytes += pkt.size
                     pkt.ts_arr = arr = bu + port.delay_ps
                     pp = port.pipe
                     if pp:
@@ -89,6 +90,7 @@ class WireMixin:
                 port.rem = t - ser
                 port.busy_until = bu = port.busy_until + ser
                 port.tx_packets += 1
+                port.tx_bytes += pkt.size
                 pkt.ts_arr = arr = bu + port.delay_ps
                 pp = port.pipe
                 if pp:

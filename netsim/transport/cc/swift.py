@@ -47,6 +47,10 @@ from ...params import Param, ParamTable
 from .base import CongestionControl, register
 
 _SRC = "Kumar et al., Swift, SIGCOMM 2020"
+#: the paper's text could not be consulted for these values (issue #19 follow-up); stated as such
+_UNVERIFIED = "not verified against the paper text"
+#: a public implementation whose defaults agree (ai 1.0, beta 0.8, max_mdf 0.5, fs_min/max_cwnd 0.1/100)
+_HTSIM = "same default in htsim's UEC Swift (UecSrc::_swift_*)"
 
 
 @register
@@ -58,22 +62,24 @@ class Swift(CongestionControl):
     ecn_capable = False
     PARAMS = ParamTable("swift", [
         Param("base_target_ns", 25_000, "time", "base target fabric RTT (includes propagation)",
-              f"{_SRC} §3.2/§5 (25 us base target in the deployment)", minimum=1),
+              f"{_SRC} §3.2/§5 (25 us base target, as recalled; {_UNVERIFIED})", minimum=1),
         Param("hop_scale_ns", 1_000, "time", "target added per hop of the forward path",
-              f"{_SRC} §3.2 (topology-based scaling)"),
+              f"{_SRC} §3.2 (topology-based scaling; 1 us per hop {_UNVERIFIED})"),
         Param("flow_scaling", True, "bool", "shrink the target as cwnd grows (flow-count scaling)",
               f"{_SRC} §3.2 (flow-based scaling)"),
         Param("fs_range_ns", 125_000, "time", "largest flow-scaling addition to the target",
-              f"{_SRC} §3.2 (fs_range = 5 x base target)"),
+              f"{_SRC} §3.2 (fs_range = 5 x base target, {_UNVERIFIED}; one public ns-3 "
+              "RDMA Swift uses 4 x base target)"),
         Param("fs_min_cwnd", 0.1, "float", "cwnd (packets) at which the flow scaling is fs_range",
-              f"{_SRC} §3.2", minimum=1e-6),
+              f"{_SRC} §3.2; {_HTSIM}", minimum=1e-6),
         Param("fs_max_cwnd", 100.0, "float", "cwnd (packets) at which the flow scaling is 0",
-              f"{_SRC} §3.2", minimum=1e-6),
-        Param("ai", 1.0, "float", "additive increase, packets per RTT", f"{_SRC} Algorithm 1", minimum=0.0),
+              f"{_SRC} §3.2; {_HTSIM}", minimum=1e-6),
+        Param("ai", 1.0, "float", "additive increase, packets per RTT", f"{_SRC} Algorithm 1; {_HTSIM}",
+              minimum=0.0),
         Param("beta", 0.8, "float", "multiplicative-decrease gain on (delay - target)/delay",
-              f"{_SRC} Algorithm 1", minimum=0.0, maximum=1.0),
+              f"{_SRC} Algorithm 1; {_HTSIM}", minimum=0.0, maximum=1.0),
         Param("max_mdf", 0.5, "float", "largest multiplicative decrease per RTT",
-              f"{_SRC} Algorithm 1", minimum=0.0, maximum=1.0),
+              f"{_SRC} Algorithm 1; {_HTSIM}", minimum=0.0, maximum=1.0),
         Param("min_cwnd", 0.001, "float", "smallest window, packets (pacing below 1)",
               f"{_SRC} §3.4 (cwnd down to 0.001 packets under large incasts)", minimum=1e-9),
         Param("max_cwnd", 0.0, "float", "largest window, packets (0 = line rate x the largest "

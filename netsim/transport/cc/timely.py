@@ -33,8 +33,37 @@ import math
 
 from ...params import Param, ParamTable
 from .base import CongestionControl, register
+from .hpcc import PresetTable
 
 _SRC = "Mittal et al., TIMELY, SIGCOMM 2015"
+_HPCC = "HPCC ns-3 (alibaba-edu/High-Precision-Congestion-Control)"
+
+#: preset values and their sources; ``None`` parameters take these
+PRESETS: dict[str, dict] = {
+    "paper": {
+        "_source": f"{_SRC}: §5 T_low 50 us, T_high 500 us, δ 10 Mb/s, 16 KB completion segments; "
+                   "Algorithm 1 (only δ below T_low, HAI only for non-positive gradients in the band); "
+                   "minRTT = the path's base RTT (netsim choice; the paper's setting used 20 us)",
+        "t_low_ns": 50_000, "t_high_ns": 500_000, "delta_bps": 10e6, "delta_per_line_rate": 0.0,
+        "hai_any_increase": False, "min_rtt_ns": 0, "segment_bytes": 16_000,
+    },
+    "hpcc": {
+        "_source": f"{_HPCC}: simulation/run.py cc=timely (RATE_AI 10*bw/10 Mb/s = line rate / 1000, "
+                   "RATE_HAI 5 x RATE_AI, T_low/T_high/minRTT left at RdmaHw's TimelyTLow 50000 ns, "
+                   "TimelyTHigh 500000 ns, TimelyMinRtt 20000 ns); RdmaHw::UpdateRateTimely: one update "
+                   "per RTT, every increase counts towards HAI (also below T_low)",
+        "t_low_ns": 50_000, "t_high_ns": 500_000, "delta_bps": 0.0, "delta_per_line_rate": 1e-3,
+        "hai_any_increase": True, "min_rtt_ns": 20_000, "segment_bytes": 0,
+    },
+}
+DEFAULT_PRESET = "paper"
+_FROM_PRESET = ("t_low_ns", "t_high_ns", "delta_bps", "delta_per_line_rate", "hai_any_increase", "min_rtt_ns",
+                "segment_bytes")
+
+
+def _p(name, kind, doc, **kw):
+    vals = ", ".join(f"{k}: {v[name]}" for k, v in PRESETS.items())
+    return Param(name, None, kind, f"{doc} (None = from the preset)", f"presets — {vals}", **kw)
 
 
 @register
@@ -44,23 +73,28 @@ class Timely(CongestionControl):
     name = "timely"
     transport = "roce"
     ecn_capable = False
-    PARAMS = ParamTable("timely", [
-        Param("t_low_ns", 50_000, "time", "below this RTT: additive increase", f"{_SRC} §5 (T_low 50 us)"),
-        Param("t_high_ns", 500_000, "time", "above this RTT: multiplicative decrease",
-              f"{_SRC} §5 (T_high 500 us)", minimum=1),
+    PARAMS = PresetTable("timely", [
+        Param("preset", DEFAULT_PRESET, "choice", "which published parameter set fills the None values",
+              f"paper: {_SRC}; hpcc: HPCC ns-3 run.py cc=timely + RdmaHw defaults", choices=tuple(PRESETS)),
+        _p("t_low_ns", "time", "below this RTT: additive increase", minimum=0),
+        _p("t_high_ns", "time", "above this RTT: multiplicative decrease", minimum=1),
         Param("alpha", 0.875, "float", "EWMA weight of the newest RTT difference",
-              f"{_SRC} §5; HPCC ns-3 RdmaHw TimelyAlpha 0.875", minimum=0.0, maximum=1.0),
-        Param("beta", 0.8, "float", "multiplicative-decrease factor", f"{_SRC} §5 (β = 0.8)",
+              "HPCC ns-3 RdmaHw TimelyAlpha 0.875 (the paper's Table 1 value is not checked here)",
               minimum=0.0, maximum=1.0),
-        Param("delta_bps", 10e6, "rate", "additive increment δ", f"{_SRC} §5 (δ = 10 Mb/s)"),
-        Param("hai_n", 5, "int", "HAI multiplier N", f"{_SRC} §4.3 (N = 5)", minimum=1),
-        Param("hai_after", 5, "int", "consecutive non-positive gradients before HAI",
-              f"{_SRC} §4.3 (five completion events)", minimum=1),
-        Param("min_rtt_ns", 0, "time", "gradient normaliser (0 = the path's base RTT)",
-              f"{_SRC} §4.3 (minRTT; 20 us in the paper's setting)"),
-        Param("segment_bytes", 16_000, "size", "acknowledged bytes per completion event (0 = one event "
-              "per RTT: the first ACK beyond the data sent at the last event, as HPCC's ns-3 TIMELY)",
-              f"{_SRC} §5 (16-64 KB segments)"),
+        Param("beta", 0.8, "float", "multiplicative-decrease factor",
+              "HPCC ns-3 RdmaHw TimelyBeta 0.8 (the paper's Table 1 value is not checked here)",
+              minimum=0.0, maximum=1.0),
+        _p("delta_bps", "rate", "additive increment δ (0 = delta_per_line_rate x line rate)", minimum=0),
+        _p("delta_per_line_rate", "float", "δ as a fraction of the line rate (used if delta_bps = 0)",
+           minimum=0.0),
+        Param("hai_n", 5, "int", "HAI multiplier N (HAI step = N x δ)",
+              f"{_SRC} §4.3 (N = 5); HPCC run.py RATE_HAI = 5 x RATE_AI", minimum=1),
+        Param("hai_after", 5, "int", "consecutive increase events before HAI",
+              f"{_SRC} §4.3 (five completion events); HPCC ns-3 m_incStage >= 5", minimum=1),
+        _p("hai_any_increase", "bool", "every increase (also below T_low) counts towards HAI and may use it"),
+        _p("min_rtt_ns", "time", "gradient normaliser (0 = the path's base RTT)"),
+        _p("segment_bytes", "size", "acknowledged bytes per completion event (0 = one event per RTT: the "
+           "first ACK beyond the data sent at the last event)"),
         Param("min_rate_bps", 100e6, "rate", "rate floor", "HPCC ns-3 RdmaHw MinRate default 100 Mb/s"),
         Param("window_bytes", 0, "size", "optional in-flight cap (0 = rate-based only)",
               "HPCC run.py timely_vwin variant uses a window; timely has none (HAS_WIN 0)"),
@@ -68,10 +102,12 @@ class Timely(CongestionControl):
 
     def __init__(self, params, **kw):
         super().__init__(params, **kw)
-        p = self.params
+        preset = PRESETS[params.get("preset") or DEFAULT_PRESET]
+        p = self.params = {**params, **{k: preset[k] if params.get(k) is None else params[k] for k in _FROM_PRESET}}
         self.t_low, self.t_high = float(p["t_low_ns"]), float(p["t_high_ns"])
         self.a, self.beta = float(p["alpha"]), float(p["beta"])
-        self.delta = float(p["delta_bps"])
+        self.delta = float(p["delta_bps"]) or float(p["delta_per_line_rate"]) * self.line_rate_bps
+        self.hai_any = bool(p["hai_any_increase"])
         self.hai_n, self.hai_after = int(p["hai_n"]), int(p["hai_after"])
         self.min_rtt = float(p["min_rtt_ns"]) or float(max(self.base_rtt_ns, 1))
         self.segment = int(p["segment_bytes"])
@@ -115,14 +151,22 @@ class Timely(CongestionControl):
         gradient = self.rtt_diff / self.min_rtt
         r = self.rate_bps
         if new_rtt < self.t_low:
-            r += self.delta
-            self.neg_count = 0
+            if self.hai_any:          # HPCC ns-3: an increase like any other (HAI after hai_after of them)
+                r += (self.hai_n if self.neg_count >= self.hai_after else 1) * self.delta
+                self.neg_count += 1
+            else:                     # Algorithm 1: δ only
+                r += self.delta
+                self.neg_count = 0
         elif new_rtt > self.t_high:
             r *= 1.0 - self.beta * (1.0 - self.t_high / new_rtt)
             self.neg_count = 0
         elif gradient <= 0.0:
-            self.neg_count += 1
-            r += (self.hai_n if self.neg_count >= self.hai_after else 1) * self.delta
+            if self.hai_any:          # HPCC ns-3: HAI once hai_after increases came before this one
+                r += (self.hai_n if self.neg_count >= self.hai_after else 1) * self.delta
+                self.neg_count += 1
+            else:                     # Algorithm 1: the hai_after-th non-positive gradient already uses HAI
+                self.neg_count += 1
+                r += (self.hai_n if self.neg_count >= self.hai_after else 1) * self.delta
         else:
             self.neg_count = 0
             r *= 1.0 - min(1.0, self.beta * gradient)

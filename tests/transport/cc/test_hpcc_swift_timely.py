@@ -135,6 +135,28 @@ def test_timely_gradient_and_hai():
     assert steps == [1, 1, 1, 1, 5, 5, 5]
 
 
+def test_timely_hpcc_preset_as_hpcc_ns3():
+    """Preset hpcc (HPCC run.py cc=timely + RdmaHw): δ = line rate / 1000, minRTT 20 us, per-RTT events,
+    and every increase counts towards HAI — also below T_low, where the paper adds only δ."""
+    cc = Timely(Timely.PARAMS.resolve({"preset": "hpcc"}), mss_bytes=1000, line_rate_bps=100e9, base_rtt_ns=5000)
+    assert (cc.delta, cc.min_rtt, cc.segment, cc.t_low, cc.t_high) == (100e6, 20_000, 0, 50_000, 500_000)
+    cc.rate_bps = 10e9
+    rates = []
+    for _ in range(7):                      # RTT below T_low: 5 x δ, then HAI (N = 5) from the 6th increase
+        cc.completion(10_000)
+        rates.append(cc.rate_bps)
+    steps = [round((b - a) / 100e6) for a, b in zip([10e9] + rates, rates)]
+    assert steps == [1, 1, 1, 1, 1, 5, 5]
+    paper = _timely()
+    paper.rate_bps = 10e9
+    for _ in range(7):
+        paper.completion(10_000)
+    assert paper.rate_bps == pytest.approx(10e9 + 7 * 10e6)     # Algorithm 1: δ only below T_low
+    scaled = Timely(Timely.PARAMS.resolve({"preset": "hpcc"}), mss_bytes=1000, line_rate_bps=25e9,
+                    base_rtt_ns=5000)
+    assert scaled.delta == pytest.approx(25e6)                  # run.py: RATE_AI = 10 x bw / 10 Mb/s
+
+
 def test_timely_completion_every_segment():
     cc = _timely()
     for _ in range(15):
@@ -177,6 +199,19 @@ def test_flow_backend_rejects_timely_in_one_line(tmp_path, capsys):
     assert code == 2 and err.count("\n") == 1 and "timely" in err and "--backend packet" in err
 
 
+def test_flow_file_cc_column_rejected_at_its_line(tmp_path, capsys):
+    """A flow file's cc=timely on --backend flow: the error names the file, line and field, not --cc."""
+    from netsim.cli import main
+    flows = tmp_path / "f.csv"
+    flows.write_text("src,dst,size_bytes,start_ns,cc\nleft0,right0,30000,0,hpcc\nleft0,right0,30000,0,timely\n")
+    code = main(["flows", "dumbbell:n_left=1,n_right=1", str(flows), "--out", str(tmp_path / "o"), "--quiet",
+                 "--backend", "flow"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert f"{flows}: line 3, field cc: congestion control has no flow-backend model (got 'timely')" in err
+    assert "--cc" not in err.split("expected")[0] and "--backend packet" in err
+
+
 def test_flow_backend_models_hpcc_and_swift(tmp_path, capsys):
     from netsim.backends.flow.ccmodel import resolve_model
     assert resolve_model("hpcc").efficiency == pytest.approx(0.911)
@@ -201,3 +236,18 @@ def test_hpcc_data_packets_carry_int_on_the_wire():
     assert [h.port.name for h in hops] == ["sw0", "sw1"]          # two switch egresses, no NIC
     n_pkts = -(-100_000 // f.mss)                                  # the last ACK's hops: all bytes sent
     assert hops[0].rate_bps == 100e9 and hops[0].tx_bytes == hops[1].tx_bytes == 100_000 + n_pkts * f.hdr
+
+
+def test_hpcc_int_tx_bytes_counts_other_traffic_on_the_port():
+    """INT txBytes is the port's counter of every byte sent: a DCQCN flow on the same bottleneck counts too."""
+    from netsim.bench.cc import dumbbell_graph, simulate
+    g = dumbbell_graph(2, host_rate_bps=100e9, host_delay_ns=1000, bott_rate_bps=100e9, bott_delay_ns=1000)
+    res = simulate(g, [("s0", "r0", 200_000, 0, "hpcc"), ("s1", "r0", 200_000, 0, "dcqcn")], cc="hpcc")
+    hp, dc = res.flows[0], res.flows[1]
+    assert hp.cc.name == "hpcc" and dc.cc.name == "dcqcn"
+    port = res.backend.net.ports[("sw0", "sw1")]
+    wire = [f.size + -(-f.size // f.mss) * f.hdr for f in (hp, dc)]   # data bytes on the wire, each flow
+    assert port.tx_bytes >= sum(wire)                                   # both flows' data (plus any CNPs)
+    own = wire[0]
+    last = hp.cc.hops[0]                                               # sw0's stamp on HPCC's last packet
+    assert last.port is port and own < last.tx_bytes <= port.tx_bytes   # old counter: exactly `own`
