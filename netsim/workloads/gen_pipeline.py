@@ -22,10 +22,15 @@ class PipelinePasses:
 
     # -- pipeline ------------------------------------------------------------------------------
     def _pp_size(self, b_stage: int) -> int:
-        """Bytes sent across the boundary after virtual stage ``b_stage`` (per TP rank)."""
+        """Bytes sent across the boundary after virtual stage ``b_stage`` (per TP rank).
+
+        1/t of the activation with scatter-gather, and with sequence parallelism,
+        where the boundary activation is already split over the sequence (Megatron's
+        p2p tensor shape is ``seq_length // tp``; no gather follows).
+        """
         w = self.w
         full = self.vboundary[b_stage] // self.cp * self.b * w.act_bytes
-        return full // w.tp if (w.scatter_gather and w.tp > 1) else full
+        return full // w.tp if ((w.scatter_gather or getattr(self, "sp", False)) and w.tp > 1) else full
 
     def _p2p(self, key: tuple, src: int, dst: int, name: str, size: int) -> Op:
         pipe = self.pl.group_of["pp"][src]
@@ -45,7 +50,7 @@ class PipelinePasses:
                                    self._pp_size(b_stage)))
         for r, op in zip(tg, recvs):
             self.pending.setdefault(r, []).append(op)
-        if w.scatter_gather and w.tp > 1:
+        if w.scatter_gather and w.tp > 1 and not getattr(self, "sp", False):
             full = self.vboundary[b_stage] // self.cp * self.b * w.act_bytes
             self._tp_collective(tg, gi, f"{direction}{j}.s{s}.gather", "allgather", full)
 

@@ -75,5 +75,8 @@ def test_sequence_parallel_same_time_twice_the_calls():
     c = collections.Counter(op.collective for op in ex.iteration_ops[0] if op.kind == "tp")
     cs = collections.Counter(op.collective for op in exs.iteration_ops[0] if op.kind == "tp")
     assert cs["reducescatter"] == cs["allgather"] == c["allreduce"] > 0
-    # ring RS + AG move the same bytes in the same steps as the all-reduce
-    assert exs.iteration_end_ps[0] == pytest.approx(ex.iteration_end_ps[0], rel=0.02)
+    # ring RS + AG move the same bytes in the same steps as the all-reduce; the pipeline messages are
+    # 1/t of the activation under SP (Megatron's p2p shape s/t): the step is no longer, and close
+    pp = [sum(op.size_bytes for op in e.iteration_ops[0] if op.kind == "pp") for e in (ex, exs)]
+    assert pp[1] * 2 == pp[0]
+    assert 0.95 * ex.iteration_end_ps[0] <= exs.iteration_end_ps[0] <= ex.iteration_end_ps[0]
