@@ -95,12 +95,13 @@ def pieces(nbytes: int, chunk_bytes: int | None) -> list[int]:
 
 
 class _Conn:
-    __slots__ = ("src", "dst", "queue", "inflight")
+    __slots__ = ("src", "dst", "queue", "inflight", "delay_ps")
 
     def __init__(self, src: str, dst: str):
         self.src, self.dst = src, dst
         self.queue: deque = deque()
         self.inflight = 0
+        self.delay_ps = 0       # software latency of each message on this connection (set by Run.send)
 
 
 class Run:
@@ -169,6 +170,7 @@ class Run:
         conn = self._conns.get(key)
         if conn is None:
             conn = self._conns[key] = _Conn(src, dst)
+            conn.delay_ps = self._delay_ps(conn)
         if conn.inflight < self.window and not conn.queue:
             self._post(conn, nbytes, step, on_done)
         else:
@@ -184,7 +186,7 @@ class Run:
         if tag is None:
             tag = self.tag_for(step)
         ev = self.backend.send(conn.src, conn.dst, nbytes, tag)
-        delay_ps = self._delay_ps(conn)
+        delay_ps = conn.delay_ps
 
         def arrived(ev):
             conn.inflight -= 1
