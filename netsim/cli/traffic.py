@@ -38,8 +38,9 @@ def _hosts_and_rates(args):
         if len(links) != 1:
             raise InputError("a host's line rate is read from its only link; this one has several", where="--rate",
                              value=h, accepted="--rate RATE for hosts with several links (e.g. GPUs)")
+        from ..network.fabric import FABRIC_KINDS
         kind = graph.edges[links[0][0], links[0][1]].get("kind")
-        if kind not in ("ethernet", "infiniband"):   # a GPU behind its NIC: PCIe/NVLink is not the line rate
+        if kind not in FABRIC_KINDS:   # a GPU behind its NIC: PCIe/NVLink is not the line rate
             raise InputError(f"a host's line rate is read from its only link, a network link; this one is {kind}",
                              where="--rate", value=h,
                              accepted="--rate RATE for GPUs behind a NIC (the NIC's rate, shared by its GPUs)")
