@@ -88,8 +88,13 @@ class _Merger:
 
     def _spec(self, a) -> CollectiveSpec:
         chunk = a.get("netsim.chunk_bytes")
+        lat = a.get("netsim.sw_latency", "off")
+        if "netsim.sw_latency.launch_ns" in a:     # a latency given as numbers (netsim wrote it)
+            from ..collectives.protocol import SwLatency
+            lat = SwLatency(*(float(a[f"netsim.sw_latency.{k}"]) for k in ("launch_ns", "step_ns", "step_inter_ns")))
         return CollectiveSpec(algorithm=a.get("netsim.algorithm", "ring"), channels=int(a.get("netsim.channels", 1)),
-                              chunk_bytes=None if chunk is None else int(chunk))
+                              chunk_bytes=None if chunk is None else int(chunk),
+                              protocol=str(a.get("netsim.protocol", "simple")), sw_latency=lat)
 
     def _collective(self, rank, node, a) -> int:
         ctype = a.get("comm_type")

@@ -45,6 +45,19 @@ SCHEMA_VERSION = "0.0.4"
 EXPLICIT_STREAMS_ATTR = "netsim.explicit_streams"
 
 
+def _sw_attrs(n, spec) -> None:
+    """NCCL protocol and software latency of the op (netsim's own attrs; defaults are not written)."""
+    if spec.protocol != "simple":
+        _attr(n, "netsim.protocol", string_val=spec.protocol)
+    lat = spec.sw_latency
+    if isinstance(lat, str):
+        if lat != "off":
+            _attr(n, "netsim.sw_latency", string_val=lat)
+    else:
+        for field in ("launch_ns", "step_ns", "step_inter_ns"):
+            n.attr.add(name=f"netsim.sw_latency.{field}").double_val = float(getattr(lat, field))
+
+
 def _attr(node, name: str, **value) -> None:
     node.attr.add(name=name, **value)
 
@@ -75,6 +88,7 @@ def _node(op, idx: int, rank: int, index_of: dict):
         _attr(n, "netsim.channels", int64_val=spec.channels)
         if spec.chunk_bytes is not None:
             _attr(n, "netsim.chunk_bytes", int64_val=spec.chunk_bytes)
+        _sw_attrs(n, spec)
     if op.sizes is not None:
         flat = [int(v) for row in op.sizes for v in row]
         n.attr.add(name="netsim.sizes").int64_list.values.extend(flat)
