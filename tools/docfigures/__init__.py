@@ -56,6 +56,9 @@ SCRIPTS = ("dcqcn_presets", "readme_validation", "lone_flow", "dctcp_band", "apn
            "hpcc_fattree",
            "cc_checks",
            "pfc_switch",
+           "speed_tables",
+           "speed_packet",
+           "speed_cluster",
            )
 
 
