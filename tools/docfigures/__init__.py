@@ -62,6 +62,7 @@ SCRIPTS = ("dcqcn_presets", "readme_validation", "lone_flow", "dctcp_band", "apn
            "speed_packet",
            "speed_cluster",
            "speed_cc_cost",
+           "speed_flow_1024",
            )
 
 
