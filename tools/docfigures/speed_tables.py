@@ -27,6 +27,8 @@ other cases first says nothing about one case), and ``flow_gpt_1024gpu``
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import tempfile
 import time
@@ -75,8 +77,6 @@ def _cpu(fn):
 def _quickstart() -> float:
     """CPU seconds of the README's quickstart command, run in-process with traces on."""
     from netsim.cli import main
-    import contextlib
-    import io
     with tempfile.TemporaryDirectory() as out:
         old = os.getcwd()
         os.chdir(ROOT)
