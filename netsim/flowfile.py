@@ -87,7 +87,8 @@ class _Reach:
         if self._comp is None:
             g = self.graph
             # the router's rule: routes transit switches/NICs, and GPUs too on a gpu_forwarding topology
-            relay = {"gpu"} if g.graph.get("gpu_forwarding", False) else set()
+            from .topology.routing import relay_kinds
+            relay = relay_kinds(g)
             stop = set(ENDPOINT_KINDS) - relay
             comp: dict = {}
             for n in g.nodes:

@@ -109,7 +109,8 @@ def check_endpoints_connected(graph: nx.Graph, source: str | None = None) -> Non
     ends = [n for n, k in graph.nodes(data="kind") if k in ("gpu", "host")]
     if len(ends) < 2:
         return
-    if graph.graph.get("gpu_forwarding"):
+    from .routing import relay_kinds
+    if relay_kinds(graph):
         reach = nx.node_connected_component(graph, ends[0])
         cut = [n for n in ends if n not in reach]
         if cut:

@@ -169,7 +169,9 @@ def read_hpcc_topology(path: str) -> nx.Graph:
 
     Line 1 is ``nodes switches links``, line 2 the switch ids (absent when
     there are none), then exactly ``links`` link lines; what follows them
-    (HPCC ships a help text there) is ignored with a note on stderr.
+    (HPCC ships a help text there) is ignored with a note on stderr. A file
+    with no switch gets ``host_forwarding`` (routes transit hosts, as every
+    ns-3 node forwards; :func:`netsim.topology.routing.relay_kinds`).
     """
     from .schema import validate
     with open(path, encoding="utf-8-sig") as fh:
@@ -220,6 +222,9 @@ def read_hpcc_topology(path: str) -> nx.Graph:
             raise TopologyError("duplicate link", source=path, where=f"line {ln}", value=f"{u} {v}",
                                 accepted="one link per node pair")
         g.add_edge(u, v, **attrs)
+    if not n_sw:
+        # no switch: ns-3 routes through its nodes (every ns-3 node forwards), as ASTRA-sim's ns-3 host rings
+        g.graph["host_forwarding"] = True
     return validate(g, source=path)
 
 

@@ -56,6 +56,12 @@ def _fmix32(h: int) -> int:
 MODES = ("ecmp", "spray")
 
 
+
+def relay_kinds(graph) -> frozenset:
+    """Endpoint kinds routes may transit: ``gpu`` with ``gpu_forwarding``, ``host`` with ``host_forwarding``."""
+    return frozenset(k for k, flag in (("gpu", "gpu_forwarding"), ("host", "host_forwarding"))
+                     if graph.graph.get(flag, False))
+
 class Router:
     """Hop-count shortest-path router with ECMP.
 
@@ -101,7 +107,7 @@ class Router:
         self._idx: dict = {n: i for i, n in enumerate(self._names)}
         idx = self._idx
         self._ncrc = [zlib.crc32(str(n).encode()) for n in self._names]
-        relay = {"gpu"} if g.graph.get("gpu_forwarding", False) else set()
+        relay = relay_kinds(g)
         self._transit = [g.nodes[n].get("kind") not in ENDPOINT_KINDS - relay for n in self._names]
         self._adj: list[tuple[int, ...]] = []
         self._nvadj: list[tuple[int, ...]] = []

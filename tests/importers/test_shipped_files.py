@@ -168,9 +168,11 @@ def test_chakra_generator_microbenchmarks_run_end_to_end(tmp_path):
     assert _run(tmp_path, "astra_Ring_4npus.yml", mm, "analytic")["ops"] == 4   # one MEM node per rank, 0 us
 
 
-@pytest.mark.xfail(strict=True, reason="hosts never relay: ASTRA-sim's ns-3 ring of hosts (no switch) needs host "
-                                      "forwarding in topology.routing, not built yet (docs/formats.md)")
 def test_alltoall_on_astra_sims_ns3_host_ring(tmp_path):
     p = tmp_path / "a2a.txt"
     p.write_text("MICRO\n1\na2a -1 1 NONE 0 1 NONE 0 1 ALLTOALL 1048576 0\n")
-    _run(tmp_path, "astra_ns3_8nodes_ring_topology.txt", str(p), "analytic")
+    # a switchless ns-3 file: hosts relay (host_forwarding), so every pair has a route around the ring
+    a = _run(tmp_path, "astra_ns3_8nodes_ring_topology.txt", str(p), "analytic")
+    f = _run(tmp_path, "astra_ns3_8nodes_ring_topology.txt", str(p), "flow")
+    assert a["collective_bytes_per_iteration"] == f["collective_bytes_per_iteration"]
+    assert a["iteration_time_s"] > 0 and f["iteration_time_s"] >= a["iteration_time_s"] * 0.99

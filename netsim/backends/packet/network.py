@@ -103,7 +103,8 @@ class Network:
         #: the bound method every hot event carries last in its callbacks (Scheduler.drive)
         self.drive_cb = self.sched.drive_cb
         self._route_cache: dict = {}
-        relay_gpus = bool(graph.graph.get("gpu_forwarding"))    # GPUs linked to GPUs also forward (node.RelayGpu)
+        from ...topology.routing import relay_kinds
+        relay = relay_kinds(graph)    # GPUs (hosts) that also forward: node.RelayGpu
         self._auto_pfc: dict = {}   # (a, b) -> per priority: (xoff was auto, xon was auto)
         for name in sorted(graph.nodes, key=str):
             attrs = graph.nodes[name]
@@ -113,7 +114,7 @@ class Network:
             self._node_keys[name] = frozenset(over)
             p.update(over)
             self.node_params[name] = p
-            if kind == "gpu" and relay_gpus:
+            if kind in relay:
                 self.nodes[name] = RelayGpu(self, name, kind, p)
             elif kind in ENDPOINT_KINDS:
                 self.nodes[name] = Endpoint(self, name, kind, p)
