@@ -169,24 +169,29 @@ def finalize_outputs(out_dir: str, graph=None, seed: int = 0, *, trace: bool = T
         Paths written.
     """
     import json
+
+    from .interrupts import deferred
     sp = os.path.join(out_dir, SUMMARY_FILE)
     summary = None
+    written: list[str] = []
     if os.path.exists(sp):
         with open(sp, encoding="utf-8") as fh:
             summary = json.load(fh)
-        final = summary.get("status", COMPLETE)
-        write_summary(out_dir, summary, WRITING, None, {})
-    written: list[str] = []
+    final = summary.get("status", COMPLETE) if summary is not None else COMPLETE
     try:
+        # an interrupt from the moment "writing outputs" is on disk to the last write says "interrupted"
+        if summary is not None:
+            with deferred():
+                write_summary(out_dir, summary, WRITING, None, {})
         outputs = _derived_outputs(out_dir, graph, seed, trace, written, summary)
+        if summary is not None:
+            with deferred():
+                write_summary(out_dir, summary, final, None, outputs)
     except BaseException as exc:
         if summary is not None:
-            from .interrupts import deferred
             with deferred(raise_pending=False):
                 write_summary(out_dir, summary, status_of(exc), None, {})
         raise
-    if summary is not None:
-        write_summary(out_dir, summary, final, None, outputs)
     return written
 
 
