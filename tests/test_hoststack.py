@@ -95,3 +95,13 @@ def test_run_training_applies_default_host_stack():
     assert off == pytest.approx(t["dcqcn"], rel=1e-6)
     more = run_training(topo, job, backend="analytic", cc="cubic", params={"host.tcp_streams": 3})["breakdown_s"]["dp"]
     assert more == pytest.approx(t["dcqcn"], rel=0.05)     # 3 x 42 Gbit/s > the 100 Gbit/s NIC
+
+
+def test_swift_pays_no_kernel_tcp_cost():
+    """Trial 2: Swift (a kernel-bypass stack's algorithm, on netsim's tcp class) was capped at the kernel-TCP
+    ~42 Gb/s per connection, hiding contention; it pays what RDMA pays, cubic still pays the kernel's."""
+    from netsim.runtime import run_training
+    from tests.topology.test_nic_default import WL, _hand
+    t = {cc: run_training(_hand("roce"), WL, backend="analytic", cc=cc)["iteration_time_s"]
+         for cc in ("none", "swift", "cubic")}
+    assert t["swift"] == t["none"] < t["cubic"]

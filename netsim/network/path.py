@@ -151,9 +151,10 @@ class PathModel:
 
         It applies when the path leaves the server through a NIC (a ``nic``
         node, or an Ethernet/InfiniBand link for plain hosts); NVLink/PCIe-only
-        paths pay nothing. Transport: the congestion control's; with ``--cc
-        none`` the first NIC's ``nic_kind`` (ethernet → tcp, roce, infiniband →
-        ib). Line rate: the NIC's non-PCIe link on the path, else the first
+        paths pay nothing. Transport: the congestion control's (its
+        ``host_transport`` when it names one: Swift's kernel-bypass stack is
+        ``roce``-like, no kernel cost); with ``--cc none`` the first NIC's
+        ``nic_kind`` (ethernet → tcp, roce, infiniband → ib). Line rate: the NIC's non-PCIe link on the path, else the first
         fabric link, else the bottleneck.
         """
         if host_stack is None or not path.leaves_host:
@@ -162,5 +163,9 @@ class PathModel:
             from ..hoststack import NIC_TRANSPORT
             from ..topology.query import nic_kind_of
             transport = NIC_TRANSPORT.get(nic_kind_of(self.graph, path.nic), "tcp")
+        elif cc_name not in (None, "", "none"):
+            from ..transport.cc.base import REGISTRY
+            # an algorithm of a kernel-bypass stack (Swift in Snap) pays no kernel-TCP cost on its tcp class
+            transport = getattr(REGISTRY.get(cc_name), "host_transport", transport)
         return HostCost(int(host_stack.message_overhead_ns(transport)),
                         float(host_stack.rate_cap_bps(transport, path.nic_line_bps)), path.nic_line_bps, transport)

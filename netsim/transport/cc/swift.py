@@ -59,6 +59,9 @@ class Swift(CongestionControl):
 
     name = "swift"
     transport = "tcp"
+    #: host-stack cost (netsim.hoststack): none — Swift runs in Google's kernel-bypass Snap/Pony Express
+    #: stack (Kumar et al., SIGCOMM 2020, §2), not kernel TCP, so no per-connection 42 Gb/s kernel cap
+    host_transport = "roce"
     ecn_capable = False
     PARAMS = ParamTable("swift", [
         Param("base_target_ns", 25_000, "time", "base target fabric RTT (includes propagation)",
