@@ -45,6 +45,9 @@ def run_cluster_cli(args) -> int:
     if getattr(args, "repeat", 1) != 1:
         raise InputError("--repeat is not supported for cluster files", where="--repeat", value=args.repeat,
                          accepted="--repeat 1 (run the cluster file once per seed with --seed)")
+    if getattr(args, "fct", "per-flow") != "per-flow":
+        raise InputError("cluster runs write per-flow fct.csv (with its job column) only", where="--fct",
+                         value=args.fct, accepted="--fct per-flow with a cluster file")
     if args.iterations != 1:
         raise InputError("a cluster file states each job's iterations", where="--iterations", value=args.iterations,
                          accepted="iterations: N in each job of the cluster file")

@@ -134,6 +134,7 @@ def test_cli_runs_the_example_and_outputs_are_byte_identical(tmp_path, capsys):
     (["--iterations", "3"], "--iterations"),
     (["--workload-set", "parallelism.dp=2"], "--workload-set"),
     (["--repeat", "3"], "--repeat"),
+    (["--fct", "off"], "--fct"),
     (["--overlap-slowdown", "0.2"], "--overlap-slowdown"),
 ])
 def test_cli_refuses_per_job_flags(tmp_path, capsys, extra, match):
