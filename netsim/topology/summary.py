@@ -134,6 +134,7 @@ def summary(graph: nx.Graph, bisection: bool = True) -> dict:
                                          for n, a in graph.nodes(data=True) if a.get("kind") == "nic").items())),
         "servers": len({a["server"] for _, a in graph.nodes(data=True) if "server" in a}),
         "gpu_forwarding": bool(graph.graph.get("gpu_forwarding", False)),
+        "host_forwarding": bool(graph.graph.get("host_forwarding", False)),
         "clusters": sorted({str(a["cluster"]) for _, a in graph.nodes(data=True) if "cluster" in a},
                            key=natural_key),
         "scaleup_domains": domain_summary(graph),
@@ -166,7 +167,9 @@ def format_summary(s: dict) -> str:
                      f"({sizes}){names}" + ("; the server attributes group GPUs otherwise, and hierarchical "
                                              "collectives follow them" if dom.get("server_attr_differs") else ""))
     if s.get("gpu_forwarding"):
-        lines.append("GPU forwarding: on (routes may transit GPUs; the packet backend refuses this topology)")
+        lines.append("GPU forwarding: on (routes may transit GPUs; every backend relays through them)")
+    if s.get("host_forwarding"):
+        lines.append("host forwarding: on (routes may transit hosts: an ns-3 file without switches)")
     if s["nic_kinds"]:
         lines.append("nic kinds: " + ", ".join(f"{k}={v}" for k, v in s["nic_kinds"].items()))
     for kind, d in s["link_kinds"].items():
