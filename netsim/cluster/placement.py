@@ -31,16 +31,26 @@ from ..errors import InputError
 from .spec import JobSpec
 
 
-def _index(graph, gpu) -> tuple:
-    d = graph.nodes[gpu]
-    return d.get("server", ""), int(d.get("index", 0))
+def _slots(graph) -> dict:
+    """GPU -> (server key, local index): the ``server``/``index`` attributes, else the GPU's scale-up domain
+    (:func:`netsim.topology.domains.domain_keys`) and its position there in canonical order — so a
+    hand-written topology without ``server:`` spreads and rail-aligns over its servers too."""
+    from ..topology import gpus
+    from ..topology.domains import domain_keys
+    keys, seen, out = domain_keys(graph), {}, {}
+    for g in gpus(graph):
+        key = keys.get(g, ("gpu", g))
+        pos = seen[key] = seen.get(key, -1) + 1
+        d = graph.nodes[g]
+        out[g] = (key, int(d["index"]) if "index" in d else pos)
+    return out
 
 
 def _spread(graph, free: list) -> list:
-    rank_in_server: dict[str, int] = {}
-    keyed = []
+    rank_in_server: dict = {}
+    keyed, slots = [], _slots(graph)
     for pos, g in enumerate(free):
-        server = _index(graph, g)[0]
+        server = slots[g][0]
         k = rank_in_server.get(server, 0)
         rank_in_server[server] = k + 1
         keyed.append((k, pos, g))
@@ -48,14 +58,15 @@ def _spread(graph, free: list) -> list:
 
 
 def _rail_aligned(graph, free: list, n: int, job: JobSpec, source: str) -> list:
-    by_server: dict[str, dict[int, str]] = {}
+    by_server: dict = {}
+    slots = _slots(graph)
     for g in free:
-        server, idx = _index(graph, g)
+        server, idx = slots[g]
         by_server.setdefault(server, {})[idx] = g
     from ..topology import gpus
-    per_server: dict[str, int] = {}
+    per_server: dict = {}
     for g in gpus(graph):
-        s = _index(graph, g)[0]
+        s = slots[g][0]
         per_server[s] = per_server.get(s, 0) + 1
     k = min(n, max(per_server.values()))
     if n % k:
