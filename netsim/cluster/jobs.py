@@ -27,6 +27,7 @@ class BuiltJob:
     placement: object
     builder: object
     memory: dict | None
+    seed: int = 0          #: the job's own seed for its random draws (:func:`job_seed`)
 
     @property
     def name(self) -> str:
@@ -52,10 +53,18 @@ def _world_size(spec: JobSpec, graph, source: str):
     return wl, None, wl.world_size
 
 
+def job_seed(seed: int, index: int, name: str) -> int:
+    """The seed of a cluster's job ``index`` (file order): the run's seed for the first job (so a one-job
+    cluster draws as ``netsim run`` does), a hash of (seed, name) for the others — jobs draw independently
+    (compute jitter, stragglers, MoE routing), and a job's alone-run draws as it does in the cluster."""
+    import zlib
+    return seed if index == 0 else zlib.crc32(f"{seed}|job|{name}".encode()) & 0x7FFFFFFF
+
+
 def _build(spec: JobSpec, graph, wl, imported, gpus: list, seed: int, allow_oom: bool) -> BuiltJob:
     if imported is not None:
         job = dataclasses.replace(imported, gpu_map=tuple(gpus))
-        return BuiltJob(spec, job, job.place(graph), job.builder(), None)
+        return BuiltJob(spec, job, job.place(graph), job.builder(), None, seed)
     from ..runtime.api import _make_builder
     from ..workloads.memory import check_memory
     from ..workloads.placement import Placement, resolve_partition
@@ -64,7 +73,7 @@ def _build(spec: JobSpec, graph, wl, imported, gpus: list, seed: int, allow_oom:
     wl = resolve_partition(wl, placement, graph)
     builder = _make_builder(wl, placement, seed)
     memory = check_memory(wl, builder, placement, graph, allow_oom=allow_oom)
-    return BuiltJob(spec, wl, placement, builder, memory)
+    return BuiltJob(spec, wl, placement, builder, memory, seed)
 
 
 def build_jobs(cluster: ClusterSpec, graph, *, seed: int = 0, allow_oom: bool = False,
@@ -82,5 +91,5 @@ def build_jobs(cluster: ClusterSpec, graph, *, seed: int = 0, allow_oom: bool = 
         check_disjoint(chosen, graph, cluster.source)
         taken.update(gl)
         loaded.append((spec, wl, imported, gl))
-    return [_build(spec, graph, wl, imp, gl, seed, allow_oom) for spec, wl, imp, gl in loaded
-            if only is None or spec.name == only]
+    return [_build(spec, graph, wl, imp, gl, job_seed(seed, k, spec.name), allow_oom)
+            for k, (spec, wl, imp, gl) in enumerate(loaded) if only is None or spec.name == only]

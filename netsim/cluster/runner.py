@@ -134,7 +134,7 @@ def _effects(be, job, seed: int):
     variability = resolve_variability(job.workload, None)
     if variability is not None:
         from ..runtime.variability import VariabilityBuilder
-        builder = VariabilityBuilder(builder, variability, seed, job.placement.world_size)
+        builder = VariabilityBuilder(builder, variability, job.seed, job.placement.world_size)
     slowdown = resolve_overlap(job.workload, None)
     if slowdown > 0:
         from ..runtime.overlap import OverlapModel

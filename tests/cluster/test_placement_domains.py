@@ -25,3 +25,21 @@ def test_policies_use_scale_up_domains(tmp_path, policy, expect):
                  "--out", str(out), "--quiet", "--no-trace"]) == 0
     jobs = json.loads((out / "summary.json").read_text())["jobs"]
     assert jobs["c"]["gpus"] == expect
+
+
+def test_jobs_draw_independently_and_the_first_as_netsim_run(tmp_path):
+    """Regression (trial 2): two jobs with the same variability drew identical iteration times."""
+    from netsim.runtime import run_training
+    wl = os.path.join(DATA, "dp2_jitter.yaml")
+    cl = tmp_path / "cl.yaml"
+    cl.write_text(f"jobs:\n  - {{name: a, workload: {wl}, placement: [srv0/gpu0, srv0/gpu1], iterations: 3}}\n"
+                  f"  - {{name: b, workload: {wl}, placement: [srv1/gpu0, srv1/gpu1], iterations: 3}}\n")
+    out = tmp_path / "o"
+    topo = os.path.join(DATA, "hand8.yaml")
+    assert main(["run", topo, str(cl), "--backend", "analytic", "--seed", "7", "--out", str(out), "--quiet",
+                 "--no-trace"]) == 0
+    jobs = json.loads((out / "summary.json").read_text())["jobs"]
+    assert jobs["a"]["iteration_times_s"] != jobs["b"]["iteration_times_s"]
+    alone = run_training(topo, wl, backend="analytic", seed=7, iterations=3,
+                         workload_overrides={"placement.gpus": ["srv0/gpu0", "srv0/gpu1"]})
+    assert jobs["a"]["iteration_times_s"] == alone["iteration_times_s"]    # no shared link: job a as alone
