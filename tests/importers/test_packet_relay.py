@@ -1,4 +1,4 @@
-"""The packet backend on GPU-to-GPU topologies (gpu_forwarding): GPUs relay packets (packet/node.RelayGpu)."""
+"""The packet backend on GPU-to-GPU topologies (gpu_forwarding): GPUs relay packets (packet/node.RelayEndpoint)."""
 import pytest
 
 from netsim.backends.base import create_backend

@@ -65,7 +65,7 @@ def test_astra_ring_routes_through_gpus_and_alltoall_runs(tmp_path):
     off.graph["gpu_forwarding"] = False
     with pytest.raises(RoutingError, match="gpu_forwarding"):
         Router(off).path("s0.gpu0", "s0.gpu4")
-    be = create_backend("packet", g)             # relay GPUs (backends/packet/node.RelayGpu)
+    be = create_backend("packet", g)             # relay GPUs (backends/packet/node.RelayEndpoint)
     be.env.run(run_collective(be, "sendrecv", [gpus(g)[0], gpus(g)[4]], 1 << 16))
     assert be.env.now > 0
 

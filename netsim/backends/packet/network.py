@@ -18,7 +18,7 @@ from ...errors import InputError
 from ...transport.packet import N_DATA_PRIORITIES, N_PRIORITIES
 from ...units import PS_PER_NS
 from ...network.params import lossless_set, node_overrides, per_priority
-from .node import ENDPOINT_KINDS, Endpoint, Forwarder, RelayGpu
+from .node import ENDPOINT_KINDS, Endpoint, Forwarder, RelayEndpoint
 from .pfcwatch import PfcWatch
 from .port import Port
 from .scheduler import Scheduler
@@ -104,7 +104,7 @@ class Network:
         self.drive_cb = self.sched.drive_cb
         self._route_cache: dict = {}
         from ...topology.routing import relay_kinds
-        relay = relay_kinds(graph)    # GPUs (hosts) that also forward: node.RelayGpu
+        relay = relay_kinds(graph)    # GPUs (hosts) that also forward: node.RelayEndpoint
         self._auto_pfc: dict = {}   # (a, b) -> per priority: (xoff was auto, xon was auto)
         for name in sorted(graph.nodes, key=str):
             attrs = graph.nodes[name]
@@ -115,7 +115,7 @@ class Network:
             p.update(over)
             self.node_params[name] = p
             if kind in relay:
-                self.nodes[name] = RelayGpu(self, name, kind, p)
+                self.nodes[name] = RelayEndpoint(self, name, kind, p)
             elif kind in ENDPOINT_KINDS:
                 self.nodes[name] = Endpoint(self, name, kind, p)
             else:
@@ -190,10 +190,10 @@ class Network:
         auto = set_pfc_thresholds(port, switch_ingress, pb)
         if switch_ingress:
             self._auto_pfc[(a, b)] = auto
-        if isinstance(na, (Endpoint, RelayGpu)):
+        if isinstance(na, (Endpoint, RelayEndpoint)):
             from collections import deque
             port.ring = deque()
-        if self.params["routing"] == "spray" or isinstance(nb, RelayGpu):
+        if self.params["routing"] == "spray" or isinstance(nb, RelayEndpoint):
             port.use_generic_arrival()
         na.ports[b] = port
         self.ports[(a, b)] = port

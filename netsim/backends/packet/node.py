@@ -23,7 +23,7 @@
   ACK/NACK/CNP (control class) are never dropped nor paused.
 * :class:`Endpoint` — a ``gpu`` or ``host``: hands data to the flow's
   receiver and ACK/NACK/CNP to its sender. Routes never transit endpoints —
-  except a :class:`RelayGpu`: on a topology with ``gpu_forwarding`` (GPUs
+  except a :class:`RelayEndpoint`: on a topology with ``gpu_forwarding`` (GPUs
   linked to each other: ASTRA-sim Ring/FullyConnected dimensions, tori,
   meshes) a GPU is an endpoint for its own packets and an NVLink-style
   forwarder (lossless on every priority, unbounded buffer, no ECN) for the
@@ -237,8 +237,9 @@ class Endpoint(Node):
             pkt.flow.on_ack(pkt)
 
 
-class RelayGpu(Forwarder):
-    """A GPU that also forwards (``gpu_forwarding`` topologies): endpoint of its own packets, relay of others.
+class RelayEndpoint(Forwarder):
+    """A GPU (``gpu_forwarding``) or host (``host_forwarding``) that also forwards: endpoint of its own
+    packets, relay of others (:func:`netsim.topology.routing.relay_kinds`).
 
     A packet has arrived at its destination when its route is used up (``hop == len(route)``), or, sprayed
     (no route), when its ``dst`` is this GPU; anything else is forwarded like at an NVSwitch.  Ports into a
