@@ -40,6 +40,8 @@ LINK_CHANGES = "link_changes"
 HPCC_FCT = "hpcc_fct"
 #: exposes ``router`` (the :class:`netsim.topology.Router` its flows follow)
 ROUTER = "router"
+#: implements ``send_in_network``: flows that end or start at a reducing switch (NVLS, SHARP; issue 20)
+IN_NETWORK = "in_network"
 #: writes ``queues.csv`` / ``pfc.csv`` / ``cc.csv`` rows to the matching sinks
 QUEUE_TRACE, PFC_TRACE, CC_TRACE = "queue_trace", "pfc_trace", "cc_trace"
 
@@ -52,6 +54,7 @@ CAPABILITIES = {
     QUEUE_TRACE: "queues.csv samples",
     PFC_TRACE: "pfc.csv pause/resume events",
     CC_TRACE: "cc.csv congestion-control samples",
+    IN_NETWORK: "flows to/from a switch that reduces in-network (nvls/sharp): send_in_network",
 }
 
 #: command-line flag -> the capability a backend needs to honour it
@@ -83,6 +86,21 @@ class Backend(ABC):
         :class:`~netsim.records.FlowRecord` as value, when the last byte has
         reached ``dst``. The record is also given to the backend's sink.
         """
+
+    def send_in_network(self, src: str, dst: str, size_bytes: int, tag: FlowTag = EMPTY_TAG) -> simpy.Event:
+        """Like :meth:`send`, but one end is a switch with ``nvls``/``sharp`` true (in-network reduction).
+
+        Only backends declaring :data:`IN_NETWORK` honour it (the flow ends at
+        or starts from the switch: it terminates and originates the bytes);
+        others raise a one-line :class:`~netsim.errors.InputError`.
+        """
+        if IN_NETWORK not in self.capabilities:
+            from ..errors import InputError
+            raise InputError(f"the {self.name} backend cannot terminate flows at a switch (in-network reduction)",
+                             where="collective algorithm", value="nvls",
+                             accepted="--backend analytic or flow, or algorithm ring/tree")
+        with self.contract.in_network(src, dst):
+            return self.send(src, dst, size_bytes, tag)
 
     @abstractmethod
     def stats(self) -> dict[str, Any]:

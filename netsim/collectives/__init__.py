@@ -58,8 +58,13 @@ algbw/busbw) in :mod:`.cost`.
   here on every backend (:mod:`.protocol`); ``algorithm="auto"``: NCCL's
   tuning model (:mod:`.tuning`) chooses algorithm and protocol.
 
-Left out everywhere: reduction compute time, in-network reduction (``nvls``
-and ``collnet`` are an error on every backend).
+``algorithm="nvls"`` (all-reduce, reduce-scatter, all-gather on ranks of one
+NVSwitch with ``nvls: true``): reduced and multicast in the switch
+(:mod:`.nvls`) on the backends declaring ``in_network`` (analytic, flow); an
+error on packet.
+
+Left out everywhere: reduction compute time, CollNet/SHARP (``collnet`` is an
+error on every backend).
 
 Example
 -------

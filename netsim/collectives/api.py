@@ -14,6 +14,7 @@ from ..errors import InputError
 from ..records import EMPTY_TAG, FlowTag
 from . import alltoall as _a2a
 from . import halving_doubling as _hd
+from . import nvls as _nvls
 from . import hierarchical as _hier
 from . import ring as _ring
 from . import tree as _tree
@@ -32,7 +33,8 @@ ALGORITHMS: dict[str, tuple[str, ...]] = {
     "sendrecv": ("direct",),
 }
 KINDS: tuple[str, ...] = tuple(ALGORITHMS)
-#: algorithms a caller may also name: ``auto`` (NCCL's tuning model) and the in-network ones (an error to run)
+#: algorithms a caller may also name: ``auto`` (NCCL's tuning model) and the in-network ones (nvls on backends
+#: declaring ``in_network``, :mod:`.nvls`; collnet an error everywhere)
 EXTRA_ALGORITHMS = ("auto",) + _proto.IN_NETWORK
 SW_LATENCY_CHOICES = ("off", "nccl")
 
@@ -137,12 +139,16 @@ def collective(backend, kind: str, nodes: list[str], size_bytes: int, *, algorit
     protocol = _check_protocol(protocol, sw_latency)
     graph = getattr(backend, "graph", None)
     pl = _proto.plan(graph, kind, nodes, size_bytes, algorithm, protocol, sw_latency,
-                     getattr(backend, "name", "this"))
+                     getattr(backend, "name", "this"), _in_network(backend))
     algorithm = pl.algorithm
+    switch = _nvls_checked(graph, kind, nodes, pl) if algorithm == "nvls" else None
     if algorithm == "halving_doubling" and kind != "allreduce" and not _hd.is_pow2(len(nodes)):
         algorithm = "ring"  # documented fallback (auto never picks it)
     env = backend.env
     lat = pl.latency
+    if switch is not None:      # every transfer ends or starts at the switch; NCCL's NVLS chunk by default
+        backend = _nvls.InNetworkPort(backend)
+        chunk_bytes = chunk_bytes or _nvls.NVLS_PARAMS["nvls_chunk_bytes"].default
     run = Run(backend, kind, tag, chunk_bytes, window or COLLECTIVE_PARAMS["connection_window_chunks"].default,
               latency=lat, wire_factor=pl.wire_factor,
               domain_of=_proto.domains(graph) if lat.step_inter_ns != lat.step_ns and graph is not None else None)
@@ -152,8 +158,28 @@ def collective(backend, kind: str, nodes: list[str], size_bytes: int, *, algorit
     if n > 1 and total > 0:
         if lat.launch_ns:
             yield env.timeout(round(lat.launch_ns * 1000))
-        yield from _dispatch(run, kind, algorithm, nodes, size_bytes, channels, root, sizes, node_groups)
+        if switch is not None:
+            yield from _nvls.run_nvls(run, kind, nodes, size_bytes, channels, switch)
+        else:
+            yield from _dispatch(run, kind, algorithm, nodes, size_bytes, channels, root, sizes, node_groups)
     return CollectiveResult(kind, algorithm, n, size_bytes, start, env.now, run.flows, run.bytes_sent, pl.protocol)
+
+
+def _in_network(backend) -> tuple[str, ...]:
+    """In-network algorithms ``backend`` runs: ``("nvls",)`` when it declares the ``in_network`` capability."""
+    from ..backends.base import IN_NETWORK
+    return ("nvls",) if IN_NETWORK in getattr(backend, "capabilities", ()) else ()
+
+
+def _nvls_checked(graph, kind, nodes, pl) -> str | None:
+    """The NVSwitch an NVLS call runs through (None when nothing is sent); InputError when it cannot run."""
+    if len(nodes) < 2:
+        return None
+    _nvls.check_kind(kind)
+    if pl.protocol != "simple":
+        _fail("nvls runs the Simple protocol only (NCCL enables no LL/LL128 for NVLS)", "collective protocol",
+              pl.protocol, "simple or auto")
+    return _nvls.nvls_switch(graph, nodes)
 
 
 def _dispatch(run, kind, algorithm, nodes, size, channels, root, sizes, node_groups):
@@ -185,7 +211,11 @@ def run_collective(backend, kind: str, nodes: list[str], size_bytes: int, *, alg
     kind_n, algo_n, nodes_n, _ = _validate(backend, kind, nodes, size_bytes, algorithm, channels, chunk_bytes,
                                            root, sizes, node_groups)
     if algo_n in _proto.IN_NETWORK:   # fail here, not inside the simulation
-        _proto.plan(None, kind_n, nodes_n, size_bytes, algo_n, "simple", "off", getattr(backend, "name", "this"))
+        _proto.plan(None, kind_n, nodes_n, size_bytes, algo_n, "simple", "off", getattr(backend, "name", "this"),
+                    _in_network(backend))
+        if algo_n == "nvls" and len(nodes_n) > 1:
+            _nvls.check_kind(kind_n)
+            _nvls.nvls_switch(getattr(backend, "graph", None), nodes_n)
     _check_protocol(protocol, sw_latency)
     return backend.env.process(collective(backend, kind, nodes, size_bytes, algorithm=algorithm,
                                           channels=channels, chunk_bytes=chunk_bytes, tag=tag, root=root,

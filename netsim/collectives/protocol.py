@@ -14,15 +14,16 @@ and analytic see the same terms):
   data + 4 flag bytes (2x the bytes); ``ll128`` 128-byte lines with 8 flag
   bytes (128/120 x) — :data:`WIRE_FACTOR`;
 * ``algorithm="auto"``: NCCL's tuning model (:func:`.tuning.choose`) on the
-  facts of the ranks' topology (:func:`topology_facts`); when it picks NVLS or
-  CollNet (the topology has ``nvls``/``sharp`` switches) that is an error, as no
-  backend models in-network reduction yet; ``protocol="auto"`` picks the
+  facts of the ranks' topology (:func:`topology_facts`); when it picks NVLS
+  (``nvls: true`` NVSwitch) on a backend that cannot run it (packet), or
+  CollNet (``sharp`` switches, not simulated), that is an error;
+  ``protocol="auto"`` picks the
   cheapest protocol for the given algorithm the same way.
 
 Left out: the GPU-side bandwidth limits of LL/LL128 (NCCL's ``llMaxBw`` and
 per-channel caps enter the choice, not the simulated transfer), reduction
-compute, NVLS and CollNet traffic (in-network reduction is not modelled by any
-backend: asking for them is an error, see :func:`plan`).
+compute, CollNet traffic (asking for it is an error, see :func:`plan`); NVLS
+runs in :mod:`.nvls`.
 """
 from __future__ import annotations
 
@@ -82,7 +83,9 @@ def nccl_latency(kind: str, algorithm: str, protocol: str, intra_hw: str = "nvli
     """
     algo = algorithm if algorithm in tuning.BASE_LAT_US else "ring"
     p = tuning.PROTOCOLS.index(protocol)
-    base = tuning.BASE_LAT_US[algo][p] if algo != "nvls" else 0.0
+    if algo == "nvls":      # NCCL: NVLS latency = intraLat (+ interLat) once per call, no per-step term
+        return SwLatency(tuning.HW_LAT_US[intra_hw][algo][p] * 1e3, 0.0, 0.0)
+    base = tuning.BASE_LAT_US[algo][p]
     return SwLatency(base * 1e3, tuning.HW_LAT_US[intra_hw][algo][p] * 1e3, tuning.HW_LAT_US["net"][algo][p] * 1e3)
 
 
@@ -141,17 +144,19 @@ def topology_facts(graph, nodes: list[str], params: dict | None = None) -> tunin
 
 
 def plan(graph, kind: str, nodes: list[str], size_bytes: int, algorithm: str, protocol: str,
-         sw_latency, backend_name: str = "this backend") -> Plan:
+         sw_latency, backend_name: str = "this backend", in_network: tuple[str, ...] = ()) -> Plan:
     """Resolve ``auto`` choices and the software latency of one call; see the module docstring.
 
     ``algorithm`` is already validated for ``kind`` (or ``auto``); ``protocol``
     is ``auto`` or one of :data:`.tuning.PROTOCOLS`; ``sw_latency`` is ``"off"``,
-    ``"nccl"`` or a :class:`SwLatency`.
+    ``"nccl"`` or a :class:`SwLatency`; ``in_network``: the in-network algorithms
+    the backend runs (:mod:`.nvls`), the others are an error.
     """
-    if algorithm in IN_NETWORK:
-        raise InputError(f"{algorithm} reduces in the switch, which the {backend_name} backend cannot model "
-                         "(no backend models in-network reduction yet)", where="collective algorithm",
-                         value=algorithm, accepted="ring or tree (or auto on switches without nvls/sharp)")
+    if algorithm in IN_NETWORK and algorithm not in in_network:
+        raise InputError(f"{algorithm} reduces in the switch, which the {backend_name} backend cannot model",
+                         where="collective algorithm", value=algorithm,
+                         accepted="ring or tree (or auto on switches without nvls/sharp); nvls on --backend "
+                         "analytic or flow")
     facts = None
     if len(nodes) < 2 and (algorithm == "auto" or protocol == "auto"):   # nothing is sent: no choice to make
         algorithm = "ring" if algorithm == "auto" and kind in tuning.MODEL_KINDS else \
@@ -168,7 +173,7 @@ def plan(graph, kind: str, nodes: list[str], size_bytes: int, algorithm: str, pr
     if algorithm == "auto":
         if kind in tuning.MODEL_KINDS:
             best = tuning.choose(kind, max(size_bytes, 1), facts)
-            if best.algorithm in IN_NETWORK:
+            if best.algorithm in IN_NETWORK and best.algorithm not in in_network:
                 raise InputError(f"NCCL's tuning model picks {best.algorithm} for this {kind} of {size_bytes} bytes "
                                  f"(the topology enables it), but the {backend_name} backend cannot model "
                                  "in-network reduction", where="collective algorithm auto", value=best.algorithm,

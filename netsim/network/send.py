@@ -41,7 +41,8 @@ from __future__ import annotations
 import importlib
 import numbers
 import pkgutil
-from typing import Mapping, NamedTuple
+from contextlib import contextmanager
+from typing import Iterator, Mapping, NamedTuple
 
 from ..errors import InputError
 from ..records import EMPTY_TAG, FlowRecord, FlowTag, make_record
@@ -116,6 +117,29 @@ class SendContract:
         kind = self.graph.nodes[node].get("kind")
         raise InputError(f"flows start and end at gpu/host nodes, not a {kind}", where=f"flow {role}",
                          value=node, accepted="a node of kind gpu or host")
+
+    @contextmanager
+    def in_network(self, src, dst) -> Iterator[None]:
+        """Admit, for the ``send`` calls inside, a transfer whose one end is a reducing switch.
+
+        That end must be a node with ``nvls: true`` or ``sharp: true`` (an
+        NVSwitch or switch that reduces / replicates in-network, issue 20) and the
+        other a gpu or host; anything else is the usual one-line
+        :class:`InputError`. Outside the ``with`` block switch endpoints are
+        rejected as always.
+        """
+        nodes = self.graph.nodes
+        sw = dst if src in self._endpoints else src
+        if not (sw in nodes and any(nodes[sw].get(f) is True for f in ("nvls", "sharp"))):
+            raise InputError("an in-network transfer ends at a switch with nvls: true or sharp: true",
+                             where="in-network flow", value=f"{src}->{dst}",
+                             accepted="a gpu/host and a reducing switch it links to")
+        self._endpoint(dst if sw == src else src, "dst" if sw == src else "src")
+        self._endpoints.add(sw)
+        try:
+            yield
+        finally:
+            self._endpoints.discard(sw)
 
     def check(self, src, dst, size_bytes, tag: FlowTag = EMPTY_TAG, cc: str | None = None,
               priority: int | None = None) -> SendSpec:

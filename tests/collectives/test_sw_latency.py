@@ -115,7 +115,7 @@ def test_protocol_wire_bytes(server):
     ({"sw_latency": "fast"}, "unknown software latency"),
     ({"sw_latency": SwLatency(step_ns=float("nan"))}, "finite"),
     ({"sw_latency": SwLatency(launch_ns=-1)}, "finite"),
-    ({"algorithm": "nvls"}, "nvls reduces in the switch, which the analytic backend cannot model"),
+    ({"algorithm": "nvls"}, "nvls needs every rank linked to one NVSwitch with nvls: true"),
     ({"algorithm": "collnet"}, "collnet reduces in the switch"),
 ])
 def test_bad_arguments_are_one_line_errors(server, kw, match):

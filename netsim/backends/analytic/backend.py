@@ -50,7 +50,7 @@ from ...network.path import PathModel
 from ...network.send import SendContract
 from ...records import EMPTY_TAG, FlowTag, make_record
 from ...units import PS_PER_S, ps_to_ns
-from ..base import HOST_STACK, LINK_CHANGES, ROUTER, Backend, TraceSinks, register_backend
+from ..base import HOST_STACK, IN_NETWORK, LINK_CHANGES, ROUTER, Backend, TraceSinks, register_backend
 from .params import check_cc_params, lone_flow_ps, resolve_analytic_params
 
 class _Flow:
@@ -74,7 +74,7 @@ class AnalyticBackend(Backend):
     """Closed-form per-flow cost; see the module docstring for what is modelled."""
 
     name = "analytic"
-    capabilities = frozenset({HOST_STACK, LINK_CHANGES, ROUTER})
+    capabilities = frozenset({HOST_STACK, LINK_CHANGES, ROUTER, IN_NETWORK})
 
     def __init__(self, graph, *, env: simpy.Environment, params: dict, seed: int = 0, cc: str = "none",
                  cc_params: dict | None = None, sinks: TraceSinks | None = None):

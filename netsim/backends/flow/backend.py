@@ -43,8 +43,8 @@ from ...network.fabric import DATA_PRIORITIES
 from ...network.send import SendContract
 from ...records import EMPTY_TAG, FlowTag
 from ...units import PS_PER_S, ps_to_ns
-from ..base import CC_TRACE, HOST_STACK, LINK_CHANGES, PFC_TRACE, QUEUE_TRACE, ROUTER, Backend, TraceSinks, \
-    register_backend
+from ..base import CC_TRACE, HOST_STACK, IN_NETWORK, LINK_CHANGES, PFC_TRACE, QUEUE_TRACE, ROUTER, Backend, \
+    TraceSinks, register_backend
 from . import dcqcnhooks  # noqa: F401  (registers the "dcqcn" rate controller)
 from .components import FluidFlow, SlowStart
 from .controllers import RateController, controller_class
@@ -63,7 +63,7 @@ class FlowBackend(Backend):
 
     name = "flow"
     #: traces: approximate, from the fluid DCQCN model only (empty without DCQCN flows)
-    capabilities = frozenset({HOST_STACK, LINK_CHANGES, ROUTER, QUEUE_TRACE, PFC_TRACE, CC_TRACE})
+    capabilities = frozenset({HOST_STACK, LINK_CHANGES, ROUTER, IN_NETWORK, QUEUE_TRACE, PFC_TRACE, CC_TRACE})
 
     def __init__(self, graph, *, env: simpy.Environment, params: dict | None = None, seed: int = 0,
                  cc: str = "none", cc_params: dict | None = None, sinks: TraceSinks | None = None,
