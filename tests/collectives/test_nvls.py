@@ -108,3 +108,17 @@ def test_send_still_rejects_switch_endpoints(nvls_server):
         plain.send_in_network("s0.gpu0", SW, 100)
     with pytest.raises(InputError, match="packet backend cannot terminate flows at a switch"):
         create_backend("packet", nvls_server, seed=0).send_in_network(NODES[0], SW, 100)
+
+
+def test_shipped_nvls_workload_runs_nvls_and_reports_it_in_ops_csv(tmp_path):
+    import csv
+    import os
+    from netsim.runtime import run_training
+    from netsim.topology import load_topology
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    topo = load_topology(os.path.join(root, "topologies", "h100_nvls_server.yaml"))
+    run_training(topo, os.path.join(root, "workloads", "gpt-1.5b-d8-nvls-small.yaml"), backend="analytic",
+                 iterations=1, out_dir=str(tmp_path))
+    with open(tmp_path / "ops.csv") as fh:
+        dp = [r for r in csv.DictReader(fh) if r["kind"] == "dp"]
+    assert dp and all((r["algorithm"], r["protocol"]) == ("nvls", "simple") for r in dp)
