@@ -135,10 +135,8 @@ def _effects(be, job, seed: int):
     if variability is not None:
         from ..runtime.variability import VariabilityBuilder
         builder = VariabilityBuilder(builder, variability, job.seed, job.placement.world_size)
-    slowdown = resolve_overlap(job.workload, None)
-    if slowdown > 0:
-        from ..runtime.overlap import OverlapModel
-        overlap = OverlapModel(be.env, slowdown)
+    from ..runtime.overlap import overlap_model
+    overlap = overlap_model(be.env, resolve_overlap(job.workload, None), job.workload)
     return builder, overlap
 
 

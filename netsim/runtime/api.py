@@ -283,9 +283,8 @@ def _simulate(run, graph, builder, placement, wl, what, host_stack, fct_sink, op
     if effects["variability"] is not None:           # compute variability (runtime.variability): off by default
         from .variability import VariabilityBuilder
         run_builder = VariabilityBuilder(run_builder, effects["variability"], seed, placement.world_size)
-    if effects["overlap"] > 0:                        # compute slowed beside communication (runtime.overlap)
-        from .overlap import OverlapModel
-        overlap = OverlapModel(be.env, effects["overlap"])
+    from .overlap import overlap_model               # compute / comm slowed beside each other; None when off
+    overlap = overlap_model(be.env, effects["overlap"], wl)
     if progress is None:
         progress = sys.stderr.isatty()
     ex = run["ex"] = Executor(be, run_builder, placement.gpu_of, node_groups=node_groups, ops_sink=ops_sink,
@@ -304,6 +303,8 @@ def _simulate(run, graph, builder, placement, wl, what, host_stack, fct_sink, op
         out["variability"] = run_builder.summary()
     if overlap is not None:
         out["overlap"] = {"slowdown": overlap.f, "compute_extra_s": overlap.extra_ps * PS}
+        if overlap.g:
+            out["overlap"].update(comm_slowdown=overlap.g, comm_extra_s=overlap.comm_extra_ps * PS)
     return out
 
 

@@ -12,9 +12,10 @@ starts (so a long run never holds more than about two iterations ahead).
 
 Compute/communication interference on the GPU: with ``overlap`` (an
 :class:`netsim.runtime.overlap.OverlapModel`, installed when the workload's
-``overlap.slowdown`` > 0) compute ops are run by that model, slowed while
-communication runs on their GPU; without it an op's duration does not depend
-on what else the GPU runs.  Left out: kernel launch latencies.
+``overlap.slowdown`` or ``overlap.comm_slowdown`` > 0) compute ops are run by
+that model, slowed while communication runs on their GPU, and a communication
+op's end is deferred by the progress it lost beside compute; without it an
+op's duration does not depend on what else the GPU runs.  Left out: kernel launch latencies.
 """
 from __future__ import annotations
 
@@ -156,6 +157,10 @@ class Executor:
                               channels=spec.channels, chunk_bytes=spec.chunk_bytes, tag=tag,
                               sizes=op.sizes, node_groups=groups, protocol=spec.protocol,
                               sw_latency=spec.sw_latency)
+        if self.overlap is not None and self.overlap.g:    # communication slowed beside compute: deferred end
+            proc.callbacks.append(lambda e, op=op: self.overlap.network_done(
+                op, lambda: self._finish(op, e.value if e.ok else None)))
+            return
         proc.callbacks.append(lambda e, op=op: self._finish(op, e.value if e.ok else None))
 
     def _finish(self, op, result=None) -> None:

@@ -97,6 +97,7 @@ class Workload:
     schedule_actions: tuple | None = None               # schedule: custom — Actions per stage (schedule_check)
     variability: Any = None                             # netsim.workloads.variability.Variability (None = off)
     overlap_slowdown: float = 0.0                       # overlap.slowdown f (0 = overlap for free)
+    overlap_comm_slowdown: float = 0.0                  # overlap.comm_slowdown g (0 = comm at network speed)
     cp: int = 1                                         # context-parallel degree (ring attention)
     vocab_parallel: bool = False                        # vocabulary-parallel embedding/loss collectives over TP
     embedding_grad_allreduce: bool = False              # tied-embedding grad all-reduce, first <-> last stage
@@ -314,10 +315,11 @@ def _build(f: Fields, doc: dict) -> Workload:
         from ..whatif import WhatIf
         whatif = WhatIf.from_doc(doc["whatif"], source=f.source, where=lambda k: f.where(k))
     # variability: / overlap: sections (netsim.workloads.variability; both off when absent)
-    from .variability import parse_overlap, parse_variability
+    from .variability import parse_overlap, parse_overlap_comm, parse_variability
     fail = lambda path, msg, value, accepted: f.fail(path, msg, value, accepted)  # noqa: E731
     variability = parse_variability(doc["variability"], fail=fail) if doc.get("variability") is not None else None
     overlap_slowdown = parse_overlap(doc.get("overlap"), fail=fail)
+    overlap_comm = parse_overlap_comm(doc.get("overlap"), fail=fail)
     return Workload(name=name, source=f.source, model=model, global_batch=gb, micro_batch=mb,
                     precision=precision, recompute=recompute, grad_bytes=grad_bytes, dp=dp, tp=tp, pp=pp,
                     schedule=schedule, partition=partition, scatter_gather=scatter_gather, overlap_p2p=overlap_p2p,
@@ -327,5 +329,5 @@ def _build(f: Fields, doc: dict) -> Workload:
                     layer_times_ms=layer_times, optimizer_ns=optimizer_ns, optimizer_bytes_per_param=opt_bpp,
                     raw=doc, ep=ep, zero_stage=zero, sequence_parallel=sp, whatif=whatif,
                     virtual_stages=vstages, schedule_actions=actions, variability=variability,
-                    overlap_slowdown=overlap_slowdown, cp=ce.cp, vocab_parallel=ce.vocab_parallel,
+                    overlap_slowdown=overlap_slowdown, overlap_comm_slowdown=overlap_comm, cp=ce.cp, vocab_parallel=ce.vocab_parallel,
                     embedding_grad_allreduce=ce.embedding_grad_allreduce)
