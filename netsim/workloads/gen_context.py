@@ -22,6 +22,17 @@ as ring attention (Liu et al. 2023; Megatron-Core's ``AttnFuncWithCPAndKVP2P``):
   each block's gradient to its owner), then the QKV backward, which waits for
   the rank's own dK/dV.
 
+With a split backward (ZB-H1, custom schedules with W actions) the ring
+runs in the B pass with the block's input-gradient time (its backward less
+the W share, :func:`netsim.workloads.chunks.split_ps`, as at cp = 1); the W
+pass is the block's weight-gradient compute alone, no ring sends (weight
+gradients need no K/V of other ranks).
+
+MoE layers: their attention is ring attention as above and their MoE block
+routes the rank's b·s/cp tokens over its EP group (EP groups are carved out
+of the DP×CP group, as Megatron-Core's expert groups are), so dispatch,
+combine and expert compute are 1/cp of the cp = 1 ones.
+
 The attention block's time is split in FLOP proportion: QKV 6h, core 4s,
 projection 2h out of 8h + 4s (per token and t: 6sh², 4s²h, 2sh² of
 8sh² + 4s²h), the core evenly over the cp steps.  Ring sends are
@@ -74,8 +85,8 @@ class ContextParallel:
         """Compute and ring sends of one attention pass (F, R or B) on every rank of TP group ``tg``."""
         w, cp = self.w, self.cp
         m = w.model
-        f, b, r_ps = self.times[s][li][bi]
-        total = {"F": f, "R": r_ps, "B": b}[phase]
+        f, _, r_ps = self.times[s][li][bi]
+        total = {"F": f, "R": r_ps}[phase] if phase != "B" else self._phase_ps(s, li, bi, "B", True)
         qkv, cores, proj = attention_split_ps(total, m.seq_len, m.hidden, cp)
         size = kv_chunk_bytes(m.seq_len, self.b, m.hidden, w.tp, cp, w.act_bytes)
         for r in tg:

@@ -8,7 +8,8 @@ combine (the transpose of the dispatch).  With t > 1 (expert tensor
 parallelism = TP, Megatron-Core's default ``--expert-tensor-parallel-size``)
 each TP rank runs its own all-to-alls on its EP group with the same routing,
 computes 1/t of the expert FLOPs, and a TP all-reduce of the received tokens ×
-h sums the partial expert outputs.  Left out: the router's compute, the
+h sums the partial expert outputs.  With context parallelism (cp > 1) a
+rank routes its b·s/cp tokens.  Left out: the router's compute, the
 permutation kernels, an expert TP degree other than t.
 """
 from __future__ import annotations
@@ -26,7 +27,8 @@ class MoePasses:
         if key not in self._routes:
             if len(self._routes) > 4096:
                 self._routes.clear()
-            self._routes[key] = route(self.w.model.moe, ep, self._tokens(), self.it, (self.seed, li, j, eg))
+            tokens = self._tokens() // self.cp       # context parallelism: the rank's s/cp of every sequence
+            self._routes[key] = route(self.w.model.moe, ep, tokens, self.it, (self.seed, li, j, eg))
         return self._routes[key]
 
     def _moe_block(self, s, tg, j, li, bi, blk, name: str, phase: str, last: bool, gi: int | None = None) -> None:

@@ -112,7 +112,7 @@ class PipelinePasses:
         if blk.moe:
             self._moe_block(s, tg, j, li, bi, blk, name, phase, last, gi)
             return
-        if self.cp > 1 and blk.name == "attn":
+        if self.cp > 1 and blk.name == "attn" and phase != "W":    # W (weight gradients): no ring traffic
             self._ring_attention(s, tg, li, bi, name, phase, last)
         else:
             ps = self._phase_ps(s, li, bi, phase, bool(blk.tensors))

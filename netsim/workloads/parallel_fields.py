@@ -38,11 +38,6 @@ def context_embedding_fields(f: Fields, par: dict, model, *, tp: int, pp: int, s
         if model.seq_len % (2 * cp):
             f.fail("parallelism.cp", f"seq_len = {model.seq_len} is not divisible by 2·cp (Megatron's "
                    "load-balanced causal split into 2·cp chunks)", cp, f"a cp with 2·cp dividing {model.seq_len}")
-        if model.moe is not None:
-            f.fail("parallelism.cp", "context parallelism with MoE layers is not modelled", cp, "cp: 1 with model.moe")
-        if split_backward:
-            f.fail("parallelism.cp", f"context parallelism with a split backward (W passes, schedule {schedule}) "
-                   "is not modelled", cp, "cp: 1, or schedule 1f1b / gpipe / interleaved_1f1b")
     vp = f.boolean(par, "parallelism.vocab_parallel", default=False)
     if vp:
         if not transformer:

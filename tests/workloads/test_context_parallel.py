@@ -137,7 +137,6 @@ def test_activation_memory_divides_by_cp():
 
 @pytest.mark.parametrize("change,msg", [
     ({"model": {"seq_len": 250}}, "not divisible by 2·cp"),
-    ({"parallelism": {"schedule": "zb_h1", "pp": 2}}, "split backward"),
     ({"parallelism": {"cp": 0}}, "parallelism.cp"),
 ])
 def test_cp_errors(change, msg):
@@ -149,13 +148,53 @@ def test_cp_errors(change, msg):
     assert "\n" not in str(e.value)
 
 
-def test_cp_needs_a_transformer_and_no_moe():
+def test_cp_needs_a_transformer():
     with pytest.raises(WorkloadError, match="needs a transformer"):
         load_workload({"model": "resnet50", "training": {"global_batch": 2}, "parallelism": {"cp": 2}})
-    d = doc(cp=2, layers=2)
-    d["model"]["moe"] = {"experts": 2}
-    with pytest.raises(WorkloadError, match="with MoE layers"):
-        load_workload(d)
+
+
+def _moe_doc(cp):
+    d = doc(cp=cp, dp=2, layers=2, ep=2)
+    d["model"]["moe"] = {"experts": 4, "top_k": 2, "capacity_factor": None}   # no token dropping
+    return d
+
+
+def test_cp_with_moe_routes_s_over_cp_tokens_and_rings_the_attention():
+    """MoE layers' attention is ring attention (hand counts as dense layers) and a rank routes b·s/cp
+    tokens: every dispatch row carries (s/cp)·top_k tokens × h × 2 bytes, half the cp = 1 ones."""
+    w1, _, _, ops1 = build(_moe_doc(1))
+    w, pl, _, ops = build(_moe_doc(2))
+    cp, seq, h = 2, 256, 128
+    row = (seq // cp) * 2 * h * 2
+    disp = [op for op in ops if op.collective == "alltoall" and op.name.endswith(".dispatch")]
+    assert disp and all(len(op.ranks) == 2 and all(sum(r) == row for r in op.sizes) for op in disp)
+    disp1 = [op for op in ops1 if op.collective == "alltoall" and op.name.endswith(".dispatch")]
+    assert {sum(r) for op in disp1 for r in op.sizes} == {2 * row}
+    sends = Counter(op.ranks[0] for op in ops if op.group.startswith("cp"))
+    want = w.micro_batches * w.model.layers * (2 * (cp - 1) + (cp - 1) + cp)    # recompute on
+    assert set(sends.values()) == {want} and len(sends) == w.world_size == 4
+    s = run_training(star(4, rate_bps=100e9), _moe_doc(2), backend="analytic")
+    assert s["iteration_time_s"] > 0 and s["parallelism"]["cp"] == 2
+
+
+def _zb(schedule):
+    return doc(cp=2, pp=2, layers=2, schedule=schedule)
+
+
+def test_cp_with_zb_h1_keeps_the_ring_in_b_and_runs_w_alone():
+    """ZB-H1 with cp = 2: the same K/V and dK/dV ring sends as 1F1B (W passes add none), the attention
+    W pass is the block's weight-gradient share, and each rank's compute sums to 1F1B's."""
+    _, _, _, ops1 = build(_zb("1f1b"))
+    w, pl, _, ops = build(_zb("zb_h1"))
+    ring = lambda o: sorted((op.name, op.ranks) for op in o if op.group.startswith("cp"))   # noqa: E731
+    assert ring(ops) == ring(ops1)
+    w_attn = [op for op in ops if op.kind == "compute" and op.name.startswith("W") and ".attn" in op.name]
+    assert w_attn and not any(".core" in op.name for op in w_attn)
+    for r in range(w.world_size):
+        assert _compute_ps(ops, r) == _compute_ps(ops1, r)
+    s = run_training(star(4, rate_bps=100e9), _zb("zb_h1"), backend="analytic")
+    s1 = run_training(star(4, rate_bps=100e9), _zb("1f1b"), backend="analytic")
+    assert s["iteration_time_s"] <= s1["iteration_time_s"]
 
 
 def test_zero_shards_over_dp_times_cp():
