@@ -122,3 +122,12 @@ def test_shipped_nvls_workload_runs_nvls_and_reports_it_in_ops_csv(tmp_path):
     with open(tmp_path / "ops.csv") as fh:
         dp = [r for r in csv.DictReader(fh) if r["kind"] == "dp"]
     assert dp and all((r["algorithm"], r["protocol"]) == ("nvls", "simple") for r in dp)
+
+
+def test_cli_refuses_nvls_on_packet_in_one_line(tmp_path, capsys):
+    from netsim.cli import main
+    code = main(["run", "topologies/h100_nvls_server.yaml", "workloads/gpt-1.5b-d8-nvls-small.yaml", "--backend",
+                 "packet", "--out", str(tmp_path / "o"), "--quiet"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "picks nvls" in err and "packet backend cannot model in-network reduction" in err

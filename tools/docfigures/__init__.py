@@ -63,6 +63,7 @@ SCRIPTS = ("dcqcn_presets", "readme_validation", "lone_flow", "dctcp_band", "apn
            "speed_cluster",
            "speed_cc_cost",
            "speed_flow_1024",
+           "nvls_sim",
            )
 
 
