@@ -131,3 +131,16 @@ def test_cli_refuses_nvls_on_packet_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1
     assert "picks nvls" in err and "packet backend cannot model in-network reduction" in err
+
+
+@pytest.mark.parametrize("size, channels, chunk", [(1_000_003, 1, None), (777_777, 3, 50_000), (8, 2, 1)])
+def test_uneven_buffers_channels_and_chunks_conserve_bytes(nvls_server, size, channels, chunk):
+    """Shards differ by a byte, channels split them, chunks cut them: each GPU still sends S up and
+    receives S down, and the same call twice gives the same time (deterministic)."""
+    res, rows = _run(nvls_server, "flow", "allreduce", size, algorithm="nvls", channels=channels, chunk_bytes=chunk)
+    up, down = defaultdict(int), defaultdict(int)
+    for r in rows:
+        (up if r.dst == SW else down)[r.src if r.dst == SW else r.dst] += r.size_bytes
+    assert all(up[x] == down[x] == size for x in NODES)
+    again, _ = _run(nvls_server, "flow", "allreduce", size, algorithm="nvls", channels=channels, chunk_bytes=chunk)
+    assert again.end_ps == res.end_ps and again.flows == res.flows
