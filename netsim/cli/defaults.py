@@ -24,6 +24,7 @@ TABLES = (
     ("netsim.collectives.engine", "COLLECTIVE_PARAMS", "collectives (Python API: netsim.collectives)"),
     ("netsim.collectives.protocol", "TUNING_PARAMS",
      "NCCL tuning model of algorithm: auto (Python API: netsim.collectives.protocol)"),
+    ("netsim.collectives.nvls", "NVLS_PARAMS", "NVLS in-network all-reduce (algorithm: nvls)"),
 )
 
 
