@@ -63,8 +63,11 @@ NVSwitch with ``nvls: true``): reduced and multicast in the switch
 (:mod:`.nvls`) on the backends declaring ``in_network`` (analytic, flow); an
 error on packet.
 
-Left out everywhere: reduction compute time, CollNet/SHARP (``collnet`` is an
-error on every backend).
+``algorithm="collnet"`` (all-reduce on ranks of several servers whose NICs'
+rail switches have ``sharp: true``): intra-server ring phases around an
+all-reduce reduced in the rail switch (:mod:`.collnet`), same backends.
+
+Left out everywhere: reduction compute time.
 
 Example
 -------

@@ -14,6 +14,7 @@ from ..errors import InputError
 from ..records import EMPTY_TAG, FlowTag
 from . import alltoall as _a2a
 from . import halving_doubling as _hd
+from . import collnet as _collnet
 from . import nvls as _nvls
 from . import hierarchical as _hier
 from . import ring as _ring
@@ -33,8 +34,8 @@ ALGORITHMS: dict[str, tuple[str, ...]] = {
     "sendrecv": ("direct",),
 }
 KINDS: tuple[str, ...] = tuple(ALGORITHMS)
-#: algorithms a caller may also name: ``auto`` (NCCL's tuning model) and the in-network ones (nvls on backends
-#: declaring ``in_network``, :mod:`.nvls`; collnet an error everywhere)
+#: algorithms a caller may also name: ``auto`` (NCCL's tuning model) and the in-network ones (on backends
+#: declaring ``in_network``: nvls, :mod:`.nvls`; collnet, :mod:`.collnet`)
 EXTRA_ALGORITHMS = ("auto",) + _proto.IN_NETWORK
 SW_LATENCY_CHOICES = ("off", "nccl")
 
@@ -142,16 +143,18 @@ def collective(backend, kind: str, nodes: list[str], size_bytes: int, *, algorit
                      getattr(backend, "name", "this"), _in_network(backend))
     algorithm = pl.algorithm
     switch = _nvls_checked(graph, kind, nodes, pl) if algorithm == "nvls" else None
+    sharp = _collnet_checked(graph, kind, nodes, pl, node_groups) if algorithm == "collnet" else None
     if algorithm == "halving_doubling" and kind != "allreduce" and not _hd.is_pow2(len(nodes)):
         algorithm = "ring"  # documented fallback (auto never picks it)
     env = backend.env
     lat = pl.latency
-    if switch is not None:      # every transfer ends or starts at the switch; NCCL's NVLS chunk by default
-        backend = _nvls.InNetworkPort(backend)
-        chunk_bytes = chunk_bytes or _nvls.NVLS_PARAMS["nvls_chunk_bytes"].default
-    run = Run(backend, kind, tag, chunk_bytes, window or COLLECTIVE_PARAMS["connection_window_chunks"].default,
-              latency=lat, wire_factor=pl.wire_factor,
-              domain_of=_proto.domains(graph) if lat.step_inter_ns != lat.step_ns and graph is not None else None)
+    window = window or COLLECTIVE_PARAMS["connection_window_chunks"].default
+    domain_of = _proto.domains(graph) if lat.step_inter_ns != lat.step_ns and graph is not None else None
+    in_chunk = chunk_bytes or _nvls.NVLS_PARAMS["nvls_chunk_bytes"].default     # NCCL's in-network chunk
+    run_in = None if switch is None and sharp is None else \
+        Run(_nvls.InNetworkPort(backend), kind, tag, in_chunk, window, latency=lat, wire_factor=pl.wire_factor)
+    run = run_in if switch is not None else Run(backend, kind, tag, chunk_bytes, window, latency=lat,
+                                                 wire_factor=pl.wire_factor, domain_of=domain_of)
     start = env.now
     n = len(nodes)
     total = size_bytes if sizes is None else sum(map(sum, sizes))
@@ -160,15 +163,20 @@ def collective(backend, kind: str, nodes: list[str], size_bytes: int, *, algorit
             yield env.timeout(round(lat.launch_ns * 1000))
         if switch is not None:
             yield from _nvls.run_nvls(run, kind, nodes, size_bytes, channels, switch)
+        elif sharp is not None:
+            yield from _collnet.allreduce(run, run_in, size_bytes, channels, *sharp)
         else:
             yield from _dispatch(run, kind, algorithm, nodes, size_bytes, channels, root, sizes, node_groups)
-    return CollectiveResult(kind, algorithm, n, size_bytes, start, env.now, run.flows, run.bytes_sent, pl.protocol)
+    flows, sent = run.flows, run.bytes_sent
+    if run_in is not None and run_in is not run:
+        flows, sent = flows + run_in.flows, sent + run_in.bytes_sent
+    return CollectiveResult(kind, algorithm, n, size_bytes, start, env.now, flows, sent, pl.protocol)
 
 
 def _in_network(backend) -> tuple[str, ...]:
-    """In-network algorithms ``backend`` runs: ``("nvls",)`` when it declares the ``in_network`` capability."""
+    """In-network algorithms ``backend`` runs: nvls and collnet when it declares the ``in_network`` capability."""
     from ..backends.base import IN_NETWORK
-    return ("nvls",) if IN_NETWORK in getattr(backend, "capabilities", ()) else ()
+    return ("nvls", "collnet") if IN_NETWORK in getattr(backend, "capabilities", ()) else ()
 
 
 def _nvls_checked(graph, kind, nodes, pl) -> str | None:
@@ -180,6 +188,19 @@ def _nvls_checked(graph, kind, nodes, pl) -> str | None:
         _fail("nvls runs the Simple protocol only (NCCL enables no LL/LL128 for NVLS)", "collective protocol",
               pl.protocol, "simple or auto")
     return _nvls.nvls_switch(graph, nodes)
+
+
+def _collnet_checked(graph, kind, nodes, pl, node_groups):
+    """``(server groups, SHARP switch per rail)`` of a CollNet call (None when nothing is sent)."""
+    if len(nodes) < 2:
+        return None
+    _collnet.check_kind(kind)
+    if pl.protocol != "simple":
+        _fail("collnet runs the Simple protocol only (NCCL enables no LL/LL128 for CollNet)",
+              "collective protocol", pl.protocol, "simple or auto")
+    groups = _groups(graph, nodes, node_groups)
+    _collnet.check_groups(groups)
+    return groups, _collnet.rail_switches(graph, groups)
 
 
 def _dispatch(run, kind, algorithm, nodes, size, channels, root, sizes, node_groups):
@@ -216,6 +237,11 @@ def run_collective(backend, kind: str, nodes: list[str], size_bytes: int, *, alg
         if algo_n == "nvls" and len(nodes_n) > 1:
             _nvls.check_kind(kind_n)
             _nvls.nvls_switch(getattr(backend, "graph", None), nodes_n)
+        if algo_n == "collnet" and len(nodes_n) > 1:
+            _collnet.check_kind(kind_n)
+            groups = _groups(getattr(backend, "graph", None), nodes_n, node_groups)
+            _collnet.check_groups(groups)
+            _collnet.rail_switches(backend.graph, groups)
     _check_protocol(protocol, sw_latency)
     return backend.env.process(collective(backend, kind, nodes, size_bytes, algorithm=algorithm,
                                           channels=channels, chunk_bytes=chunk_bytes, tag=tag, root=root,

@@ -15,15 +15,14 @@ and analytic see the same terms):
   bytes (128/120 x) — :data:`WIRE_FACTOR`;
 * ``algorithm="auto"``: NCCL's tuning model (:func:`.tuning.choose`) on the
   facts of the ranks' topology (:func:`topology_facts`); when it picks NVLS
-  (``nvls: true`` NVSwitch) on a backend that cannot run it (packet), or
-  CollNet (``sharp`` switches, not simulated), that is an error;
+  (``nvls: true`` NVSwitch) or CollNet (``sharp: true`` switches) on a
+  backend that cannot run them (packet), that is an error;
   ``protocol="auto"`` picks the
   cheapest protocol for the given algorithm the same way.
 
 Left out: the GPU-side bandwidth limits of LL/LL128 (NCCL's ``llMaxBw`` and
 per-channel caps enter the choice, not the simulated transfer), reduction
-compute, CollNet traffic (asking for it is an error, see :func:`plan`); NVLS
-runs in :mod:`.nvls`.
+compute; NVLS and CollNet run in :mod:`.nvls` and :mod:`.collnet`.
 """
 from __future__ import annotations
 
@@ -85,6 +84,8 @@ def nccl_latency(kind: str, algorithm: str, protocol: str, intra_hw: str = "nvli
     p = tuning.PROTOCOLS.index(protocol)
     if algo == "nvls":      # NCCL: NVLS latency = intraLat (+ interLat) once per call, no per-step term
         return SwLatency(tuning.HW_LAT_US[intra_hw][algo][p] * 1e3, 0.0, 0.0)
+    if algo == "collnet":   # NCCL: CollNet latency is per call too; netsim: intra + net hwLat once
+        return SwLatency((tuning.HW_LAT_US[intra_hw][algo][p] + tuning.HW_LAT_US["net"][algo][p]) * 1e3, 0.0, 0.0)
     base = tuning.BASE_LAT_US[algo][p]
     return SwLatency(base * 1e3, tuning.HW_LAT_US[intra_hw][algo][p] * 1e3, tuning.HW_LAT_US["net"][algo][p] * 1e3)
 
@@ -155,8 +156,8 @@ def plan(graph, kind: str, nodes: list[str], size_bytes: int, algorithm: str, pr
     if algorithm in IN_NETWORK and algorithm not in in_network:
         raise InputError(f"{algorithm} reduces in the switch, which the {backend_name} backend cannot model",
                          where="collective algorithm", value=algorithm,
-                         accepted="ring or tree (or auto on switches without nvls/sharp); nvls on --backend "
-                         "analytic or flow")
+                         accepted="ring or tree (or auto on switches without nvls/sharp); nvls and collnet "
+                         "on --backend analytic or flow")
     facts = None
     if len(nodes) < 2 and (algorithm == "auto" or protocol == "auto"):   # nothing is sent: no choice to make
         algorithm = "ring" if algorithm == "auto" and kind in tuning.MODEL_KINDS else \

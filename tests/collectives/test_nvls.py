@@ -117,7 +117,7 @@ def test_shipped_nvls_workload_runs_nvls_and_reports_it_in_ops_csv(tmp_path):
     from netsim.topology import load_topology
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     topo = load_topology(os.path.join(root, "topologies", "h100_nvls_server.yaml"))
-    run_training(topo, os.path.join(root, "workloads", "gpt-1.5b-d8-nvls-small.yaml"), backend="analytic",
+    run_training(topo, os.path.join(root, "workloads", "gpt-1.5b-d8-innetwork-small.yaml"), backend="analytic",
                  iterations=1, out_dir=str(tmp_path))
     with open(tmp_path / "ops.csv") as fh:
         dp = [r for r in csv.DictReader(fh) if r["kind"] == "dp"]
@@ -126,7 +126,7 @@ def test_shipped_nvls_workload_runs_nvls_and_reports_it_in_ops_csv(tmp_path):
 
 def test_cli_refuses_nvls_on_packet_in_one_line(tmp_path, capsys):
     from netsim.cli import main
-    code = main(["run", "topologies/h100_nvls_server.yaml", "workloads/gpt-1.5b-d8-nvls-small.yaml", "--backend",
+    code = main(["run", "topologies/h100_nvls_server.yaml", "workloads/gpt-1.5b-d8-innetwork-small.yaml", "--backend",
                  "packet", "--out", str(tmp_path / "o"), "--quiet"])
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1

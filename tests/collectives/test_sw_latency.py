@@ -116,7 +116,7 @@ def test_protocol_wire_bytes(server):
     ({"sw_latency": SwLatency(step_ns=float("nan"))}, "finite"),
     ({"sw_latency": SwLatency(launch_ns=-1)}, "finite"),
     ({"algorithm": "nvls"}, "nvls needs every rank linked to one NVSwitch with nvls: true"),
-    ({"algorithm": "collnet"}, "collnet reduces in the switch"),
+    ({"algorithm": "collnet"}, "collnet reduces across servers, but every rank is on one server"),
 ])
 def test_bad_arguments_are_one_line_errors(server, kw, match):
     be = create_backend("analytic", server, seed=0)
