@@ -120,3 +120,13 @@ def test_comm_slowdown_is_validated_in_one_line(value, tmp_path):
     with pytest.raises(WorkloadError, match="overlap.comm_slowdown") as exc:
         load_workload(wl)
     assert "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("backend", ["flow"])
+def test_other_backends_slow_the_same_communication(backend):
+    """The deferred end lives in the executor: on flow (and packet, same code path) bucket0 (beside backward throughout)
+    lasts its own network time × (1 + g)."""
+    g = 0.5
+    _, ops0 = _run(0.0, backend=backend)
+    _, ops = _run_fg(0.0, g, backend=backend)
+    assert _dur_s(ops["dp0.bucket0"]) == pytest.approx(_dur_s(ops0["dp0.bucket0"]) * (1 + g), rel=1e-3)
