@@ -51,7 +51,7 @@ class _Comm:
     __slots__ = ("op", "ranks", "slowed_since", "beside_ps", "tail", "network_end_ps")
 
     def __init__(self, op, now: int, slowed: bool):
-        self.op, self.ranks = op, tuple(set(op.ranks))
+        self.op, self.ranks = op, tuple(dict.fromkeys(op.ranks))
         self.slowed_since = now if slowed else None
         self.beside_ps = 0
         self.tail: _Running | None = None
@@ -90,7 +90,7 @@ class OverlapModel:
         self.compute_active: dict[int, int] = defaultdict(int)
         self.running: dict[int, dict] = defaultdict(dict)   # rank -> {id(op): _Running}
         self.comms: dict[int, _Comm] = {}                    # id(op) -> communication in flight (g > 0)
-        self.comms_on: dict[int, set] = defaultdict(set)     # rank -> ids of its communication in flight
+        self.comms_on: dict[int, dict] = defaultdict(dict)   # rank -> {id(op): None} in start order (deterministic)
         self.extra_ps = 0                                    # compute time added by contention, all ranks
         self.comm_extra_ps = 0                               # communication time added, summed over ops
 
@@ -168,7 +168,7 @@ class OverlapModel:
                 c.slowed_since = self.env.now
             self.comms[id(op)] = c
             for rank in c.ranks:
-                self.comms_on[rank].add(id(op))
+                self.comms_on[rank][id(op)] = None
 
     def network_done(self, op, done) -> None:
         """The backend finished ``op``'s transfers; call ``done()`` once the progress lost beside compute is made up."""
@@ -199,7 +199,7 @@ class OverlapModel:
     def _drop(self, c: _Comm) -> None:
         del self.comms[id(c.op)]
         for rank in c.ranks:
-            self.comms_on[rank].discard(id(c.op))
+            self.comms_on[rank].pop(id(c.op), None)
 
     def comm_ended(self, op) -> None:
         """Communication ``op`` finished."""
