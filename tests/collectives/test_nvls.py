@@ -61,7 +61,7 @@ def test_nvls_allreduce_beats_ring_and_is_link_bound(nvls_server, backend):
     bound = nvls.closed_form_time_s("allreduce", N, S, RATE_BPS)
     ring_bound = 2 * (N - 1) / N * S * 8 / RATE_BPS
     assert ring.time_s >= ring_bound and fast.time_s >= bound
-    assert fast.time_s < 1.3 * bound                     # chunk pipeline: near the link-bound S/B
+    assert fast.time_s < 1.35 * bound                    # chunk pipeline near the link-bound S/B (1.29 at 8 MiB)
     assert ring.time_s / fast.time_s > 1.4               # 2(n-1)/n = 1.75 in the limit
 
 
