@@ -1,0 +1,70 @@
+"""Trial 7: an outside user's inputs that no other test uses (hand-written files under data7/).
+
+Every test states what a hand computation, a closed form or another backend
+says and is a strict xfail on the commit the trial ran on: each is a defect
+reported to the lead (code outside tests/trial/ is not this session's to
+edit). When one is fixed its xfail turns into a failure, and the mark goes.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+
+import pytest
+
+from netsim.cli import main
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data7")
+MTU, HEADER = 1500, 62
+PAYLOAD = (MTU - HEADER) / MTU  # payload share of the wire rate
+
+
+def _d(name: str) -> str:
+    return os.path.join(DATA, name)
+
+
+def _cli(argv, capsys):
+    """Run ``netsim ARGV`` in-process; return (exit status, stderr lines)."""
+    try:
+        rc = main([str(a) for a in argv])
+    except SystemExit as e:  # argparse
+        rc = e.code
+    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    return rc, err
+
+
+def _fct(out_dir) -> dict:
+    """fct.csv of a flows run as {flow_id: fct_ns}."""
+    with open(os.path.join(out_dir, "fct.csv")) as f:
+        return {int(r["flow_id"]): int(r["fct_ns"]) for r in csv.DictReader(f)}
+
+
+def _summary(out_dir) -> dict:
+    with open(os.path.join(out_dir, "summary.json")) as f:
+        return json.load(f)
+
+
+@pytest.mark.xfail(strict=True, reason="--seed -1 with compute jitter: numpy SeedSequence ValueError traceback, exit 1 "
+                   "(netsim/runtime/variability.py _rng; --seed is not range-checked in netsim/cli)")
+def test_negative_seed_is_a_one_line_error(tmp_path, capsys):
+    rc, err = _cli(["run", _d("star4.yaml"), _d("dp4.yaml"), "--backend", "analytic", "--seed", "-1",
+                    "--variability", "jitter=lognormal", "--out", tmp_path, "--quiet"], capsys)
+    assert rc == 2 and len(err) == 1 and "--seed" in err[0]
+
+
+@pytest.mark.xfail(strict=True, reason="flow backend, --cc none: port fairness + PFC head-of-line blocking slow a flow "
+                   "that shares no congested link 2.1x, while the packet backend's --cc none (BDP window) never "
+                   "pauses and gives max-min (netsim/backends/flow/portfair.py, ccmodel auto fairness)")
+def test_flow_cc_none_matches_maxmin_without_pfc_pauses(tmp_path, capsys):
+    # mm.yaml: h0,h1 -- s1 -- s2 -- h2 (100G), h3 at 25G.  f0 h0->h3, f1 h1->h2 (10 MB each at 0),
+    # f2 h1->h3 1 MB at 5 us.  Max-min: s2->h3 gives f0 = f2 = 12.5G; s1->s2 leaves f1 75G.
+    # Packet backend (same files): f1 1,090,504 ns, f2 670,449 ns, no PFC pause.  Flow: 2,339,823 / 1,338,439 ns.
+    rc, _ = _cli(["flows", _d("mm.yaml"), _d("hol3.csv"), "--backend", "flow", "--cc", "none",
+                  "--out", tmp_path, "--quiet", "--no-trace"], capsys)
+    assert rc == 0
+    fct = _fct(tmp_path)
+    f1_ns = 10e6 * 8 / (75e9 * PAYLOAD) * 1e9
+    f2_ns = 1e6 * 8 / (12.5e9 * PAYLOAD) * 1e9
+    assert fct[1] == pytest.approx(f1_ns, rel=0.10)
+    assert fct[2] == pytest.approx(f2_ns, rel=0.10)
