@@ -115,3 +115,22 @@ def test_fp32_activations_take_twice_the_fp16_bytes(tmp_path, capsys):
     assert act["fp16"] == 855_638_016
     assert tp["fp32"] == 2 * tp["fp16"]
     assert act["fp32"] == 2 * act["fp16"]
+
+
+@pytest.mark.xfail(strict=True, reason="ZeRO memory divides expert parameters' states by dp, but with ep = dp no two "
+                   "ranks hold the same experts (expert-DP group of 1): their optimizer states cannot be sharded "
+                   "(netsim/workloads/memory.py stage_memory -> model_state_bytes)")
+def test_zero_does_not_shard_experts_held_by_one_rank(tmp_path, capsys):
+    # moe.yaml: h=256, f=4h, E=4, ep=dp=4, tp=2, every layer MoE (2 layers): a rank holds 1 expert per layer of
+    # 2*h*f/t + f/t + h = 262,912 params -> 525,824 expert params.  The run's DP all-reduce moves exactly the
+    # dense gradients ((params - 525,824) * 2 B per group), so experts are not data-parallel.
+    # ZeRO-1 optimizer (12 B/param): dense * 12 / 4 + experts * 12.  Measured: params * 12 / 4 = 2,862,336 B.
+    rc, _ = _cli(["run", _d("star8.yaml"), _d("moe.yaml"), "--backend", "analytic", "--workload-set",
+                  "parallelism.zero_stage=1", "--out", tmp_path, "--quiet", "--no-trace"], capsys)
+    assert rc == 0
+    s = _summary(tmp_path)
+    stage = s["memory"]["stages"][0]
+    experts = 2 * (2 * 256 * 1024 // 2 + 1024 // 2 + 256)
+    dense = stage["params"] - experts
+    assert s["collective_bytes_per_iteration"]["dp"] == 2 * 2 * (2 * dense)   # 2 TP groups x (RS + AG) x 2 B
+    assert stage["optimizer_bytes"] == pytest.approx(dense * 12 / 4 + experts * 12)
