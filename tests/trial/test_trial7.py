@@ -53,14 +53,17 @@ def test_negative_seed_is_a_one_line_error(tmp_path, capsys):
     assert rc == 2 and len(err) == 1 and "--seed" in err[0]
 
 
-@pytest.mark.xfail(strict=True, reason="flow backend, --cc none: port fairness + PFC head-of-line blocking slow a flow "
-                   "that shares no congested link 2.1x, while the packet backend's --cc none (BDP window) never "
-                   "pauses and gives max-min (netsim/backends/flow/portfair.py, ccmodel auto fairness)")
-def test_flow_cc_none_matches_maxmin_without_pfc_pauses(tmp_path, capsys):
+@pytest.mark.xfail(strict=True, reason="flow backend, --cc none / hpcc: port fairness + PFC head-of-line blocking slow "
+                   "a flow that shares no congested link 2.1x, while the packet backend (BDP window / HPCC keep "
+                   "queues short) never pauses and gives max-min (netsim/backends/flow/portfair.py, ccmodel auto "
+                   "fairness)")
+@pytest.mark.parametrize("cc", ["none", "hpcc"])
+def test_flow_lossless_matches_maxmin_without_pfc_pauses(tmp_path, capsys, cc):
     # mm.yaml: h0,h1 -- s1 -- s2 -- h2 (100G), h3 at 25G.  f0 h0->h3, f1 h1->h2 (10 MB each at 0),
     # f2 h1->h3 1 MB at 5 us.  Max-min: s2->h3 gives f0 = f2 = 12.5G; s1->s2 leaves f1 75G.
-    # Packet backend (same files): f1 1,090,504 ns, f2 670,449 ns, no PFC pause.  Flow: 2,339,823 / 1,338,439 ns.
-    rc, _ = _cli(["flows", _d("mm.yaml"), _d("hol3.csv"), "--backend", "flow", "--cc", "none",
+    # Packet backend (same files), f1 / f2: none 1,090,504 / 670,449 ns (no PFC pause), hpcc 1,209,549 / 697,733 ns.
+    # Flow: none 2,339,823 / 1,338,439 ns, hpcc 2,605,096 / 1,468,880 ns.
+    rc, _ = _cli(["flows", _d("mm.yaml"), _d("hol3.csv"), "--backend", "flow", "--cc", cc,
                   "--out", tmp_path, "--quiet", "--no-trace"], capsys)
     assert rc == 0
     fct = _fct(tmp_path)
