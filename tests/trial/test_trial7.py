@@ -137,3 +137,18 @@ def test_zero_does_not_shard_experts_held_by_one_rank(tmp_path, capsys):
     dense = stage["params"] - experts
     assert s["collective_bytes_per_iteration"]["dp"] == 2 * 2 * (2 * dense)   # 2 TP groups x (RS + AG) x 2 B
     assert stage["optimizer_bytes"] == pytest.approx(dense * 12 / 4 + experts * 12)
+
+
+@pytest.mark.xfail(strict=True, reason="an explicit collectives.<kind>.algorithm that no collective of the group runs is "
+                   "silently dropped: ZeRO-2's reduce-scatter/all-gather and pipeline sends run ring/direct under "
+                   "algorithm: tree, exit 0 (netsim/workloads/section_fields.py collectives, netsim/collectives/engine.py)")
+@pytest.mark.parametrize("kind, workload, extra", [("dp", "dp4.yaml", ["--workload-set", "parallelism.zero_stage=2"]),
+                                                   ("pp", "mem.yaml", [])])
+def test_an_algorithm_no_collective_can_run_is_refused(tmp_path, capsys, kind, workload, extra):
+    rc, err = _cli(["run", _d("star4.yaml"), _d(workload), "--backend", "analytic", *extra, "--workload-set",
+                    f"collectives.{kind}={{algorithm: tree}}", "--out", tmp_path, "--quiet", "--no-trace"], capsys)
+    if rc == 0:   # what ran instead
+        with open(os.path.join(tmp_path, "ops.csv")) as f:
+            ran = {r["algorithm"] for r in csv.DictReader(f) if r["kind"] == kind}
+        assert "tree" in ran, f"collectives.{kind}.algorithm=tree accepted, ran {sorted(ran)}"
+    assert rc == 2 and len(err) == 1 and f"collectives.{kind}" in err[0]
