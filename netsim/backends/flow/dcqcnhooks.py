@@ -23,6 +23,7 @@ import math
 
 from ...units import PS_PER_NS
 from .controllers import register_rate_controller
+from .queueing import fifo_wait_ps
 from .settings import PathInfo, ecn_fixed
 
 
@@ -54,9 +55,12 @@ class DcqcnController:
         return True
 
     def release(self, f) -> None:
-        """Flow ``f``, held by the model, completes now."""
+        """Flow ``f``, held by the model, completes now: once its last byte has left the FIFO
+        queues (:func:`.queueing.fifo_wait_ps`, added to its latency term)."""
         self.step()
-        self.model.remove(f)
+        dq = self.model
+        f.lat_ps += fifo_wait_ps(dq.net, f.fid)
+        dq.remove(f)
 
     def catch_up(self) -> None:
         """Integrate the model to now (before a link changes its capacity or fails)."""
