@@ -153,5 +153,11 @@ def resolve_model(name: str, cc_params: dict | None = None) -> CCModel:
         table = MODEL_TABLES[_FALLBACK]
     over = {k[len("flow_"):]: v for k, v in ((cc_params or {}).get(name) or {}).items()
             if k.startswith("flow_")}
+    if name == "hpcc" and "rate_cap_frac" not in over:      # alone, HPCC runs at eta less its INT header
+        from ...network.params import SIM_PARAMS
+        from .hpccflow import hpcc_lone_rate_frac
+        d = SIM_PARAMS.defaults()
+        over["rate_cap_frac"] = hpcc_lone_rate_frac((cc_params or {}).get(name),
+                                                    int(d["mtu_bytes"]) - int(d["header_bytes"]))
     vals = table.resolve(over, source=f"--cc-param ({name})")
     return CCModel(name=name, **vals)
