@@ -11,7 +11,8 @@ the lead (flow backend code QA may not edit); the reason gives the numbers.
 Measured (2 cores, this commit), iteration time packet / flow:
 RAIL4x2 gpt-1.5b-small (h100) 2.526 / 2.613 ms (+3.5 %);
 PCIe-only server 0.952 / 0.938 ms (-1.5 %);
-mixed 400/200/100 Gbps RoCE NICs, cc none 4.077 / 3.352 ms (-17.8 %);
+mixed 400/200/100 Gbps RoCE NICs, cc none 4.077 / 3.352 ms (-17.8 %; seeds 1-4 -12.6 / -5.2 / -10.5 / +7.0 %, ECMP
+draws that differ between the backends; one spine 2.857 / 2.692 ms, -5.8 %);
 the same with DCQCN 4.267 / 4.529 ms (+6.1 %);
 RAIL2x4 ZeRO-3 dp 4 (h100), Cubic 9.416 / 10.908 ms (+15.8 %) with slow start charged at the lone-flow
 rate, 9.416 / 9.755 ms (+3.6 %, DCTCP the same) charged at the first share; cc none 2.979 / 3.026 ms (+1.6 %);
@@ -64,11 +65,22 @@ def test_flow_matches_packet_iteration_on_new_topology(topology, overrides):
     assert abs(_gap(topology, overrides=overrides)) <= 0.10
 
 
-@pytest.mark.xfail(strict=True, reason="reported to lead: flow backend 17.8 % below packet with mixed "
-                   "400/200/100 Gbps RoCE NICs and cc=none (packet 4.077 ms, 1,479 PFC pauses; flow 3.352 ms)")
+@pytest.mark.xfail(strict=True, reason="ECMP realisation, not head-of-line blocking: flow 3.352 ms vs packet "
+                   "4.077 ms (-17.8 %) at seed 0 because the backends number the DP ring's flows in completion "
+                   "order, so ECMP (hashed on the flow id) puts different flows on the two 100 Gb/s spine links "
+                   "into leaf1 (packet: all four s0->s2 / s1->s3 flows of dp*.bucket1 on spine0; flow: three). "
+                   "Seeds 1-4: -12.6 / -5.2 / -10.5 / +7.0 %; one spine (no ECMP): -5.8 % (the test below)")
 @pytest.mark.slow  # long validation run (> 7 s); run with -m slow
 def test_flow_matches_packet_with_mixed_nic_rates_lossless():
     assert abs(_gap(MIXED_NICS)) <= 0.10
+
+
+@pytest.mark.slow  # a packet-level iteration: about a minute under load
+def test_flow_matches_packet_with_mixed_nic_rates_one_spine():
+    """The mixed-NIC fabric with one spine: every flow has one path on both backends, so the
+    comparison is of the models (PFC pauses, head-of-line blocking from the slow NICs), not of two
+    ECMP draws. Measured: packet 2.857 ms, flow 2.692 ms (-5.8 %)."""
+    assert abs(_gap(MIXED_NICS + ",spines=1")) <= 0.10
 
 
 @pytest.mark.slow
