@@ -4,7 +4,7 @@ A fluid model of the network: flows share directed links by max-min or
 ingress-port (PFC) fairness, rates change only when a flow starts or ends,
 and congestion control is a model (efficiency, cap, slow-start ramp; DCQCN
 its own rate law on fluid FIFO queues). Left out: packets, drops, queueing
-delay outside the DCQCN model, priorities (classes are not isolated) — see
+delay outside the DCQCN model (whose FIFO wait is in the FCT), priorities (classes are not isolated) — see
 docs/flow-backend.md. Importing this package registers the ``flow`` backend
 factory. Modules, by part:
 
@@ -27,6 +27,7 @@ The rate solver
     :mod:`.porttree` — path-prefix trees, their hierarchical split and offers.
     :mod:`.flatoffer` — offers of a flat tree (two and three flows unrolled).
     :mod:`.hol` — PFC head-of-line blocking as a post-pass (paused ingress capacities).
+    :mod:`.relayhol` — no head-of-line pause into a relaying GPU or host (per-connection flow control).
 
 Rate controllers
     :mod:`.controllers` — the one hook interface of dynamic rate controllers, and their registry.
@@ -35,6 +36,8 @@ Rate controllers
     :mod:`.dcqcnfluid` — DCQCN's reaction points driven by fluid queues, CNPs.
     :mod:`.dcqcntrace` — the fluid DCQCN model's approximate queue, PFC and cc trace rows.
     :mod:`.fifo` — fluid FIFO queues with per-ingress PFC.
+    :mod:`.queueing` — the FIFO wait a DCQCN flow's last byte still owes at its fluid completion.
+    :mod:`.hpccflow` — HPCC's rate alone on a path (η less the INT header), the ``hpcc`` model's cap.
 
 Calibration against the packet backend and the agreement scenarios are not
 installed: ``tools/flow_calibrate.py`` and ``tests/validation/flow_scenarios.py``

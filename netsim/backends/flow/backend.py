@@ -51,6 +51,7 @@ from .controllers import RateController, controller_class
 from .fluid import FluidNetwork
 from .linkchange import LinkChanges
 from .paths import PathTable
+from .relayhol import relay_ingress_links
 from .settings import check_ecn_honoured, resolve_network_params
 from .solver import ComponentSolver
 
@@ -104,6 +105,7 @@ class FlowBackend(Backend):
         self.net = FluidNetwork(env, caps, None, self.sink)
         self.solver = ComponentSolver(caps, self.net.users, port_max=int(self.params["flow_port_fair_max_flows"]),
                                       hol=bool(self.params["flow_pfc_hol"]))
+        self.solver.relay_links = relay_ingress_links(graph, self.link_ids)
         self.net.solver = self.solver
         self._start = self.net.start
         #: id of the next flow (flows are numbered in ``send`` order)

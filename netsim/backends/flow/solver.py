@@ -23,6 +23,7 @@ from .components import ComponentFinder, FluidFlow, HeldRates, Rates
 from .maxmin import LinkIndex, maxmin_csr
 from .porttree import OfferCache
 from .portfair import PortProblem, hol_capacities, hol_capacities_flat, may_block, port_fair_auto
+from .relayhol import without_relay_pauses
 
 #: components with at most this many flows are solved one by one, never batched (their memo
 #: hits are frequent; a batch saves numpy's per-call overhead on larger ones)
@@ -51,6 +52,8 @@ class ComponentSolver(ComponentFinder):
         self._users = users
         self._port_max = port_max
         self._hol = hol
+        #: links into relaying endpoints, never paused by head-of-line blocking (:mod:`.relayhol`)
+        self.relay_links: frozenset = frozenset()
         self._memo: dict = {}
         self._index = LinkIndex()      # the last link numbering, shared by the stages of one solve
         self._offers = OfferCache()    # port-fair tree offers, by tree shape, budget and demands
@@ -141,6 +144,8 @@ class ComponentSolver(ComponentFinder):
             add(f.eta)
             add(f.lossless)
         key.extend(map(self._cap.__getitem__, lab))
+        if self.relay_links:
+            key.extend([l in self.relay_links for l in lab])
         return tuple(key)
 
     def _remember(self, key, rates) -> Rates:
@@ -218,7 +223,7 @@ class ComponentSolver(ComponentFinder):
             state: list | None = [] if self._hol else None
             rates, rounds = port_fair_auto(paths, lcap, fcap, state=state, problem=prob)
             if rounds >= 0 and self._hol:
-                paused = hol_capacities(paths, lcap, rates, state, prob)
+                paused = without_relay_pauses(hol_capacities(paths, lcap, rates, state, prob), self.relay_links)
                 if paused:
                     self.hol_paused_links += len(paused)
                     lcap.update(paused)
@@ -235,7 +240,7 @@ class ComponentSolver(ComponentFinder):
         if self._hol and all(f.lossless for f in comp) and may_block(paths):
             # flat: max-min is port-fair; head-of-line blocking from the max-min bottlenecks
             lcap = self._link_caps(comp)
-            paused = hol_capacities_flat(paths, lcap, rates, self._index)
+            paused = without_relay_pauses(hol_capacities_flat(paths, lcap, rates, self._index), self.relay_links)
             if paused:
                 self.hol_paused_links += len(paused)
                 lcap.update(paused)
