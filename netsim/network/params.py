@@ -94,10 +94,11 @@ SIM_PARAMS = ParamTable("packet-network", [
           "buffer templates); bounds = SAI dynamic_th -7..6 (alpha 1/128..64); HPCC ns-3 uses 1/8 "
           "(pfc_a_shift = 3 at NIC-rate ports)", minimum=0.0078125, maximum=64),
     Param("pfc_dynamic_xon_offset_bytes", 0, "size",
-          "dynamic thresholds: RESUME once the group is this far below its dynamic XOFF, headroom empty "
-          "(0 = auto: 2 x delay x rate + 2 x MTU of the link, the static automatic XON)",
-          "SONiC/Broadcom BUFFER_PROFILE xon_offset; HPCC ns-3 resume_offset (3 KB); the automatic value "
-          "covers the RESUME round trip as the static XON does", minimum=0),
+          "dynamic thresholds: RESUME once the group holds at most max(pfc_xon_bytes, dynamic XOFF - this), "
+          "headroom empty (0 = auto: 2 x delay x rate + 2 x MTU of the link, the static automatic XON)",
+          "SAI saibuffer.h SAI_BUFFER_PROFILE_ATTR_XON_OFFSET_TH (XON when usage <= max(XON_TH, limit - "
+          "XON_OFFSET_TH)); SONiC BUFFER_PROFILE xon_offset; HPCC ns-3 resume_offset (3 KB); the automatic "
+          "value covers the RESUME round trip as the static XON does", minimum=0),
     Param("pfc_deadlock_detect_ns", 200_000_000, "time",
           "report a PFC deadlock when every port of a cycle of the pause graph has been paused (so has "
           "dequeued nothing of that priority) for this long; 0 = off. The run continues",

@@ -43,7 +43,7 @@ class PfcMixin:
                 h = 0
             pp.hdr[prio] = h
         if pp.pause_sent[prio] and not h:
-            if c <= (dynamic_xon(pp, self.buf, prio) if pp.dyn_alpha else pp.xon[prio]) or not c:
+            if c <= pp.xon[prio] or (pp.dyn_alpha and c <= dynamic_xon(pp, self.buf, prio)):
                 self.net.pfc_signal(pp, prio, False)
 
 

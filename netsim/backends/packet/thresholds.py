@@ -34,8 +34,17 @@ of the shared pool after the packet (Choudhury & Hahne's dynamic threshold,
 as Broadcom MMUs and SONiC's ``dynamic_th`` buffer profiles configure
 lossless priority groups; HPCC's ns-3 switch computes its PFC threshold the
 same way, ``free >> pfc_a_shift``), re-evaluated on every arrival; RESUME
-when, on a release of that group, it holds at most the dynamic XOFF minus
-``pfc_dynamic_xon_offset_bytes`` (or nothing) with its headroom empty. The
+when, on a release of that group with its headroom empty, it holds at most
+``max(XON, dynamic XOFF - pfc_dynamic_xon_offset_bytes)`` — the SAI rule
+for lossless priority groups (``saibuffer.h``,
+``SAI_BUFFER_PROFILE_ATTR_XON_OFFSET_TH``: XON when the PG's usage
+``<= max(XON_TH, limit - XON_OFFSET_TH)``; SONiC ``BUFFER_PROFILE`` fields
+``xon`` and ``xon_offset``). XON_TH is ``pfc_xon_bytes``, automatic: one
+link round trip (:func:`round_trip_bytes`), so a group whose dynamic XOFF
+has shrunk below a round trip (small buffer, many groups) still resumes
+with a round trip's worth of bytes left to send and the egress it feeds
+does not run dry before the upstream restarts (resuming only when empty
+made an 8 -> 1 incast with a 300 KB buffer 2.8 % slower than static XOFF). The
 headroom is reserved as for static thresholds. A group whose count does not
 change is not re-evaluated when the pool frees up (as in HPCC's ns-3 switch).
 
@@ -190,9 +199,16 @@ def use_dynamic_thresholds(net) -> None:
         off = pb["pfc_dynamic_xon_offset_bytes"]
         port.dyn_alpha = float(pb["pfc_dynamic_alpha"])
         port.xon_off = [off if off > 0 else auto] * n + [0]
+        # XON_TH, the floor of the hysteresis: the user's pfc_xon_bytes, else one link round trip (not
+        # the ECN-raised static XON: the dynamic XOFF, not Kmax, is what the offset is measured from)
+        port.xon[:n] = [x if x > 0 else auto for x in per_priority(pb, "pfc_xon_bytes")]
         port.xoff[:n] = [-1] * n
 
 
 def dynamic_xon(port, buf, prio: int) -> float:
-    """RESUME threshold of ``port``'s (dynamic) ingress group ``prio`` now, in bytes (may be negative)."""
+    """Hysteresis part of the RESUME threshold of ``port``'s dynamic ingress group ``prio`` now, bytes.
+
+    The dynamic XOFF minus ``xon_off`` (may be negative); the group resumes at
+    ``max(xon, dynamic_xon)`` (:meth:`~.pfcport.PfcMixin._release_ingress`).
+    """
     return port.dyn_alpha * (buf.shared - (buf.used - buf.hdr_used)) - port.xon_off[prio]

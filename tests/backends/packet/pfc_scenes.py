@@ -11,7 +11,7 @@ tools/docfigures/pfc_switch.py (imported by file name, as pkt_helpers).
 from __future__ import annotations
 
 import networkx as nx
-from pkt_helpers import make_backend, run
+from pkt_helpers import make_backend, run, star
 
 LOSSLESS = 3
 RING_PORTS = ["s0->s1", "s1->s2", "s2->s0"]
@@ -73,12 +73,27 @@ def victim_graph() -> nx.Graph:
     return g
 
 
-def victim(mode: str):
-    """Run the victim scene with ``pfc_threshold`` ``mode``: (summary stats, victim throughput in Gbps)."""
+def victim(mode: str, buffer_bytes: int = 0, with_incast_fct: bool = False):
+    """Run the victim scene with ``pfc_threshold`` ``mode`` (and ``buffer_bytes``, 0 = the default):
+    (summary stats, victim throughput in Gbps[, the incast's last FCT in ns])."""
     flows = [(f"h{i}", "dst", 2_000_000) for i in range(1, 5)] + [("h0", "vdst", 2_000_000)]
-    be, recs = run(victim_graph(), flows, params=dict(window_bytes=2_000_000, pfc_threshold=mode))
+    params = dict(window_bytes=2_000_000, pfc_threshold=mode)
+    if buffer_bytes:
+        params["buffer_bytes"] = buffer_bytes
+    be, recs = run(victim_graph(), flows, params=params)
     v = recs[4]
-    return be.stats(), v.size_bytes * 8 / v.fct_ns
+    out = (be.stats(), v.size_bytes * 8 / v.fct_ns)
+    return out + (max(recs[i].fct_ns for i in range(4)),) if with_incast_fct else out
+
+
+def incast_fct_ns(mode: str, n: int = 8, size_bytes: int = 1_000_000, buffer_bytes: int = 300_000):
+    """``n`` -> 1 incast on one switch (100 G, 1 us links), ``pfc_threshold`` ``mode``: (stats, last FCT ns).
+
+    With 300 KB of buffer, 9 ingresses' headroom (9 x 28 KB) leaves a 48 KB shared pool: each of the
+    eight groups' dynamic XOFF is ~5 KB, far below one link round trip of bytes."""
+    be, recs = run(star(n + 1), [(f"h{i}", f"h{n}", size_bytes) for i in range(n)],
+                   params=dict(buffer_bytes=buffer_bytes, pfc_threshold=mode))
+    return be.stats(), max(r.fct_ns for r in recs.values())
 
 
 def transient_ring(detect_ns: int, n: int = 5):
