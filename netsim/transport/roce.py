@@ -10,7 +10,10 @@ Receiver (as a RoCE NIC's responder):
 * NP: a CE-marked packet triggers a CNP to the sender unless one was sent for
   this flow within ``cnp_interval_ns`` (DCQCN: 50 us).
 
-Sender (requester): cumulative ACKs advance ``snd_una``; a NACK rewinds
+Sender (requester): cumulative ACKs advance ``snd_una`` (one that answers a
+retransmission also undoes the RTO backoff: an IB requester's Local ACK
+Timeout is fixed, and without it a flow whose whole window was resent would
+keep the backed-off RTO, as no retransmission gives a sample); a NACK rewinds
 ``snd_nxt`` to the NACKed byte (go-back-N) and starts a loss episode
 (``cc.on_loss`` once, ``cc.on_recovery_end`` when everything sent before it is
 acknowledged); the retransmit timer is the backstop (go back to ``snd_una``).
@@ -78,6 +81,11 @@ class RoceFlow(Flow):
         ack = pkt.seq
         cc = self.cc
         if ack > self.snd_una:
+            if pkt.rtx:
+                # progress after a timeout: a RoCE requester's retry timer is fixed (IB Local ACK Timeout,
+                # no backoff) and its retry count restarts; Karn's rule would keep the backed-off RTO, as
+                # every packet of a go-back-N flow whose window covered it is a retransmission (no sample)
+                self.rto.reset_backoff()
             acked = self._new_ack(now, ack, pkt)
             now_ns = now // 1000
             cc.advance(now_ns)

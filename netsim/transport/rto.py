@@ -45,3 +45,12 @@ class RtoEstimator:
     def backoff(self) -> None:
         """Double the RTO after a timeout (bounded by ``max_rto_ns``)."""
         self.rto_ns = min(self.rto_ns * 2, self.max_rto_ns)
+
+    def reset_backoff(self) -> None:
+        """Undo the backoff (RTO back to the last estimate) without a new sample.
+
+        >>> e = RtoEstimator(min_rto_ns=1000, max_rto_ns=10**9, initial_rto_ns=5000)
+        >>> e.backoff(); e.backoff(); e.reset_backoff(); e.rto_ns
+        5000
+        """
+        self.rto_ns = min(self._base, self.max_rto_ns)

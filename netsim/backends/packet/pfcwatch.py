@@ -32,7 +32,14 @@ is delivered (the peer may overflow its headroom). After
 ``pfc_watchdog_restoration_ns`` the queue is restored if its peer no longer
 pauses it (else checked again every restoration time while flows are
 active). Storms and restorations are ``pfc.csv`` rows (events ``storm``,
-``restore``) and ``summary.json`` counters (``pfc_watchdog``).
+``restore``) and ``summary.json`` counters (``pfc_watchdog``); a queue
+stormed again after a restoration (the dependency that paused it persists:
+with ``drop`` and a cyclic dependency, go-back-N refills the cycle after
+every restoration) is counted (``repeated_storms``) and the first such
+storm is one ``netsim: warning:`` line. Such flows still complete: each
+cycle of detection + restoration + one retry timeout delivers what is sent
+before the cycle closes again (RoCE undoes its RTO backoff on that
+progress, :mod:`netsim.transport.roce`).
 
 Checks are scheduled only when needed (a PAUSE under the watchdog, or one
 that may close a cycle), so a run without either schedules no extra event.
@@ -90,6 +97,8 @@ class PfcWatch:
         self._pending: set = set()
         self.watchdog = False
         self.storms = self.restorations = self.dropped_packets = 0
+        self.repeated_storms = 0          #: storms of a queue the watchdog had restored before
+        self._restored: set = set()       # (id(port), prio) restored at least once
 
     def enable_watchdog(self, port, params: dict) -> None:
         """Put ``port`` (a switch egress) under the watchdog with its switch's ``params``."""
@@ -196,6 +205,8 @@ class PfcWatch:
         if not port.qbytes[prio]:
             return
         self.storms += 1
+        if (id(port), prio) in self._restored:
+            self._repeated_storm(port, prio, now)
         self._trace(port, prio, "storm", now)
         port.storm[prio] = True
         port.wd_req[prio] = True
@@ -214,6 +225,7 @@ class PfcWatch:
             return
         port.storm[prio] = False
         self.restorations += 1
+        self._restored.add((id(port), prio))
         self._trace(port, prio, "restore", now)
         saved = port.wd[3]
         if saved is not None and not any(port.storm):
@@ -222,6 +234,15 @@ class PfcWatch:
                 port.pipe_cbs = saved
                 if port.pipe:
                     port._pipe_ev.callbacks = port.pipe_cbs
+
+    def _repeated_storm(self, port, prio: int, now: int) -> None:
+        """A restored queue is stormed again: the buffer dependency that paused it persists (one warning)."""
+        self.repeated_storms += 1
+        if self.repeated_storms == 1:
+            print(f"netsim: warning: PFC watchdog: {_label(port)} priority {prio} stormed again at "
+                  f"{(now + 500) // PS_PER_NS} ns after its restoration: the pause that held it persists (a "
+                  "cyclic buffer dependency or a peer that keeps pausing); its flows progress only between "
+                  "storms (pfc_watchdog.repeated_storms in summary.json)", file=sys.stderr)
 
     def _trace(self, port, prio: int, event: str, now: int) -> None:
         sink = self.net.sinks.pfc
@@ -243,5 +264,6 @@ class PfcWatch:
             out["pfc_deadlocks"] = [d.as_dict() for d in self.deadlocks]
         if self.watchdog:
             out["pfc_watchdog"] = {"storms": self.storms, "restorations": self.restorations,
+                                   "repeated_storms": self.repeated_storms,
                                    "dropped_packets": self.dropped_packets}
         return out

@@ -126,7 +126,8 @@ def test_watchdog_leaves_ordinary_pauses_alone():
     be0, recs0 = run(victim_graph(), flows, params=dict(window_bytes=2_000_000))
     be1, recs1 = run(victim_graph(), flows, params=dict(window_bytes=2_000_000, pfc_watchdog=True))
     assert be0.stats()["pfc_pauses"] > 0
-    assert be1.stats()["pfc_watchdog"] == {"storms": 0, "restorations": 0, "dropped_packets": 0}
+    assert be1.stats()["pfc_watchdog"] == {"storms": 0, "restorations": 0, "repeated_storms": 0,
+                                           "dropped_packets": 0}
     assert [r.fct_ns for r in recs0.values()] == [r.fct_ns for r in recs1.values()]
 
 
@@ -283,3 +284,35 @@ def test_cli_rejects_dynamic_thresholds_on_the_flow_backend_in_one_line(tmp_path
                         "--quiet", "--out", str(tmp_path / "o"))
     assert code == 2 and len(err) == 1
     assert "--set pfc_threshold" in err[0] and "--backend packet" in err[0]
+
+
+def test_cli_watchdog_drop_on_a_deadlocking_ring_ends_in_bounded_explained_cycles(tmp_path, capsys):
+    """The five-switch ring at line rate (4 MB windows) under pfcwd ``drop``, detection and restoration
+    scaled from SONiC's 200 ms / 200 ms to 1 ms / 1 ms: go-back-N refills the cycle after each
+    restoration, so it deadlocks again, but every storm cycle lasts detection + restoration + one minimum
+    RTO (1 ms) and delivers data, so the flows complete; the repeated storms are counted and explained in
+    one warning line. (Before RoCE undid its RTO backoff on progress, the cycles grew 3, 4, 5 ... ms up
+    to max_rto: at SONiC's defaults 1 s per cycle and 21 s of simulated time.)"""
+    import csv
+    import json
+    topo, flows = _ring5_files(tmp_path)
+    out = tmp_path / "out"
+    code, err = _netsim(capsys, "flows", topo, flows, "--set", "window_bytes=4MB", "--set", "pfc_watchdog=true",
+                        "--set", "pfc_watchdog_detection_ns=1ms", "--set", "pfc_watchdog_restoration_ns=1ms",
+                        "--quiet", "--no-trace", "--out", str(out))
+    summary = json.loads((out / "summary.json").read_text())
+    wd = summary["pfc_watchdog"]
+    assert code == 0 and summary["completed"] == RING5 and summary["failed"] == 0
+    assert wd["dropped_packets"] == summary["drops"] > 0
+    assert wd["repeated_storms"] == wd["storms"] - RING5 > 0       # every storm after each port's first
+    with open(out / "pfc.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    for i in range(RING5):
+        storms = [int(r["time_ns"]) for r in rows if r["event"] == "storm" and r["node"] == f"s{i}"]
+        gaps = [b - a for a, b in zip(storms, storms[1:])]
+        assert gaps and max(gaps) <= 1_000_000 + 1_000_000 + 1_000_000 + 100_000    # detect + restore + min RTO
+    with open(out / "fct.csv", newline="") as fh:
+        last_fct_ns = max(float(r["fct_ns"]) for r in csv.DictReader(fh))
+    assert last_fct_ns <= (wd["storms"] / RING5 + 1) * 3_100_000     # bounded: cycles x cycle length
+    warnings = [ln for ln in err if ln.startswith("netsim: warning: PFC watchdog")]
+    assert len(warnings) == 1 and "stormed again" in warnings[0]
