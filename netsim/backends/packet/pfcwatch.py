@@ -45,8 +45,11 @@ Checks are scheduled only when needed (a PAUSE under the watchdog, or one
 that may close a cycle), so a run without either schedules no extra event.
 
 Left out: pfcwd's polling interval (detection is exact, not quantized to
-200 ms polls), ingress-side drops of the stormed priority, PFC storms from
-a faulty peer (only the pauses the model itself produces).
+200 ms polls), the scaling of its defaults with the port count
+(sonic-utilities ``pfcwd/main.py`` multiplies detection, restoration and
+poll times by ``(ports - 1) // 32 + 1``), ingress-side drops of the stormed
+priority, PFC storms from a faulty peer (only the pauses the model itself
+produces).
 """
 from __future__ import annotations
 
