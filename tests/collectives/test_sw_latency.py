@@ -19,7 +19,7 @@ from netsim.topology import gpu_cluster, gpu_server
 
 N = 8
 NODES = [f"s0.gpu{i}" for i in range(N)]
-PACKET = {"roce_ack_every_packets": 4}
+PACKET: dict = {}                                # defaults: ACKs on NVLink are one 16-byte flit
 FAST_SIZES = [8 * 1024, 64 * 1024, 1024 * 1024]
 ALL_SIZES = [8 * 1024 * 4 ** k for k in range(9)]          # 8 KiB .. 512 MiB
 
