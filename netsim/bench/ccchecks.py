@@ -91,3 +91,26 @@ def timely_rtt(cc_params: dict, until_ns: int = 10_000_000, rate_bps: float = RA
     p5, p95 = np.percentile(rtt, [5, 95])
     return {"p5_ns": float(p5), "p95_ns": float(p95), "t_low_ns": f.cc.t_low, "t_high_ns": f.cc.t_high,
             "min_rtt_ns": f.cc.min_rtt, "base_rtt_ns": float(f.cc.base_rtt_ns)}
+
+
+def timely_loop_gain(cc_params: dict, rate_bps: float = RATE_BPS, n: int = 2) -> dict:
+    """The linearised in-band TIMELY loop of ``n`` equal flows on :func:`incast_graph` (no simulation).
+
+    Per round of completions the flows change their excess rate by ``−K·x`` with
+    ``K = β·α·T_e/minRTT`` (``T_e``: time between one flow's completions, ``segment_bytes`` at
+    ``rate_bps / n``, or one RTT at T_low with per-RTT events), acting on an RTT ``d`` rounds old
+    (``d = max(1, round(T_low / T_e))``); ``x ← x − K·x(d rounds ago)`` is stable for
+    ``K < 2·sin(π / (2(2d + 1)))`` (``limit``).
+    """
+    import math
+
+    from ..network.params import resolve_params
+    from ..network.path import PathModel
+    from ..transport.cc import Timely
+    path = PathModel(incast_graph(n, rate_bps=rate_bps), resolve_params()).path(("s0", "sw0", "r0"))
+    cc = Timely(Timely.PARAMS.resolve(cc_params), mss_bytes=path.mss_bytes, line_rate_bps=rate_bps,
+                base_rtt_ns=int(round(path.base_rtt_ns)))
+    t_e = cc.segment * 8e9 / (rate_bps / n) if cc.segment > 0 else cc.t_low
+    d = max(1, round(cc.t_low / t_e))
+    return {"k": cc.beta * cc.a * t_e / cc.min_rtt, "limit": 2 * math.sin(math.pi / (2 * (2 * d + 1))),
+            "t_e_ns": t_e, "delay_rounds": d, "min_rtt_ns": cc.min_rtt, "base_rtt_ns": float(path.base_rtt_ns)}
