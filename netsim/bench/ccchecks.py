@@ -77,6 +77,26 @@ def swift_incast(n: int = 64, size: int = 1_000_000) -> dict:
     return {"drops": res.stats["drops"], "timeouts": res.stats["timeouts"], "completed": len(res.records)}
 
 
+def swift_paced_incast(n: int = 64, rate_bps: float = 10e9, until_ns: int = 6_000_000) -> dict:
+    """``n`` long Swift flows into one port at ``rate_bps`` (flow scaling off, lossy): the paced regime.
+
+    At 10 Gb/s the path's BDP plus the target's queue is about 23 packets, so 64 fair windows are
+    below one packet and only pacing (one packet every RTT/cwnd) holds them; at 100 Gb/s (the
+    :func:`swift_incast` check) it is 225 packets and the windows stay above one. Returns the
+    lowest window of any flow (packets, probed every µs), how many flows went below one packet,
+    drops and timeouts, and the mean queueing delay over the second half against the target.
+    """
+    res = simulate(incast_graph(n, rate_bps=rate_bps), _long_flows(n), cc="swift", params={"pfc": False},
+                   cc_params={"swift": {"flow_scaling": False}}, until_ns=until_ns, probe_ns=1_000,
+                   watch=("sw0", "r0"))
+    f = next(iter(res.flows.values()))
+    low = {fid: min(v) / f.cc.mss_bytes for fid, v in res.cwnd.items()}
+    q = np.asarray(res.queue, dtype=float)[len(res.queue) // 2:]
+    return {"min_cwnd_pkts": float(min(low.values())), "flows_below_one": sum(v < 1.0 for v in low.values()),
+            "drops": res.stats["drops"], "timeouts": res.stats["timeouts"],
+            "qdelay_ns": float(q.mean() * 8 / rate_bps * 1e9), "target_ns": float(f.cc.target_ns() - f.cc.base_rtt_ns)}
+
+
 def timely_rtt(cc_params: dict, until_ns: int = 10_000_000, rate_bps: float = RATE_BPS) -> dict:
     """2 long TIMELY flows at ``rate_bps``: p5/p95 of the RTT (base + queueing) over the second half, and the band.
 

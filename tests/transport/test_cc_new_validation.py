@@ -44,6 +44,15 @@ def test_swift_incast_64_converges_without_loss():
     assert r["completed"] == 64 and r["drops"] == 0
 
 
+def test_swift_64_to_1_below_one_packet_is_paced_without_loss():
+    """At 10 Gb/s the 64 fair windows are below one packet (BDP + target queue ~ 23 packets): every
+    flow goes below one packet and is paced, with no drop and no timeout (the 100 Gb/s check above
+    never leaves the window regime: its windows stay above 5 packets)."""
+    r = ccchecks.swift_paced_incast()
+    assert r["flows_below_one"] == 64 and r["min_cwnd_pkts"] < 0.1
+    assert r["drops"] == 0 and r["timeouts"] == 0
+
+
 def _in_band(r) -> bool:
     return r["t_low_ns"] <= r["p5_ns"] and r["p95_ns"] <= r["t_high_ns"]
 

@@ -26,6 +26,10 @@ FIGURES = [
            "{swift8_us:.1f} / {swift32_us:.1f} µs, target {swift_target_us:.2f} µs |"),
     Figure("swift64", DOC, "| swift 64→1 × 1 MB, lossy | {swift64_drops:.0f} drops, {swift64_timeouts:.0f} "
            "timeouts, {swift64_done:.0f}/64 complete |"),
+    Figure("swift64_paced", DOC, "| swift 64→1 at 10 Gb/s, long flows, 6 ms, lossy | {swift64p_below:.0f}/64 "
+           "windows below one packet (lowest {swift64p_min:.3f}), paced; {swift64p_drops:.0f} drops, "
+           "{swift64p_timeouts:.0f} timeouts; queueing delay {swift64p_us:.1f} µs, target {swift64p_target_us:.1f} "
+           "µs |"),
     Figure("timely", DOC, "| timely 2→1, 10 ms, preset hpcc (HPCC ns-3: δ 100 Mb/s, HAI 500 Mb/s, per RTT, "
            "minRTT 20 µs) | RTT p5 {timely_p5_us:.2f} µs, p95 {timely_p95_us:.1f} µs: **not** within "
            "[50, 500] µs (test marked xfail) |"),
@@ -56,6 +60,10 @@ def measure() -> dict:
     s = c.swift_incast(64)
     out.update(swift64_drops=float(s["drops"]), swift64_timeouts=float(s["timeouts"]),
                swift64_done=float(s["completed"]))
+    p = c.swift_paced_incast()
+    out.update(swift64p_below=float(p["flows_below_one"]), swift64p_min=p["min_cwnd_pkts"],
+               swift64p_drops=float(p["drops"]), swift64p_timeouts=float(p["timeouts"]),
+               swift64p_us=p["qdelay_ns"] / 1e3, swift64p_target_us=p["target_ns"] / 1e3)
     t = c.timely_rtt({"preset": "hpcc"})
     out["timely_p5_us"], out["timely_p95_us"] = t["p5_ns"] / 1e3, t["p95_ns"] / 1e3
     for key, extra in (("timely10", {}), ("timely10s", {"min_rtt_ns": 100_000})):
