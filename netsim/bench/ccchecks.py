@@ -3,7 +3,8 @@
 Shared by ``tests/transport/test_cc_new_validation.py`` (which asserts the
 checks) and ``tools/docfigures/cc_checks.py`` (which puts the numbers in
 docs/congestion-control.md). All scenarios are :func:`netsim.bench.cc.incast_graph`
-at 100 Gb/s, 1 µs links, watched at the switch port to the receiver.
+at 100 Gb/s (TIMELY also at its paper's 10 Gb/s: :data:`TIMELY_PAPER_RATE_BPS`), 1 µs links,
+watched at the switch port to the receiver.
 """
 from __future__ import annotations
 
@@ -12,6 +13,12 @@ import numpy as np
 from .cc import incast_graph, simulate
 
 RATE_BPS = 100e9
+#: the line rate of TIMELY's evaluation (Mittal et al., SIGCOMM 2015, §6: 10 Gb/s NICs; δ = 10 Mb/s is
+#: stated for it)
+TIMELY_PAPER_RATE_BPS = 10e9
+#: how long the 10 Gb/s TIMELY runs last: flows that cut to a low rate recover by δ = 10 Mb/s per
+#: 16 KB completion, tens of ms (netsim choice: the second half, 100–200 ms, is measured)
+TIMELY_PAPER_UNTIL_NS = 200_000_000
 
 
 def _long_flows(n: int) -> list:
@@ -70,12 +77,60 @@ def swift_incast(n: int = 64, size: int = 1_000_000) -> dict:
     return {"drops": res.stats["drops"], "timeouts": res.stats["timeouts"], "completed": len(res.records)}
 
 
-def timely_rtt(cc_params: dict, until_ns: int = 10_000_000) -> dict:
-    """2 long TIMELY flows: p5/p95 of the RTT (base + queueing) over the second half, and the band."""
-    res = simulate(incast_graph(2, rate_bps=RATE_BPS), _long_flows(2), cc="timely", params={"pfc": False},
+def swift_paced_incast(n: int = 64, rate_bps: float = 10e9, until_ns: int = 6_000_000) -> dict:
+    """``n`` long Swift flows into one port at ``rate_bps`` (flow scaling off, lossy): the paced regime.
+
+    At 10 Gb/s the path's BDP plus the target's queue is about 23 packets, so 64 fair windows are
+    below one packet and only pacing (one packet every RTT/cwnd) holds them; at 100 Gb/s (the
+    :func:`swift_incast` check) it is 225 packets and the windows stay above one. Returns the
+    lowest window of any flow (packets, probed every µs), how many flows went below one packet,
+    drops and timeouts, and the mean queueing delay over the second half against the target.
+    """
+    res = simulate(incast_graph(n, rate_bps=rate_bps), _long_flows(n), cc="swift", params={"pfc": False},
+                   cc_params={"swift": {"flow_scaling": False}}, until_ns=until_ns, probe_ns=1_000,
+                   watch=("sw0", "r0"))
+    f = next(iter(res.flows.values()))
+    low = {fid: min(v) / f.cc.mss_bytes for fid, v in res.cwnd.items()}
+    q = np.asarray(res.queue, dtype=float)[len(res.queue) // 2:]
+    return {"min_cwnd_pkts": float(min(low.values())), "flows_below_one": sum(v < 1.0 for v in low.values()),
+            "drops": res.stats["drops"], "timeouts": res.stats["timeouts"],
+            "qdelay_ns": float(q.mean() * 8 / rate_bps * 1e9), "target_ns": float(f.cc.target_ns() - f.cc.base_rtt_ns)}
+
+
+def timely_rtt(cc_params: dict, until_ns: int = 10_000_000, rate_bps: float = RATE_BPS) -> dict:
+    """2 long TIMELY flows at ``rate_bps``: p5/p95 of the RTT (base + queueing) over the second half, and the band.
+
+    The RTT is the base RTT plus the watched queue's drain time, sampled every 2 µs (what a probe
+    packet would see), not the flows' own samples.
+    """
+    res = simulate(incast_graph(2, rate_bps=rate_bps), _long_flows(2), cc="timely", params={"pfc": False},
                    cc_params={"timely": cc_params}, until_ns=until_ns, probe_ns=2_000, watch=("sw0", "r0"))
     f = next(iter(res.flows.values()))
     q = np.asarray(res.queue, dtype=float)[len(res.queue) // 2:]
-    rtt = f.cc.base_rtt_ns + q * 8 / RATE_BPS * 1e9
+    rtt = f.cc.base_rtt_ns + q * 8 / rate_bps * 1e9
     p5, p95 = np.percentile(rtt, [5, 95])
-    return {"p5_ns": float(p5), "p95_ns": float(p95), "t_low_ns": f.cc.t_low, "t_high_ns": f.cc.t_high}
+    return {"p5_ns": float(p5), "p95_ns": float(p95), "t_low_ns": f.cc.t_low, "t_high_ns": f.cc.t_high,
+            "min_rtt_ns": f.cc.min_rtt, "base_rtt_ns": float(f.cc.base_rtt_ns)}
+
+
+def timely_loop_gain(cc_params: dict, rate_bps: float = RATE_BPS, n: int = 2) -> dict:
+    """The linearised in-band TIMELY loop of ``n`` equal flows on :func:`incast_graph` (no simulation).
+
+    Per round of completions the flows change their excess rate by ``−K·x`` with
+    ``K = β·α·T_e/minRTT`` (``T_e``: time between one flow's completions, ``segment_bytes`` at
+    ``rate_bps / n``, or one RTT at T_low with per-RTT events), acting on an RTT ``d`` rounds old
+    (``d = max(1, round(T_low / T_e))``); ``x ← x − K·x(d rounds ago)`` is stable for
+    ``K < 2·sin(π / (2(2d + 1)))`` (``limit``).
+    """
+    import math
+
+    from ..network.params import resolve_params
+    from ..network.path import PathModel
+    from ..transport.cc import Timely
+    path = PathModel(incast_graph(n, rate_bps=rate_bps), resolve_params()).path(("s0", "sw0", "r0"))
+    cc = Timely(Timely.PARAMS.resolve(cc_params), mss_bytes=path.mss_bytes, line_rate_bps=rate_bps,
+                base_rtt_ns=int(round(path.base_rtt_ns)))
+    t_e = cc.segment * 8e9 / (rate_bps / n) if cc.segment > 0 else cc.t_low
+    d = max(1, round(cc.t_low / t_e))
+    return {"k": cc.beta * cc.a * t_e / cc.min_rtt, "limit": 2 * math.sin(math.pi / (2 * (2 * d + 1))),
+            "t_e_ns": t_e, "delay_rounds": d, "min_rtt_ns": cc.min_rtt, "base_rtt_ns": float(path.base_rtt_ns)}

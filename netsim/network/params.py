@@ -36,6 +36,10 @@ SIM_PARAMS = ParamTable("packet-network", [
     Param("header_bytes", 62, "size", "header bytes per data packet (payload = mtu - header)", _HDR, minimum=0),
     Param("ack_bytes", 64, "size", "size of an ACK/NACK/CNP on the wire", "IEEE 802.3 minimum frame (64 B)",
           minimum=1),
+    Param("nvlink_ack_bytes", 16, "size", "size of an ACK/NACK on a path made only of NVLink links (no Ethernet "
+          "frame: NVLink's smallest packet, one header flit)",
+          "Foley & Danskin, Ultra-Performance Pascal GPU and NVLink Interconnect, IEEE Micro 2017 "
+          "(128-bit flits; a packet is 1 to 18 flits, a header-only one 16 B)", minimum=1),
     Param("buffer_bytes", 32_000_000, "size", "packet buffer of a switch (shared) or its total (static)",
           "HPCC ns-3 configs (32 MB switch buffer; Broadcom Tomahawk-class)", minimum=0),
     Param("buffer_mode", "shared", "choice",

@@ -12,7 +12,9 @@ path:
 * the **line rate** handed to a congestion control: the first fabric
   (Ethernet/InfiniBand) link's rate, else the first link's;
 * the **base RTT**: propagation plus serialization of one MTU data packet and
-  one ``ack_bytes`` ACK at every hop, both ways;
+  one ACK at every hop, both ways; the ACK is ``ack_bytes`` (an Ethernet
+  minimum frame), or ``nvlink_ack_bytes`` (one 16-byte NVLink flit) on a path
+  made only of NVLink links, which carries no Ethernet frames;
 * the **ideal FCT** of a size (:func:`netsim.network.ideal.ideal_fct_exact_ns`);
 * the **host-stack cost** (:meth:`PathModel.host_cost`): paid by flows that
   leave their server through a NIC.
@@ -143,7 +145,9 @@ class PathModel:
             rates = [float(g.edges[nic, x]["rate_bps"]) for x in (nodes[i - 1], nodes[i + 1])
                      if g.edges[nic, x].get("kind") != "pcie"]
             nic_line = max(rates) if rates else nic_line
-        return Path(nodes, hops, mtu, hdr, int(self.params["ack_bytes"]), line, nic, nic_line,
+        nvlink_only = all(e.get("kind") == "nvlink" for e in edges)
+        ack = int(self.params["nvlink_ack_bytes" if nvlink_only else "ack_bytes"])
+        return Path(nodes, hops, mtu, hdr, ack, line, nic, nic_line,
                     bool(nic_at or fabric), any(k == "switch" for k in kinds[1:-1]))
 
     def host_cost(self, path: Path, cc_name: str | None, transport: str, host_stack) -> HostCost | None:

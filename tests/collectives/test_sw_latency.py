@@ -3,11 +3,11 @@
 The check: with NCCL's software latency on (ring / Simple on NVLink: 8.4 us per
 call + 3.4 us per step, NCCL tuning.cc), the packet backend's 8-GPU NVSwitch
 ring all-reduce bus bandwidth from 8 KiB to 512 MiB is within 3 % of the
-analytic backend's and of the closed form with the same latency. The packet
-backend runs with ``roce_ack_every_packets=4``: with one 64-byte ACK per
-1500-byte packet, ACK bytes of the opposite ring direction alone take 4.3 % of
-every NVLink (an effect the analytic backend does not model, docs/collectives.md);
-NVLink itself acknowledges with link-level credits, not per-packet frames.
+analytic backend's and of the closed form with the same latency, at the network
+defaults. An ACK on an NVLink-only path is one 16-byte NVLink flit
+(``nvlink_ack_bytes``), 1.1 % of a 1500-byte packet on the opposite ring
+direction; before, it was a 64-byte Ethernet frame (4.3 %, which NVLink does not
+send) and the 512 MiB point missed by 4 % unless ``roce_ack_every_packets=4``.
 """
 import pytest
 
@@ -19,7 +19,7 @@ from netsim.topology import gpu_cluster, gpu_server
 
 N = 8
 NODES = [f"s0.gpu{i}" for i in range(N)]
-PACKET = {"roce_ack_every_packets": 4}
+PACKET: dict = {}                                # network defaults
 FAST_SIZES = [8 * 1024, 64 * 1024, 1024 * 1024]
 ALL_SIZES = [8 * 1024 * 4 ** k for k in range(9)]          # 8 KiB .. 512 MiB
 
@@ -69,6 +69,17 @@ def _check_packet_vs_analytic(server, size):
 @pytest.mark.parametrize("size", FAST_SIZES)
 def test_packet_busbw_within_3pct_of_analytic_and_closed_form(server, size):
     _check_packet_vs_analytic(server, size)
+
+
+def test_nvlink_path_acks_are_one_flit_ethernet_ones_a_minimum_frame(server):
+    be = create_backend("packet", server, seed=0)
+    assert be.paths.path(("s0.gpu0", "s0.nvs0", "s0.gpu1")).ack_bytes == 16
+    from netsim.topology import gpu_cluster
+    g = gpu_cluster(servers=2, gpus_per_server=2)
+    gpus = sorted(n for n, k in g.nodes(data="kind") if k == "gpu")
+    inter = [x for x in gpus if x.split(".")[0] != gpus[0].split(".")[0]][0]
+    be2 = create_backend("packet", g, seed=0)
+    assert be2.paths.path(be2.router.path(gpus[0], inter, 0)).ack_bytes == 64
 
 
 @pytest.mark.slow

@@ -65,6 +65,7 @@ SCRIPTS = ("dcqcn_presets", "readme_validation", "lone_flow", "dctcp_band", "apn
            "speed_flow_1024",
            "nvls_sim",
            "flow_fifo_wait",
+           "timely_loop",
            )
 
 

@@ -1,6 +1,7 @@
 """The packet-level checks of HPCC, Swift and TIMELY, as docs/congestion-control.md states them.
 
-Scenarios: :mod:`netsim.bench.ccchecks` (N-to-1 on one switch, 100 Gb/s, 1 µs links; the
+Scenarios: :mod:`netsim.bench.ccchecks` (N-to-1 on one switch, 100 Gb/s — TIMELY also at 10 Gb/s —,
+1 µs links; the
 assertions are in tests/transport/test_cc_new_validation.py). Deterministic (no random
 marking in these runs; seed 0 of ``simulate``).
 """
@@ -25,9 +26,18 @@ FIGURES = [
            "{swift8_us:.1f} / {swift32_us:.1f} µs, target {swift_target_us:.2f} µs |"),
     Figure("swift64", DOC, "| swift 64→1 × 1 MB, lossy | {swift64_drops:.0f} drops, {swift64_timeouts:.0f} "
            "timeouts, {swift64_done:.0f}/64 complete |"),
+    Figure("swift64_paced", DOC, "| swift 64→1 at 10 Gb/s, long flows, 6 ms, lossy | {swift64p_below:.0f}/64 "
+           "windows below one packet (lowest {swift64p_min:.3f}), paced; {swift64p_drops:.0f} drops, "
+           "{swift64p_timeouts:.0f} timeouts; queueing delay {swift64p_us:.1f} µs, target {swift64p_target_us:.1f} "
+           "µs |"),
     Figure("timely", DOC, "| timely 2→1, 10 ms, preset hpcc (HPCC ns-3: δ 100 Mb/s, HAI 500 Mb/s, per RTT, "
            "minRTT 20 µs) | RTT p5 {timely_p5_us:.2f} µs, p95 {timely_p95_us:.1f} µs: **not** within "
            "[50, 500] µs (test marked xfail) |"),
+    Figure("timely_paper_10g", DOC, "| timely 2→1 at the paper's 10 Gb/s, 100–200 ms, preset paper (minRTT = base "
+           "RTT {timely10_base_us:.1f} µs) | RTT p5 {timely10_p5_us:.1f} µs, p95 {timely10_p95_us:.1f} µs: **not** "
+           "within [50, 500] µs (test marked xfail) |"),
+    Figure("timely_stable_10g", DOC, "| the same with `min_rtt_ns=100us` (gradient loop stable) | RTT p5 "
+           "{timely10s_p5_us:.1f} µs, p95 {timely10s_p95_us:.1f} µs: within [50, 500] µs |"),
 ]
 
 
@@ -50,6 +60,15 @@ def measure() -> dict:
     s = c.swift_incast(64)
     out.update(swift64_drops=float(s["drops"]), swift64_timeouts=float(s["timeouts"]),
                swift64_done=float(s["completed"]))
+    p = c.swift_paced_incast()
+    out.update(swift64p_below=float(p["flows_below_one"]), swift64p_min=p["min_cwnd_pkts"],
+               swift64p_drops=float(p["drops"]), swift64p_timeouts=float(p["timeouts"]),
+               swift64p_us=p["qdelay_ns"] / 1e3, swift64p_target_us=p["target_ns"] / 1e3)
     t = c.timely_rtt({"preset": "hpcc"})
     out["timely_p5_us"], out["timely_p95_us"] = t["p5_ns"] / 1e3, t["p95_ns"] / 1e3
+    for key, extra in (("timely10", {}), ("timely10s", {"min_rtt_ns": 100_000})):
+        t = c.timely_rtt({"preset": "paper", **extra}, until_ns=c.TIMELY_PAPER_UNTIL_NS,
+                         rate_bps=c.TIMELY_PAPER_RATE_BPS)
+        out[f"{key}_p5_us"], out[f"{key}_p95_us"] = t["p5_ns"] / 1e3, t["p95_ns"] / 1e3
+        out[f"{key}_base_us"] = t["base_rtt_ns"] / 1e3
     return out

@@ -6,9 +6,8 @@ nccl-tests defines it (algbw × 2(n − 1)/n).
 
 * without software latency, 64 MiB and 1 GiB, as a fraction of the GPU's NVLink rate;
 * with NCCL's software latency (``sw_latency="nccl"``: ring/Simple on NVLink, 8.4 us
-  per call + 3.4 us per step, tuning.cc), 8 KiB … 512 MiB, packet (with
-  ``roce_ack_every_packets=4``, see tests/collectives/test_sw_latency.py),
-  analytic and the closed form ``launch + 2(n−1)(a + step) + 2(n−1)/n · 8S/B``.
+  per call + 3.4 us per step, tuning.cc), 8 KiB … 512 MiB, packet (network defaults: an ACK
+  on an NVLink-only path is one 16-byte flit, ``nvlink_ack_bytes``), analytic and the closed form ``launch + 2(n−1)(a + step) + 2(n−1)/n · 8S/B``.
 """
 from __future__ import annotations
 
@@ -21,7 +20,7 @@ SIZES = {"64mib": 64 * 2**20, "1gib": 2**30}
 #: sizes of the software-latency table: key -> (bytes, label)
 LAT_SIZES = {"8k": (8 * 2**10, "8 KiB"), "128k": (128 * 2**10, "128 KiB"), "2m": (2 * 2**20, "2 MiB"),
              "32m": (32 * 2**20, "32 MiB"), "512m": (512 * 2**20, "512 MiB")}
-PACKET_LAT_PARAMS = {"roce_ack_every_packets": 4}
+PACKET_LAT_PARAMS: dict = {}
 
 FIGURES = [
     Figure("collectives_64mib", "docs/collectives.md",

@@ -18,7 +18,20 @@ latest RTT sample ``new_rtt``:
 
 ``min_rtt_ns`` = 0 uses the path's base RTT. The RTT has no unique fixed
 point inside ``[T_low, T_high]`` (any RTT with zero gradient is one), so
-where it settles depends on the start.
+where it settles depends on the start. Inside the band the law is a
+proportional controller of the RTT with gain ``β·α·T_e/min_rtt`` per round
+of completions (``T_e``: time between a flow's completions) acting on an RTT
+one round trip old; above about 0.6 (two rounds of delay) it overshoots
+below ``T_low``, where only ``δ`` is added, and the queue empties
+(docs/congestion-control.md, "Why the band check fails").
+
+Checked against Algorithm 1 and the authors' reference code: the three
+regions, the EWMA of consecutive RTT differences normalised by a fixed
+minimum RTT, HAI after five negative-gradient completions, the rate floor and
+line-rate cap. The reference code also scales every step by
+``min(1, time since the last update / minRTT)``; left out, as it is 1
+whenever completions are at least ``min_rtt`` apart (16 KB at ≤ 6.4 Gb/s
+per flow with a 20 µs minRTT).
 
 Left out: per-segment NIC completion batching (every ACKed byte counts),
 the rate-update pacing engine's granularity.
@@ -37,13 +50,17 @@ from .hpcc import PresetTable
 
 _SRC = "Mittal et al., TIMELY, SIGCOMM 2015"
 _HPCC = "HPCC ns-3 (alibaba-edu/High-Precision-Congestion-Control)"
+#: the authors' published reference code of Algorithm 1 (R. Mittal, timely-code-snippet.cc)
+_CODE = "the authors' reference code (Mittal, timely-code-snippet.cc)"
 
 #: preset values and their sources; ``None`` parameters take these
 PRESETS: dict[str, dict] = {
     "paper": {
         "_source": f"{_SRC}: §5 T_low 50 us, T_high 500 us, δ 10 Mb/s, 16 KB completion segments; "
                    "Algorithm 1 (only δ below T_low, HAI only for non-positive gradients in the band); "
-                   "minRTT = the path's base RTT (netsim choice; the paper's setting used 20 us)",
+                   "minRTT = the path's base RTT (netsim choice; the paper's setting used 20 us). "
+                   f"{_CODE} pairs T_low 50 us with 64 KB-message pacing and recommends T_low 0 under "
+                   "per-packet pacing (netsim's NIC paces per packet)",
         "t_low_ns": 50_000, "t_high_ns": 500_000, "delta_bps": 10e6, "delta_per_line_rate": 0.0,
         "hai_any_increase": False, "min_rtt_ns": 0, "segment_bytes": 16_000,
     },
@@ -79,10 +96,11 @@ class Timely(CongestionControl):
         _p("t_low_ns", "time", "below this RTT: additive increase", minimum=0),
         _p("t_high_ns", "time", "above this RTT: multiplicative decrease", minimum=1),
         Param("alpha", 0.875, "float", "EWMA weight of the newest RTT difference",
-              "HPCC ns-3 RdmaHw TimelyAlpha 0.875 (the paper's Table 1 value is not checked here)",
+              f"HPCC ns-3 RdmaHw TimelyAlpha 0.875 ({_CODE} recommends 0.02; the paper's own value is not "
+              "verified here)",
               minimum=0.0, maximum=1.0),
         Param("beta", 0.8, "float", "multiplicative-decrease factor",
-              "HPCC ns-3 RdmaHw TimelyBeta 0.8 (the paper's Table 1 value is not checked here)",
+              f"HPCC ns-3 RdmaHw TimelyBeta 0.8; the same decreaseFactor 0.8 in {_CODE}",
               minimum=0.0, maximum=1.0),
         _p("delta_bps", "rate", "additive increment δ (0 = delta_per_line_rate x line rate)", minimum=0),
         _p("delta_per_line_rate", "float", "δ as a fraction of the line rate (used if delta_bps = 0)",
@@ -90,7 +108,8 @@ class Timely(CongestionControl):
         Param("hai_n", 5, "int", "HAI multiplier N (HAI step = N x δ)",
               f"{_SRC} §4.3 (N = 5); HPCC run.py RATE_HAI = 5 x RATE_AI", minimum=1),
         Param("hai_after", 5, "int", "consecutive increase events before HAI",
-              f"{_SRC} §4.3 (five completion events); HPCC ns-3 m_incStage >= 5", minimum=1),
+              f"{_SRC} §4.3 (five completion events); {_CODE} HAI_Thresh 5; HPCC ns-3 m_incStage >= 5",
+              minimum=1),
         _p("hai_any_increase", "bool", "every increase (also below T_low) counts towards HAI and may use it"),
         _p("min_rtt_ns", "time", "gradient normaliser (0 = the path's base RTT)"),
         _p("segment_bytes", "size", "acknowledged bytes per completion event (0 = one event per RTT: the "

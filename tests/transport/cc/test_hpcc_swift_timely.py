@@ -251,3 +251,23 @@ def test_hpcc_int_tx_bytes_counts_other_traffic_on_the_port():
     own = wire[0]
     last = hp.cc.hops[0]                                               # sw0's stamp on HPCC's last packet
     assert last.port is port and own < last.tx_bytes <= port.tx_bytes   # old counter: exactly `own`
+
+
+def _recurrence_grows(k: float, d: int, steps: int = 4000) -> bool:
+    x = [1.0] * (d + 1)
+    for _ in range(steps):
+        x.append(x[-1] - k * x[-1 - d])
+    return max(abs(v) for v in x[-200:]) > 1.0
+
+
+def test_timely_loop_gain_hand_computed_and_its_limit_is_the_recurrence_edge():
+    from netsim.bench.ccchecks import timely_loop_gain
+    r = timely_loop_gain({"preset": "paper"}, 10e9)
+    # 16 KB at 5 Gb/s per flow = 25.6 us between completions; K = beta alpha T_e / minRTT (base RTT 6502 ns)
+    assert (r["t_e_ns"], r["delay_rounds"], r["min_rtt_ns"]) == (25_600, 2, 6502)
+    assert r["k"] == pytest.approx(0.8 * 0.875 * 25_600 / 6502)
+    assert r["limit"] == pytest.approx((5 ** 0.5 - 1) / 2)          # 2 sin(pi/10)
+    h = timely_loop_gain({"preset": "hpcc"}, 100e9)                  # one event per RTT: T_e = T_low, d = 1
+    assert (h["t_e_ns"], h["delay_rounds"], h["k"]) == (50_000, 1, pytest.approx(0.8 * 0.875 * 50 / 20))
+    for lim, d in ((h["limit"], 1), (r["limit"], 2)):
+        assert not _recurrence_grows(0.97 * lim, d) and _recurrence_grows(1.03 * lim, d)
