@@ -75,6 +75,7 @@ class FlowBackend(Backend):
         self.seed = seed
         self.contract = SendContract(graph, self.params, cc or "none")
         self.cc = self.contract.default_cc
+        self._plain, self._prio0 = self.contract.plain, self.contract.priority_of(self.cc)
         check_ecn_honoured(self.params, self.cc)
         self.cc_params = cc_params or {}
         self.sinks = sinks or TraceSinks()
@@ -126,18 +127,22 @@ class FlowBackend(Backend):
     # -- the seam ---------------------------------------------------------------
     def send(self, src: str, dst: str, size_bytes: int, tag: FlowTag = EMPTY_TAG, *,
              cc: str | None = None, priority: int | None = None) -> simpy.Event:
-        spec = self.contract.check(src, dst, size_bytes, tag, cc, priority)
+        if cc is None and priority is None and self._plain(src, dst, size_bytes):
+            ccname, prio = self.cc, self._prio0      # the contract accepted this pair before (no SendSpec)
+        else:
+            spec = self.contract.check(src, dst, size_bytes, tag, cc, priority)
+            if spec.local:
+                fid = self.next_fid
+                self.next_fid = fid + 1
+                self.n_flows += 1
+                self.n_local += 1
+                self.local_bytes += spec.size_bytes
+                return self.local_copy(fid, spec)
+            size_bytes, ccname, prio = spec.size_bytes, spec.cc, spec.priority
         fid = self.next_fid
         self.next_fid = fid + 1
-        if spec.local:
-            self.n_flows += 1
-            self.n_local += 1
-            self.local_bytes += spec.size_bytes
-            return self.local_copy(fid, spec)
-        size_bytes = spec.size_bytes
         env = self.env
         now = env.now
-        ccname = spec.cc
         model = self._models.get(ccname) or self._model(ccname)
         info = self._pair.get((src, dst))
         if info is None:
@@ -166,7 +171,7 @@ class FlowBackend(Backend):
         f.event = ev = simpy.Event(env)
         f.tag = tag
         f.cc = ccname
-        f.prio = spec.priority
+        f.prio = prio
         f.eta = model.efficiency
         f.lossless = f.prio in self._lossless_prios
         f.bott = info.bott
@@ -220,7 +225,7 @@ class FlowBackend(Backend):
 
     # -- reporting --------------------------------------------------------------
     def flows_completed(self) -> int:
-        return self.net.n_completed + self.n_local
+        return self.net.delivered.n_completed + self.n_local
 
     def stats(self) -> dict[str, Any]:
         net, solver, dq = self.net, self.solver, self.dcqcn_model
@@ -228,8 +233,8 @@ class FlowBackend(Backend):
             "backend": "flow",
             "flows": self.n_flows,
             "switched_flows": self.switched_flows,
-            "completed": net.n_completed + self.n_local,
-            "bytes_delivered": net.bytes_delivered + self.local_bytes,
+            "completed": net.delivered.n_completed + self.n_local,
+            "bytes_delivered": net.delivered.bytes_delivered + self.local_bytes,
             "drops": 0,
             "ecn_marks": 0,
             "pfc_pauses": dq.net.pause_events if dq else 0,
