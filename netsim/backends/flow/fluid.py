@@ -71,6 +71,7 @@ class FluidNetwork:
         self._fresh: list[FluidFlow] = []       # flows started since the last recomputation
         self._settle_pending = False
         self._timers: set[int] = set()
+        self._first_timer = math.inf            # min(self._timers): a finish at or after it needs no new timer
         self.active = 0
         self.max_active = 0
         #: completed flows' records, counted and written when delivered
@@ -111,7 +112,7 @@ class FluidNetwork:
             f.finish = finish = now + math.ceil(f.rem / r)
             heapq.heappush(self._heap, (finish, fid, 1, f))
             self.rate_updates += 1
-            if not self._settle_pending:
+            if finish < self._first_timer and not self._settle_pending:
                 self._ensure_timer()
         else:
             self._fresh.append(f)
@@ -225,12 +226,16 @@ class FluidNetwork:
         if top in timers or (timers and min(timers) <= top):
             return
         timers.add(top)
+        if top < self._first_timer:
+            self._first_timer = top
         self.env.timeout(top - self.env.now).callbacks.append(self._on_timer)
 
     def _on_timer(self, _ev) -> None:
         env = self.env
         now = env.now
-        self._timers.discard(now)
+        timers = self._timers
+        timers.discard(now)
+        self._first_timer = min(timers) if timers else math.inf
         self.events += 1
         heap = self._heap
         users = self.users
