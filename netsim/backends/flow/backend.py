@@ -90,7 +90,7 @@ class FlowBackend(Backend):
         self.paths = PathTable(graph, self.params, router, self.cc_params, self.link_ids, caps)
         self.pathmodel = self.paths.pathmodel
         # the path table's lookups, bound once (the hot path of send)
-        self._models, self._pair = self.paths.models, self.paths.pair
+        self._pair = self.paths.pair
         self._model, self._lookup, self._info = self.paths.model, self.paths.lookup, self.paths.info
         self._flow_consts, self._ideal = self.paths.flow_consts, self.paths.ideal
         fair = self.params["flow_fairness"]
@@ -111,7 +111,7 @@ class FlowBackend(Backend):
         self._start = self.net.start
         #: id of the next flow (flows are numbered in ``send`` order)
         self.next_fid = 0
-        #: dynamic rate controllers, by algorithm, built on their first flow
+        #: rate controllers (static CC models and dynamic ones), by algorithm, built on their first flow
         self.controllers: dict[str, RateController] = {}
         self.links = LinkChanges(self)       # degrade / fail a link during the run
         # counters of the seam (the fluid network counts its own work)
@@ -143,13 +143,14 @@ class FlowBackend(Backend):
         self.next_fid = fid + 1
         env = self.env
         now = env.now
-        model = self._models.get(ccname) or self._model(ccname)
+        ctl = self.controllers.get(ccname) or self._controller(ccname)
+        model = ctl.cc_model
         info = self._pair.get((src, dst))
         if info is None:
             info = self._lookup(src, dst, fid)
         consts = info.shared.get((size_bytes, ccname))        # PathTable.flow_consts' cache, read inline
         if consts is None:
-            consts = self._flow_consts(info, size_bytes, model)
+            consts = self._flow_consts(info, size_bytes, ctl)
         wire, ideal_ns, lat, cap = consts                        # (a FlowConsts)
         if info.switched:
             self.switched_flows += 1
@@ -184,18 +185,20 @@ class FlowBackend(Backend):
             f.ramp = SlowStart(model, info.rtt, charged, charged)
         else:
             f.ramp = None
-        f.ctl = None
-        if model.dynamic:
-            ctl = self.controllers.get(ccname) or self._controller(ccname)
-            if ctl.admit(f, info, cap, now):
-                f.ctl = ctl
+        f.ctl = ctl if ctl.dynamic and ctl.admit(f, info, cap, now) else None
         self.n_flows += 1
         self._start(f, now)
         return ev
 
+    def controller(self, name: str) -> RateController:
+        """The rate controller of algorithm ``name`` (built on first use)."""
+        return self.controllers.get(name) or self._controller(name)
+
     def _controller(self, name: str) -> RateController:
-        """The dynamic rate controller of algorithm ``name``, built on first use."""
-        ctl = self.controllers[name] = controller_class(name)(self)
+        """The rate controller of algorithm ``name`` (:func:`.controllers.controller_class`), built
+        on its first flow."""
+        model = self._model(name)
+        ctl = self.controllers[name] = controller_class(model)(self, model)
         return ctl
 
     # -- link changes (the netsim.whatif protocol) ---------------------------------
@@ -221,7 +224,7 @@ class FlowBackend(Backend):
     def dcqcn_model(self):
         """The fluid DCQCN model (:class:`~.dcqcnfluid.DcqcnFluid`), ``None`` until used."""
         ctl = self.controllers.get("dcqcn")
-        return None if ctl is None else ctl.model
+        return ctl.model if ctl is not None and ctl.dynamic else None
 
     # -- reporting --------------------------------------------------------------
     def flows_completed(self) -> int:
