@@ -12,8 +12,9 @@ drop and retransmit counters are zero).
 """
 from __future__ import annotations
 
+from functools import partial
+
 import simpy
-from simpy.events import NORMAL
 
 from .components import SOLO_TOL, FluidFlow
 
@@ -22,9 +23,9 @@ class Deliveries:
     """Completed flows' records, counted (``n_completed``, ``bytes_delivered``) and given to
     ``sink`` (``None``: none kept) when delivered, never ahead of the clock.
 
-    One SimPy event per delivery time and completion instant (:meth:`batch`), scheduled
-    before the flows' own events of that time, so it is processed before them: records go
-    to the sink in the order of those events (the order of delivery).
+    One callback per delivery time and completion instant (:meth:`batch`), the first of the
+    first flow event scheduled for that time, so it runs before any of those events is
+    processed: records go to the sink in the order of those events (the order of delivery).
     """
 
     __slots__ = ("env", "sink", "n_completed", "bytes_delivered")
@@ -35,18 +36,15 @@ class Deliveries:
         self.n_completed = 0
         self.bytes_delivered = 0
 
-    def batch(self, delay_ps: int) -> list:
-        """The list of records to deliver ``delay_ps`` from now, for the caller to fill now."""
+    def batch(self, first: simpy.Event) -> list:
+        """The list of records to deliver with flow event ``first`` (the first of them to be
+        scheduled, so the first processed), for the caller to fill now: written by ``first``'s
+        first callback."""
         recs: list = []
-        ev = simpy.Event(self.env)
-        ev._ok = True
-        ev._value = recs
-        ev.callbacks.append(self._deliver)
-        self.env.schedule(ev, NORMAL, delay_ps)
+        first.callbacks.insert(0, partial(self._deliver, recs))
         return recs
 
-    def _deliver(self, ev) -> None:
-        recs = ev._value
+    def _deliver(self, recs: list, _ev) -> None:
         sink = self.sink
         nbytes = 0
         for rec in recs:

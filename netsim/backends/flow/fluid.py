@@ -270,12 +270,12 @@ class FluidNetwork:
             rec = FlowRecord(fid, f.src, f.dst, f.size, start_ns, end_ns, fct, ideal,
                              round(fct / ideal, 6) if ideal > 0 else nan, t.tag, f.cc, f.prio,
                              0, 0, 0, 0, 0, t.iteration, t.op, t.group, t.collective, t.step, t.group_kind, t.job)
-            if end_ps != last_end:   # one delivery per delivery time, before the flows' own events
+            ev = f.event
+            if end_ps != last_end:   # one delivery per delivery time, by the first of these flows' events
                 last_end, recs = end_ps, batches.get(end_ps)
                 if recs is None:
-                    recs = batches[end_ps] = batch(end_ps - now)
+                    recs = batches[end_ps] = batch(ev)
             recs.append(rec)
-            ev = f.event
             ev._ok = True          # succeed later than now: the latency term
             ev._value = rec
             schedule(ev, NORMAL, end_ps - now)
