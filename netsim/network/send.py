@@ -96,6 +96,22 @@ class SendContract:
         self._transport = {name: getattr(cls, "transport", "roce") for name, cls in self.registry.items()}
         self._prio = {name: default_priority(params, t) for name, t in self._transport.items()}
         self._endpoints = {n for n, k in graph.nodes(data="kind") if k in ENDPOINT_KINDS}
+        #: ``(src, dst)`` pairs :meth:`check` has accepted as a network send (two distinct endpoints)
+        self._pairs: set = set()
+
+    def priority_of(self, cc: str) -> int:
+        """The default priority of a flow of registered algorithm ``cc`` (its transport's)."""
+        return self._prio[cc]
+
+    def plain(self, src, dst, size_bytes) -> bool:
+        """True when :meth:`check` ``(src, dst, size_bytes)`` (default cc and priority) is known
+        to accept a network send: ``check`` has accepted the pair before, and the size passes
+        rule 2 as an ``int``. The fast path of a backend's ``send`` (no :class:`SendSpec` built);
+        False says nothing: call :meth:`check`."""
+        try:
+            return (src, dst) in self._pairs and type(size_bytes) is int and 0 < size_bytes <= MAX_FLOW_BYTES
+        except TypeError:               # unhashable: check reports it
+            return False
 
     def check_cc(self, name, where: str) -> str:
         """``name`` if it is a registered congestion control, else an :class:`InputError` naming ``where``."""
@@ -156,8 +172,11 @@ class SendContract:
             size_bytes = self._size(size_bytes)
         name = self.default_cc if cc is None else self.check_cc(cc, "flow cc")
         prio = self._prio[name] if priority is None else self._priority(priority)
-        # tuple.__new__ directly: what SendSpec(...) does, without its Python-level __new__ (hot path)
-        return _new(SendSpec, (src, dst, size_bytes, tag, name, prio, self._transport[name], src == dst))
+        local = src == dst
+        if not local:
+            self._pairs.add((src, dst))
+        # tuple.__new__ directly: what SendSpec(...) does, without its Python-level __new__
+        return _new(SendSpec, (src, dst, size_bytes, tag, name, prio, self._transport[name], local))
 
     @staticmethod
     def _size(size_bytes) -> int:

@@ -105,3 +105,32 @@ def test_accepted_flows_complete_with_the_same_defaults():
         recs[name] = [(r.flow_id, r.src, r.dst, r.size_bytes, r.cc, r.priority, r.tag) for r in sink.rows]
     assert recs["packet"] == recs["flow"] == recs["analytic"]
     assert recs["packet"][1] == (1, GPUS[0], GPUS[3], 5000, "dcqcn", 3, "x")
+
+
+def test_a_pair_sent_before_is_checked_like_a_new_one():
+    """The fast path of ``send`` (a pair the contract accepted before, default cc and priority,
+    an int size) is taken only when ``check`` would accept: after a valid send of a pair, the
+    same pair with a bad size, cc or priority is rejected with the contract's message on
+    every backend, and a rejected send takes no flow id."""
+    from netsim.network.params import resolve_params
+    from netsim.network.send import SendContract
+    contract = SendContract(GRAPH, resolve_params(), "dcqcn")
+    bes = _backends()
+    a, b = GPUS[0], GPUS[3]
+    for name, (be, sink) in bes.items():
+        be.send(a, b, 5000)
+        for size, cc, prio in ((0, None, None), (1000.5, None, None), (True, None, None),
+                               (MAX_FLOW_BYTES + 1, None, None), (10, "bogus", None), (10, None, 8),
+                               (10, None, True)):
+            with pytest.raises(InputError) as exc:
+                be.send(a, b, size, cc=cc, priority=prio)
+            with pytest.raises(InputError) as want:
+                contract.check(a, b, size, cc=cc, priority=prio)
+            assert str(exc.value) == str(want.value), name
+        be.send(a, b, 7000)
+        be.env.run()
+        assert [(r.flow_id, r.size_bytes, r.priority) for r in sink.rows] == [(0, 5000, 3), (1, 7000, 3)], name
+    assert contract.plain(a, b, 10) is False            # this contract has not accepted the pair yet
+    contract.check(a, b, 10)
+    assert contract.plain(a, b, 10) and not contract.plain(a, b, 0) and not contract.plain(b, a, 10)
+    assert not contract.plain([a], b, 10) and not contract.plain(a, b, 10.0)

@@ -30,7 +30,7 @@ The rate solver
     :mod:`.relayhol` — no head-of-line pause into a relaying GPU or host (per-connection flow control).
 
 Rate controllers
-    :mod:`.controllers` — the one hook interface of dynamic rate controllers, and their registry.
+    :mod:`.controllers` — the one hook of every rate controller, the static ones (CC model, host stack), the registry.
     :mod:`.ccmodel` — congestion control as efficiency, cap and slow-start ramp (the static models).
     :mod:`.dcqcnhooks` — fluid DCQCN as a rate controller the backend owns (admit, release, ticks).
     :mod:`.dcqcnfluid` — DCQCN's reaction points driven by fluid queues, CNPs.

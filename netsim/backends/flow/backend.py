@@ -75,6 +75,7 @@ class FlowBackend(Backend):
         self.seed = seed
         self.contract = SendContract(graph, self.params, cc or "none")
         self.cc = self.contract.default_cc
+        self._plain, self._prio0 = self.contract.plain, self.contract.priority_of(self.cc)
         check_ecn_honoured(self.params, self.cc)
         self.cc_params = cc_params or {}
         self.sinks = sinks or TraceSinks()
@@ -89,7 +90,7 @@ class FlowBackend(Backend):
         self.paths = PathTable(graph, self.params, router, self.cc_params, self.link_ids, caps)
         self.pathmodel = self.paths.pathmodel
         # the path table's lookups, bound once (the hot path of send)
-        self._models, self._pair = self.paths.models, self.paths.pair
+        self._pair = self.paths.pair
         self._model, self._lookup, self._info = self.paths.model, self.paths.lookup, self.paths.info
         self._flow_consts, self._ideal = self.paths.flow_consts, self.paths.ideal
         fair = self.params["flow_fairness"]
@@ -110,7 +111,7 @@ class FlowBackend(Backend):
         self._start = self.net.start
         #: id of the next flow (flows are numbered in ``send`` order)
         self.next_fid = 0
-        #: dynamic rate controllers, by algorithm, built on their first flow
+        #: rate controllers (static CC models and dynamic ones), by algorithm, built on their first flow
         self.controllers: dict[str, RateController] = {}
         self.links = LinkChanges(self)       # degrade / fail a link during the run
         # counters of the seam (the fluid network counts its own work)
@@ -126,25 +127,30 @@ class FlowBackend(Backend):
     # -- the seam ---------------------------------------------------------------
     def send(self, src: str, dst: str, size_bytes: int, tag: FlowTag = EMPTY_TAG, *,
              cc: str | None = None, priority: int | None = None) -> simpy.Event:
-        spec = self.contract.check(src, dst, size_bytes, tag, cc, priority)
+        if cc is None and priority is None and self._plain(src, dst, size_bytes):
+            ccname, prio = self.cc, self._prio0      # the contract accepted this pair before (no SendSpec)
+        else:
+            spec = self.contract.check(src, dst, size_bytes, tag, cc, priority)
+            if spec.local:
+                fid = self.next_fid
+                self.next_fid = fid + 1
+                self.n_flows += 1
+                self.n_local += 1
+                self.local_bytes += spec.size_bytes
+                return self.local_copy(fid, spec)
+            size_bytes, ccname, prio = spec.size_bytes, spec.cc, spec.priority
         fid = self.next_fid
         self.next_fid = fid + 1
-        if spec.local:
-            self.n_flows += 1
-            self.n_local += 1
-            self.local_bytes += spec.size_bytes
-            return self.local_copy(fid, spec)
-        size_bytes = spec.size_bytes
         env = self.env
         now = env.now
-        ccname = spec.cc
-        model = self._models.get(ccname) or self._model(ccname)
+        ctl = self.controllers.get(ccname) or self._controller(ccname)
+        model = ctl.cc_model
         info = self._pair.get((src, dst))
         if info is None:
             info = self._lookup(src, dst, fid)
         consts = info.shared.get((size_bytes, ccname))        # PathTable.flow_consts' cache, read inline
         if consts is None:
-            consts = self._flow_consts(info, size_bytes, model)
+            consts = self._flow_consts(info, size_bytes, ctl)
         wire, ideal_ns, lat, cap = consts                        # (a FlowConsts)
         if info.switched:
             self.switched_flows += 1
@@ -166,7 +172,7 @@ class FlowBackend(Backend):
         f.event = ev = simpy.Event(env)
         f.tag = tag
         f.cc = ccname
-        f.prio = spec.priority
+        f.prio = prio
         f.eta = model.efficiency
         f.lossless = f.prio in self._lossless_prios
         f.bott = info.bott
@@ -179,18 +185,20 @@ class FlowBackend(Backend):
             f.ramp = SlowStart(model, info.rtt, charged, charged)
         else:
             f.ramp = None
-        f.ctl = None
-        if model.dynamic:
-            ctl = self.controllers.get(ccname) or self._controller(ccname)
-            if ctl.admit(f, info, cap, now):
-                f.ctl = ctl
+        f.ctl = ctl if ctl.dynamic and ctl.admit(f, info, cap, now) else None
         self.n_flows += 1
         self._start(f, now)
         return ev
 
+    def controller(self, name: str) -> RateController:
+        """The rate controller of algorithm ``name`` (built on first use)."""
+        return self.controllers.get(name) or self._controller(name)
+
     def _controller(self, name: str) -> RateController:
-        """The dynamic rate controller of algorithm ``name``, built on first use."""
-        ctl = self.controllers[name] = controller_class(name)(self)
+        """The rate controller of algorithm ``name`` (:func:`.controllers.controller_class`), built
+        on its first flow."""
+        model = self._model(name)
+        ctl = self.controllers[name] = controller_class(model)(self, model)
         return ctl
 
     # -- link changes (the netsim.whatif protocol) ---------------------------------
@@ -216,11 +224,11 @@ class FlowBackend(Backend):
     def dcqcn_model(self):
         """The fluid DCQCN model (:class:`~.dcqcnfluid.DcqcnFluid`), ``None`` until used."""
         ctl = self.controllers.get("dcqcn")
-        return None if ctl is None else ctl.model
+        return ctl.model if ctl is not None and ctl.dynamic else None
 
     # -- reporting --------------------------------------------------------------
     def flows_completed(self) -> int:
-        return self.net.n_completed + self.n_local
+        return self.net.delivered.n_completed + self.n_local
 
     def stats(self) -> dict[str, Any]:
         net, solver, dq = self.net, self.solver, self.dcqcn_model
@@ -228,8 +236,8 @@ class FlowBackend(Backend):
             "backend": "flow",
             "flows": self.n_flows,
             "switched_flows": self.switched_flows,
-            "completed": net.n_completed + self.n_local,
-            "bytes_delivered": net.bytes_delivered + self.local_bytes,
+            "completed": net.delivered.n_completed + self.n_local,
+            "bytes_delivered": net.delivered.bytes_delivered + self.local_bytes,
             "drops": 0,
             "ecn_marks": 0,
             "pfc_pauses": dq.net.pause_events if dq else 0,

@@ -1,9 +1,10 @@
-"""What a fluid completion changes: which links need a new solve.
+"""What a fluid completion changes: which links need a new solve, and the delivery of records.
 
 At a completion (:meth:`.fluid.FluidNetwork._on_timer`) the flow leaves its
 links, and only links that held another flow back are marked for
 recomputation (:func:`may_gain`); its :class:`~netsim.records.FlowRecord` is
-built there, delivered ``latency`` after the fluid completion.
+built there, delivered ``latency`` after the fluid completion: counted and
+written to ``fct.csv`` then, never ahead of the clock (:class:`Deliveries`).
 
 Left out: the receiver side (a flow is done when its last byte has left the
 sender plus its latency term), ACKs, reordering, retransmissions (the record's
@@ -11,7 +12,47 @@ drop and retransmit counters are zero).
 """
 from __future__ import annotations
 
+from functools import partial
+
+import simpy
+
 from .components import SOLO_TOL, FluidFlow
+
+
+class Deliveries:
+    """Completed flows' records, counted (``n_completed``, ``bytes_delivered``) and given to
+    ``sink`` (``None``: none kept) when delivered, never ahead of the clock.
+
+    One callback per delivery time and completion instant (:meth:`batch`), the first of the
+    first flow event scheduled for that time, so it runs before any of those events is
+    processed: records go to the sink in the order of those events (the order of delivery).
+    """
+
+    __slots__ = ("env", "sink", "n_completed", "bytes_delivered")
+
+    def __init__(self, env: simpy.Environment, sink):
+        self.env = env
+        self.sink = sink
+        self.n_completed = 0
+        self.bytes_delivered = 0
+
+    def batch(self, first: simpy.Event) -> list:
+        """The list of records to deliver with flow event ``first`` (the first of them to be
+        scheduled, so the first processed), for the caller to fill now: written by ``first``'s
+        first callback."""
+        recs: list = []
+        first.callbacks.insert(0, partial(self._deliver, recs))
+        return recs
+
+    def _deliver(self, recs: list, _ev) -> None:
+        sink = self.sink
+        nbytes = 0
+        for rec in recs:
+            nbytes += rec.size_bytes
+            if sink is not None:
+                sink.add(rec)
+        self.n_completed += len(recs)
+        self.bytes_delivered += nbytes
 
 
 def may_gain(users: dict, cap_bytes_per_ps: float, gone: FluidFlow) -> bool:

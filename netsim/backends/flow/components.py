@@ -57,6 +57,24 @@ class SlowStart:
         self.charged = charged
         self.top = top
 
+    def recharge(self, rem_bytes: float, rate: float, mtu: float) -> float:
+        """Charge the slow start at ``rate``, the rate the flow gets at its start instant,
+        instead of the rate charged so far (first its path bottleneck and model cap; a later
+        solve at the same instant replaces an earlier one); the change of its latency term (ps).
+
+        A window that doubles per RTT covers a smaller bandwidth-delay product in fewer
+        rounds (two flows sharing a NIC each need half the window; a host-stack cap ends the
+        ramp sooner too). Never charged above :attr:`top`.
+        """
+        charged = self.charged
+        if rate > self.top:
+            rate = self.top
+        if rate == charged:
+            return 0.0
+        model, rtt = self.model, self.rtt_ps
+        self.charged = rate
+        return model.ramp_ps(rem_bytes, rate, rtt, mtu) - model.ramp_ps(rem_bytes, charged, rtt, mtu)
+
 
 class FluidFlow:
     """One active flow: remaining wire bytes (float) at ``t_upd`` (ps), rate in bytes/ps;

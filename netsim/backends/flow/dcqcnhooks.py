@@ -10,9 +10,9 @@ become dirty links of the fluid network (``FluidNetwork.mark_dirty``).
 Its hooks are those of :class:`~.controllers.RateController`: ``admit`` (a flow
 starts: the controller may take it and cap it), ``release`` (a flow it holds
 completes), ``catch_up`` (before a link change: integrate the queues to now),
-``detach`` / ``attach`` (a flow is rerouted). The static controllers —
-the congestion-control model's efficiency, cap and ramp (:mod:`.ccmodel`) and
-the host stack's cost — are per-flow constants (:mod:`.paths`).
+``detach`` / ``attach`` (a flow is rerouted); its ``shape`` (the flow's
+constants: DCQCN's rate cap) is the static model's, as for every algorithm
+(:class:`~.controllers.CCModelController`).
 
 Left out here: the model itself (see :mod:`.dcqcnfluid` for what it leaves
 out); DCQCN flows that cross no switch are not added to it.
@@ -22,17 +22,21 @@ from __future__ import annotations
 import math
 
 from ...units import PS_PER_NS
-from .controllers import register_rate_controller
+from .controllers import CCModelController, register_rate_controller
 from .queueing import fifo_wait_ps
 from .settings import PathInfo, ecn_fixed
 
 
 @register_rate_controller("dcqcn")
-class DcqcnController:
+class DcqcnController(CCModelController):
     """The fluid DCQCN model of one backend, built on first use (``model``: its
-    :class:`~.dcqcnfluid.DcqcnFluid`, ``None`` until a DCQCN flow crosses a switch)."""
+    :class:`~.dcqcnfluid.DcqcnFluid`, ``None`` until a DCQCN flow crosses a switch); its
+    constants are those of the static model (:meth:`CCModelController.shape`)."""
 
-    def __init__(self, backend):
+    dynamic = True
+
+    def __init__(self, backend, model):
+        super().__init__(backend, model)
         self._b = backend
         self.model = None
         self._tick = False

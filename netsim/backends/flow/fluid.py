@@ -38,7 +38,7 @@ from simpy.events import NORMAL
 
 from ...records import FlowRecord
 from ...units import PS_PER_NS
-from .completions import may_gain
+from .completions import Deliveries, may_gain
 from .components import FluidFlow, HeldRates
 
 #: a flow whose remaining wire bytes fall below this is complete (float drift guard)
@@ -66,16 +66,16 @@ class FluidNetwork:
         self.capacity = capacity
         self.users: list[dict[int, FluidFlow]] = [dict() for _ in capacity]
         self.solver = solver
-        self.sink = sink
         self._heap: list = []
         self._dirty: set[int] = set()          # links whose flows' rates may have changed
         self._fresh: list[FluidFlow] = []       # flows started since the last recomputation
         self._settle_pending = False
         self._timers: set[int] = set()
+        self._first_timer = math.inf            # min(self._timers): a finish at or after it needs no new timer
         self.active = 0
         self.max_active = 0
-        self.n_completed = 0
-        self.bytes_delivered = 0
+        #: completed flows' records, counted and written when delivered
+        self.delivered = Deliveries(env, sink)
         self.events = 0
         self.recomputations = 0      # solves of changed components (a flow starting alone needs none)
         self.completion_instants = 0 # instants at which at least one flow completed
@@ -107,12 +107,12 @@ class FluidNetwork:
         if alone and self.eager_start:
             f.rate = r = f.solo
             if f.ramp is not None:
-                _ramp_at(f, r)
+                f.lat_ps += f.ramp.recharge(f.rem, r, f.mtu)
             f.ver = 1
             f.finish = finish = now + math.ceil(f.rem / r)
             heapq.heappush(self._heap, (finish, fid, 1, f))
             self.rate_updates += 1
-            if not self._settle_pending:
+            if finish < self._first_timer and not self._settle_pending:
                 self._ensure_timer()
         else:
             self._fresh.append(f)
@@ -203,7 +203,7 @@ class FluidNetwork:
                 if old > 0.0:
                     f.rem -= old * (now - f.t_upd)
                 if f.ramp is not None and f.start_ps == now:
-                    _ramp_at(f, r)
+                    f.lat_ps += f.ramp.recharge(f.rem, r, f.mtu)
                 f.t_upd = now
                 f.rate = r
                 f.ver += 1
@@ -226,19 +226,25 @@ class FluidNetwork:
         if top in timers or (timers and min(timers) <= top):
             return
         timers.add(top)
+        if top < self._first_timer:
+            self._first_timer = top
         self.env.timeout(top - self.env.now).callbacks.append(self._on_timer)
 
     def _on_timer(self, _ev) -> None:
         env = self.env
         now = env.now
-        self._timers.discard(now)
+        timers = self._timers
+        timers.discard(now)
+        self._first_timer = min(timers) if timers else math.inf
         self.events += 1
         heap = self._heap
         users = self.users
         cap = self.capacity
         dirty = self._dirty
-        deliver = self._deliver
         schedule = env.schedule
+        batches: dict[int, list] = {}     # delivery time (ps) -> records delivered then
+        batch = self.delivered.batch
+        last_end, recs = -1, None
         done_any = False
         while heap and heap[0][0] <= now:
             _, _, ver, f = heapq.heappop(heap)
@@ -265,9 +271,13 @@ class FluidNetwork:
                              round(fct / ideal, 6) if ideal > 0 else nan, t.tag, f.cc, f.prio,
                              0, 0, 0, 0, 0, t.iteration, t.op, t.group, t.collective, t.step, t.group_kind, t.job)
             ev = f.event
+            if end_ps != last_end:   # one delivery per delivery time, by the first of these flows' events
+                last_end, recs = end_ps, batches.get(end_ps)
+                if recs is None:
+                    recs = batches[end_ps] = batch(ev)
+            recs.append(rec)
             ev._ok = True          # succeed later than now: the latency term
             ev._value = rec
-            ev.callbacks.insert(0, deliver)   # counted and written when delivered, never ahead of the clock
             schedule(ev, NORMAL, end_ps - now)
             f.event = None
         if done_any:
@@ -279,26 +289,3 @@ class FluidNetwork:
                 self.request_settle()
         else:
             self._ensure_timer()
-
-    def _deliver(self, ev) -> None:
-        """A flow's last byte arrives: count and write its record (never ahead of the clock)."""
-        rec = ev._value
-        self.n_completed, self.bytes_delivered = self.n_completed + 1, self.bytes_delivered + rec.size_bytes
-        if self.sink is not None:
-            self.sink.add(rec)
-
-
-def _ramp_at(f: FluidFlow, rate: float) -> None:
-    """Charge ``f``'s slow start at ``rate``, the rate it gets at its start instant, instead
-    of the rate charged so far (first its path bottleneck and model cap; a later solve at
-    the same instant replaces an earlier one): a window that doubles per RTT covers a
-    smaller bandwidth-delay product in fewer rounds (two flows sharing a NIC each need
-    half the window; a host-stack cap ends the ramp sooner too)."""
-    ramp = f.ramp
-    charged = ramp.charged
-    if rate > ramp.top:
-        rate = ramp.top         # never above the rate of the path and model
-    if rate != charged:
-        model, rtt = ramp.model, ramp.rtt_ps
-        f.lat_ps += model.ramp_ps(f.rem, rate, rtt, f.mtu) - model.ramp_ps(f.rem, charged, rtt, f.mtu)
-        ramp.charged = rate

@@ -41,7 +41,7 @@ class LinkChanges:
     def _repath(self, f: FluidFlow, info: "PathInfo") -> None:
         """Refresh ``f``'s path constants (bottleneck, solo rate, latency) from ``info``."""
         net = self._net
-        _, _, lat, _ = net._flow_consts(info, f.size, net._model(f.cc))
+        _, _, lat, _ = net._flow_consts(info, f.size, net.controller(f.cc))
         f.bott = info.bott
         f.solo = info.bott if info.bott < f.cap else f.cap
         f.lat_ps = lat

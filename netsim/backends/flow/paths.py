@@ -15,23 +15,14 @@ path MTU discovery (a flow's MTU is its source node's).
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+import math
 
 from ...network.path import PathModel
-from ...units import PS_PER_NS, PS_PER_S
+from ...units import PS_PER_NS
 from ...network.ideal import hops
 from .ccmodel import CCModel, resolve_model
-from .controllers import controller_class
-from .settings import PathInfo, ideal_function
-
-
-class FlowConsts(NamedTuple):
-    """Constants of a flow of one size and algorithm on one path (shared by paths alike)."""
-
-    wire_bytes: float   #: bytes on the wire: payload plus headers
-    ideal_ns: float     #: ideal FCT (fractional ns), :func:`netsim.network.ideal.ideal_fct_exact_ns`
-    latency_ps: float   #: time from fluid completion to delivery (ps), slow start and host stack included
-    cap: float          #: per-flow rate cap (bytes/ps; ``inf``: none)
+from .controllers import HostStackController, RateController, controller_class
+from .settings import FlowConsts, PathInfo, ideal_function
 
 
 class PathTable:
@@ -72,8 +63,7 @@ class PathTable:
         m = self.models.get(name)
         if m is None:
             m = resolve_model(name, self.cc_params)
-            if m.dynamic:
-                controller_class(name)      # a dynamic model needs its rate controller (else InputError)
+            controller_class(m)             # a dynamic model needs its rate controller (else InputError)
             self.models[name] = m
         return m
 
@@ -115,9 +105,11 @@ class PathTable:
             info.shared = self._by_hops[sig] = {}
         return info
 
-    def flow_consts(self, info: "PathInfo", size: int, model: CCModel) -> FlowConsts:
-        """The :class:`FlowConsts` of a flow of ``size`` on ``info``'s path."""
-        key = (size, model.name)
+    def flow_consts(self, info: "PathInfo", size: int, ctl: RateController) -> FlowConsts:
+        """The :class:`FlowConsts` of a flow of ``size`` on ``info``'s path under controller ``ctl``:
+        the path's own (wire bytes, ideal FCT, latency = ideal FCT less the bytes' time at the
+        bottleneck, no cap) shaped by ``ctl``, then by the host stack when one is set."""
+        key = (size, ctl.cc_model.name)
         cache = info.shared
         v = cache.get(key)
         if v is None:
@@ -125,18 +117,9 @@ class PathTable:
                 cache.clear()
             wire = size * info.mtu / (info.mtu - info.hdr)
             ideal_ns = float(self.ideal(self.graph, list(info.path), size, info.mtu, info.hdr))
-            cap = model.rate_cap(info.first_rate)
-            lat = max(0.0, ideal_ns * PS_PER_NS - wire / info.bott)
-            if model.init_cwnd_pkts:
-                # at the lone-flow rate; a flow whose first solve gives it less is corrected then
-                lat += model.ramp_ps(wire, min(info.bott, cap), info.rtt, info.mtu)
+            v = FlowConsts(wire, ideal_ns, max(0.0, ideal_ns * PS_PER_NS - wire / info.bott), math.inf)
+            v = ctl.shape(info, size, v)
             if self.host_stack is not None:     # host CPU: per-message delay, per-connection cap (issue 5)
-                from ...hoststack import transport_of
-                hc = self.pathmodel.host_cost(self.pathmodel.path(info.path), model.name, transport_of(model.name),
-                                              self.host_stack)
-                bott_bps = info.bott * 8.0 * PS_PER_S
-                if hc is not None:
-                    lat += hc.overhead_ps
-                cap = min(cap, (bott_bps if hc is None else min(bott_bps, hc.cap_bps)) / 8.0 / PS_PER_S)
-            v = cache[key] = FlowConsts(wire, ideal_ns, lat, cap)
+                v = HostStackController(self.pathmodel, self.host_stack, ctl.cc_model).shape(info, size, v)
+            cache[key] = v
         return v

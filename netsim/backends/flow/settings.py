@@ -12,8 +12,19 @@ read. (A flow's MTU is its path's smallest, from :class:`netsim.network.path.Pat
 """
 from __future__ import annotations
 
+from typing import NamedTuple
 
 from ...params import Param, ParamTable
+
+
+class FlowConsts(NamedTuple):
+    """Constants of a flow of one size and algorithm on one path (shared by paths alike),
+    shaped by its rate controllers (:meth:`.controllers.RateController.shape`)."""
+
+    wire_bytes: float   #: bytes on the wire: payload plus headers
+    ideal_ns: float     #: ideal FCT (fractional ns), :func:`netsim.network.ideal.ideal_fct_exact_ns`
+    latency_ps: float   #: time from fluid completion to delivery (ps), slow start and host stack included
+    cap: float          #: per-flow rate cap (bytes/ps; ``inf``: none)
 
 
 class PathInfo:
