@@ -230,17 +230,39 @@ class OpGraphBuilder(PipelinePasses, MoePasses, DataParallelSync, ContextParalle
         return [self.cur[r]] + self.pending.pop(r, [])
 
     def _compute(self, r: int, name: str, ps: int) -> None:
-        deps = self._deps(r)
-        if ps <= 0 and len(deps) == 1:
+        """Rank ``r``'s next compute op (none when it lasts 0 ps and waits for nothing new).
+
+        The hot path of generation (one call per rank per block per pass): the same op as
+        ``Op(name, "compute", (r,), it, duration_ps=ps, deps=self._deps(r))``, built directly.
+        """
+        cur = self.cur[r]
+        extra = self.pending.pop(r, None)
+        if extra:
+            deps = [cur] + extra
+            if None in deps:
+                deps = [d for d in deps if d is not None]
+        elif ps <= 0:
             return
-        self.cur[r] = self._add(Op(name, "compute", (r,), self.it, duration_ps=ps, deps=deps))
+        else:
+            deps = [] if cur is None else [cur]
+        op = Op.compute(name, r, self.it, ps, deps)
+        self.ops.append(op)
+        self.cur[r] = op
 
     def _tp_collective(self, tg, gi: int, name: str, coll: str, size: int, extra=None, sp: bool = True) -> None:
         """A collective of TP group ``tg``; it blocks the ranks' compute (Megatron's are synchronous).
 
         ``sp``: sequence parallelism may turn it into reduce-scatter + all-gather (:mod:`.extended`).
         """
-        deps = [d for r in tg for d in self._deps(r)] + list(extra or ())
+        cur, pending = self.cur, self.pending
+        deps = []
+        for r in tg:                          # = [d for r in tg for d in self._deps(r)], inlined
+            deps.append(cur[r])
+            more = pending.pop(r, None)
+            if more:
+                deps += more
+        if extra:
+            deps += extra
         op = self._add(Op(f"tp{gi}.{name}", "tp", tg, self.it, group=f"tp{gi}", collective=coll,
                           size_bytes=size, spec=self.w.collectives["tp"], deps=deps))
         for r in tg:

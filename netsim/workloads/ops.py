@@ -13,6 +13,7 @@ Ops carry rank numbers only; the runtime maps ranks to GPU nodes.
 from __future__ import annotations
 
 COMM_KINDS = ("tp", "pp", "dp", "ep")
+_new = object.__new__
 #: picoseconds per second (op durations are integer ps)
 PS_PER_S = 10**12
 
@@ -56,13 +57,29 @@ class Op:
         self.name, self.kind, self.group, self.collective = name, kind, group, collective
         self.ranks, self.iteration = ranks, iteration
         self.duration_ps, self.size_bytes, self.spec, self.sizes = duration_ps, size_bytes, spec, sizes
-        self.deps = [d for d in (deps or ()) if d is not None]
+        self.deps = [d for d in deps if d is not None] if deps else []
         self.succs: list = []
         self.pending = 0
         self.start_ps = -1
         self.end_ps = -1
         self.seq = -1
         self.delay_ps = 0   # extra latency (what-if injection)
+
+    @classmethod
+    def compute(cls, name: str, rank: int, iteration: int, duration_ps: int, deps: list) -> "Op":
+        """A compute op of ``rank`` waiting for ``deps`` (a fresh list without ``None``; kept, not copied).
+
+        The same op as ``Op(name, "compute", (rank,), iteration, duration_ps=..., deps=deps)``
+        without keyword handling: the op-graph builder makes millions of these (8.4 M for one
+        step of a 175 B model on 8,192 GPUs).
+        """
+        op = _new(cls)
+        op.name, op.kind, op.group, op.collective = name, "compute", "", ""
+        op.ranks, op.iteration = (rank,), iteration
+        op.duration_ps, op.size_bytes, op.spec, op.sizes = duration_ps, 0, None, None
+        op.deps, op.succs = deps, []
+        op.pending, op.start_ps, op.end_ps, op.seq, op.delay_ps = 0, -1, -1, -1, 0
+        return op
 
     @property
     def is_comm(self) -> bool:
