@@ -143,7 +143,11 @@ class Executor:
             pending = 0
             for d in deps:
                 if d.end_ps < 0:
-                    d.succs.append(op)
+                    succs = d.succs
+                    if succs:
+                        succs.append(op)
+                    else:                       # () until the op has a successor: one list fewer per op
+                        d.succs = [op]
                     pending += 1
             op.pending = pending
             if pending == 0:
@@ -203,7 +207,7 @@ class Executor:
             for r in op.ranks:
                 self.ops_sink.add((r, op.iteration, op.name, op.kind, op.group, op.size_bytes, s, e,
                                    result.algorithm if result else "", result.protocol if result else ""))
-        succs, op.succs = op.succs, []
+        succs, op.succs = op.succs, ()
         for nxt in succs:
             nxt.pending -= 1
             if nxt.pending == 0:

@@ -58,7 +58,7 @@ class Op:
         self.ranks, self.iteration = ranks, iteration
         self.duration_ps, self.size_bytes, self.spec, self.sizes = duration_ps, size_bytes, spec, sizes
         self.deps = [d for d in deps if d is not None] if deps else []
-        self.succs: list = []
+        self.succs: list | tuple = ()    # the executor's: ops waiting for this one (a list once it has any)
         self.pending = 0
         self.start_ps = -1
         self.end_ps = -1
@@ -77,7 +77,7 @@ class Op:
         op.name, op.kind, op.group, op.collective = name, "compute", "", ""
         op.ranks, op.iteration = (rank,), iteration
         op.duration_ps, op.size_bytes, op.spec, op.sizes = duration_ps, 0, None, None
-        op.deps, op.succs = deps, []
+        op.deps, op.succs = deps, ()
         op.pending, op.start_ps, op.end_ps, op.seq, op.delay_ps = 0, -1, -1, -1, 0
         return op
 
