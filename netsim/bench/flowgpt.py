@@ -5,7 +5,11 @@
 * ``flow_gpt_scaling``, ``flow_gpt_weak_scaling`` — wall time against GPUs
   and flows (64, 256, 1,024 GPUs), with a fit of wall time as linear in the
   flows inside a server and the flows crossing a switch;
-* ``flow_vs_packet_gpt_small`` — packet vs flow backend on the reduced steps.
+* ``flow_vs_packet_gpt_small`` — packet vs flow backend on the reduced steps;
+* ``opgraph_gpt175b_8192gpu`` — generating (and wiring) the op graph of one
+  GPT-3 175 B step with t=8 p=16 d=64 on 8,192 GPUs, no simulation;
+* ``flow_gpt175b_8192gpu`` — that step on the flow backend (issue 22 target:
+  ≤ 5 minutes, ≤ 8 GiB).
 
 All go through :func:`netsim.runtime.run_training`.
 """
@@ -28,14 +32,23 @@ def _workload(name: str) -> str:
     return os.path.normpath(os.path.join(here, "..", "..", "workloads", name))
 
 
+#: GPT-3 175B (Brown et al. 2020, Table 2.1: 96 layers, d_model 12,288, 96 heads, context 2,048) with
+#: global batch 1,536 (Narayanan et al. SC'21, Table 1, the 175 B row) and micro-batch 1 (one sequence
+#: per micro-batch: 24 per pipeline at d=64), as workload overrides of ``gpt-3b-t2p2d8.yaml``
+GPT175B_OVERRIDES = {"model": {"name": "gpt-175b", "layers": 96, "hidden": 12288, "heads": 96, "seq_len": 2048,
+                               "vocab": 50257},
+                     "training.global_batch": 1536, "training.micro_batch": 1}
+
+
 def gpt_step(servers: int, *, tp: int, pp: int, dp: int, workload: str = "gpt-3b-t2p2d8.yaml",
              backend: str = "flow", measure_memory: bool = False, global_batch: int | None = None,
-             seed: int = 0) -> dict:
+             seed: int = 0, topology: str | None = None, overrides: dict | None = None) -> dict:
     """One iteration of ``workload`` with the given parallelism on ``servers`` 8-GPU servers
-    (``seed``: the ECMP hash seed, which decides the fabric collisions)."""
+    (``seed``: the ECMP hash seed, which decides the fabric collisions; ``topology``: a builder
+    expression instead of the two-tier ``gpu_cluster``; ``overrides``: more workload fields)."""
     from ..runtime import run_training
-    topo = f"gpu_cluster:servers={servers},gpus_per_server=8"
-    over = {"parallelism.tp": tp, "parallelism.pp": pp, "parallelism.dp": dp}
+    topo = topology or f"gpu_cluster:servers={servers},gpus_per_server=8"
+    over = {"parallelism.tp": tp, "parallelism.pp": pp, "parallelism.dp": dp, **(overrides or {})}
     if global_batch is not None:
         over["training.global_batch"] = global_batch
     if measure_memory:
@@ -167,4 +180,50 @@ def bench_flow_vs_packet_small() -> dict:
         row["iteration_rel_diff"] = round(abs(row["flow"]["iteration_time_s"] - row["packet"]["iteration_time_s"])
                                           / row["packet"]["iteration_time_s"], 5)
         out[wl] = row
+    return out
+
+
+def opgraph_generation(servers: int, *, tp: int, pp: int, dp: int, topology: str,
+                       overrides: dict | None = None) -> dict:
+    """CPU seconds to generate and wire iteration 0's op graph (what :class:`Executor` does before
+    the first event), without simulating it; ``ops`` and dependency edges for scale."""
+    import simpy
+
+    from ..runtime.api import _make_builder
+    from ..runtime.executor import Executor
+    from ..topology import load_topology
+    from ..workloads import load_workload, place
+    from ..workloads.placement import resolve_partition
+    over = {"parallelism.tp": tp, "parallelism.pp": pp, "parallelism.dp": dp, **(overrides or {})}
+    graph = load_topology(topology)
+    wl = load_workload(_workload("gpt-3b-t2p2d8.yaml"), overrides=over)
+    pl = place(wl, graph)
+    wl = resolve_partition(wl, pl, graph)
+
+    class _NoNetwork:                      # the executor reads only ``env`` before the first event runs
+        env = simpy.Environment()
+
+    c0 = time.process_time()
+    ex = Executor(_NoNetwork(), _make_builder(wl, pl, 0), pl.gpu_of)
+    ex.iterations, ex.finished = 1, _NoNetwork.env.event()
+    ex._generate(0)
+    cpu = time.process_time() - c0
+    ops = ex.iteration_ops[0]
+    return {"gpus": servers * 8, "topology": topology, "ops": len(ops), "dependency_edges": sum(op.pending for op in ops),
+            "cpu_s": round(cpu, 2), "us_per_op": round(cpu / len(ops) * 1e6, 3), "peak_rss_mib": round(_peak_rss_mib(), 1)}
+
+
+@benchmark("opgraph_gpt175b_8192gpu")
+def bench_opgraph_175b_8192gpu() -> dict:
+    """Op-graph generation of one GPT-3 175 B step, t=8 p=16 d=64 on gpu_clos3 (8,192 GPUs; 8.4 M ops)."""
+    return opgraph_generation(1024, tp=8, pp=16, dp=64, topology="gpu_clos3:servers=1024",
+                              overrides=GPT175B_OVERRIDES)
+
+
+@benchmark("flow_gpt175b_8192gpu")
+def bench_gpt175b_8192gpu() -> dict:
+    """One GPT-3 175 B step, t=8 p=16 d=64 on gpu_clos3 (8,192 GPUs), flow backend: target ≤ 300 s, ≤ 8 GiB."""
+    out = gpt_step(1024, tp=8, pp=16, dp=64, topology="gpu_clos3:servers=1024", overrides=GPT175B_OVERRIDES)
+    out["target_wall_s"] = 300.0
+    out["target_peak_mib"] = 8192
     return out
