@@ -281,8 +281,9 @@ class WhatIf:
         """
         if not self.links:
             return
-        from .backends.base import BACKEND_CAPABILITIES, LINK_CHANGES
+        from .backends.base import BACKEND_CAPABILITIES, LINK_CHANGES, _load_backends
         if LINK_CHANGES not in getattr(backend, "capabilities", ()):
+            _load_backends()
             able = sorted(n for n, c in BACKEND_CAPABILITIES.items() if LINK_CHANGES in c)
             _fail(f"the {getattr(backend, 'name', 'chosen')} backend cannot change links during a run",
                   "--degrade-link/--fail-link", getattr(backend, "name", backend),
