@@ -16,6 +16,7 @@ Each check raises :class:`~netsim.errors.InputError` (one line, exit 2).
 """
 from __future__ import annotations
 
+import argparse
 import os
 
 from ..errors import InputError
@@ -23,6 +24,21 @@ from ..errors import InputError
 from ..honours import ANALYTIC_HONOURS, FLOW_IGNORES, check_honoured  # noqa: F401  (re-exported)
 
 BACKENDS = ("packet", "flow", "analytic")
+#: largest ``--seed``: seeds are written to outputs (summary.json, repeats.csv, Parquet) as signed 64-bit integers
+#: and numpy's SeedSequence takes only non-negative integers
+SEED_MAX = 2**63 - 1
+
+
+def seed_arg(text: str) -> int:
+    """argparse ``type=`` of every ``--seed``: an integer 0..2**63-1 (argparse makes a bad one a one-line exit 2)."""
+    try:
+        seed = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r} (accepted: an integer 0..{SEED_MAX})") from None
+    if not 0 <= seed <= SEED_MAX:
+        raise argparse.ArgumentTypeError(f"out of range: {seed} (accepted: an integer 0..{SEED_MAX}, "
+                                         "numpy's SeedSequence takes no negative seed)")
+    return seed
 
 
 def check_out_dir(path: str, flag: str = "--out") -> None:

@@ -10,9 +10,10 @@ stderr, exit status 2. A failed (exit 2) or interrupted (SIGINT/SIGTERM, exit
 """
 from __future__ import annotations
 
-
 import csv
 import os
+
+from .args import seed_arg
 
 
 def _percentile(xs: list, q: float) -> float:
@@ -88,7 +89,7 @@ def register(subparsers) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
     p.add_argument("--backend", default="packet", help="packet (default), flow or analytic")
     p.add_argument("--cc", default="none", help="default congestion control (a flow's cc column wins)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (ECN marking, spraying, ECMP hash)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="random seed (ECN marking, spraying, ECMP hash)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a simulation default (see `netsim defaults`); per priority: NAME.P=VALUE")
     p.add_argument("--cc-param", action="append", default=[], metavar="[CC.]KEY=VALUE",

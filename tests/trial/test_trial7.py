@@ -45,8 +45,6 @@ def _summary(out_dir) -> dict:
         return json.load(f)
 
 
-@pytest.mark.xfail(strict=True, reason="--seed -1 with compute jitter: numpy SeedSequence ValueError traceback, exit 1 "
-                   "(netsim/runtime/variability.py _rng; --seed is not range-checked in netsim/cli)")
 def test_negative_seed_is_a_one_line_error(tmp_path, capsys):
     rc, err = _cli(["run", _d("star4.yaml"), _d("dp4.yaml"), "--backend", "analytic", "--seed", "-1",
                     "--variability", "jitter=lognormal", "--out", tmp_path, "--quiet"], capsys)
