@@ -126,9 +126,6 @@ def test_zero_does_not_shard_experts_held_by_one_rank(tmp_path, capsys):
     assert stage["optimizer_bytes"] == pytest.approx(dense * 12 / 4 + experts * 12)
 
 
-@pytest.mark.xfail(strict=True, reason="an explicit collectives.<kind>.algorithm that no collective of the group runs is "
-                   "silently dropped: ZeRO-2's reduce-scatter/all-gather and pipeline sends run ring/direct under "
-                   "algorithm: tree, exit 0 (netsim/workloads/section_fields.py collectives, netsim/collectives/engine.py)")
 @pytest.mark.parametrize("kind, workload, extra", [("dp", "dp4.yaml", ["--workload-set", "parallelism.zero_stage=2"]),
                                                    ("pp", "mem.yaml", [])])
 def test_an_algorithm_no_collective_can_run_is_refused(tmp_path, capsys, kind, workload, extra):
