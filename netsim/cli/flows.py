@@ -31,7 +31,7 @@ def _run(args) -> int:
     from ..simulate import (cc_params_from_cli, check_network_params, finalize_outputs, parse_set_assignments,
                             run_flows)
     from ..topology import load_topology
-    from .args import check_backend_options, check_input_file, check_out_dir
+    from .args import check_backend_options, check_flow_ecn_args, check_input_file, check_out_dir
 
     check_input_file(args.topology, "TOPOLOGY", "a topology file (.yaml/.graphml/topology.txt) or a builder "
                      "expression", builder_ok=True)
@@ -44,6 +44,7 @@ def _run(args) -> int:
     graph = load_topology(args.topology)
     check_network_params(args.backend, params, graph, source=args.topology)  # node attributes too
     flows = load_flows(args.flows, graph)
+    check_flow_ecn_args(args, {f.cc for f in flows})     # ECN thresholds need a DCQCN flow on flow
     from ..interrupts import interrupt_signals
     with interrupt_signals():  # SIGINT/SIGTERM: outputs flushed, summary.json "interrupted", exit 130
         summary = run_flows(graph, flows, backend=args.backend, cc=args.cc, params=params, cc_params=cc_params,
