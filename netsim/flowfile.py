@@ -169,7 +169,8 @@ MAX_START_NS = 2**53 // 1000
 
 
 def _time_ns(text, source, where, default_unit="ns"):
-    """Integer ns (exact arithmetic, rounded to the nearest ns as :func:`netsim.units.parse_time_ns`)."""
+    """Integer ns, exactly: a start that is not a whole number of ns (``0.5``, ``1.5ns``, ``1ps``) is refused,
+    as fractional sizes are, rather than rounded (it used to become the nearest ns silently)."""
     from fractions import Fraction
     from .units import TIME_UNITS_NS
     units = {k: Fraction(v).limit_denominator(1000) for k, v in TIME_UNITS_NS.items()}
@@ -181,7 +182,11 @@ def _time_ns(text, source, where, default_unit="ns"):
     if val > MAX_START_NS:
         raise InputError("start time too late", source=source, where=where, value=text,
                          accepted=f"at most {MAX_START_NS} ns (2**53 ps, about 2.5 hours)")
-    return int(round(val))
+    if val.denominator != 1:
+        raise InputError("not a whole number of ns", source=source, where=where, value=text,
+                         accepted="a start time in whole nanoseconds (netsim's flow start resolution), "
+                                  "e.g. 1 or 500ns or 0.5us, not 0.5 or 1ps")
+    return int(val)
 
 
 def _read_csv(text: str, graph, source: str) -> list[FlowSpec]:

@@ -20,6 +20,9 @@ of :data:`FLOW_IGNORES`, which it never reads. The analytic backend honours
 only label the flows); node attributes are not checked on it (it models
 no switch: a topology's switch attributes describe hardware it abstracts away).
 
+On the flow backend the ECN thresholds are read by its fluid DCQCN only, so
+:func:`check_flow_ecn` refuses them when no flow of the run uses DCQCN.
+
 Left out: congestion-control parameters (``--cc-param``), checked by the CLI
 (``netsim/cli/args.py``) and by :func:`netsim.transport.cc.config.resolve_cc_params`.
 """
@@ -44,6 +47,9 @@ FLOW_IGNORES = ("buffer_bytes", "buffer_mode", "buffer_alpha", "ecn", "ecn_mark_
                 "pfc_watchdog", "pfc_watchdog_detection_ns", "pfc_watchdog_restoration_ns", "pfc_watchdog_action")
 #: ECN thresholds: the flow backend's fluid DCQCN marks with them; its other algorithms do not mark
 FLOW_DCQCN_ONLY = ("ecn_kmin_bytes", "ecn_kmax_bytes", "ecn_pmax")
+#: congestion controls whose flow-backend model reads :data:`FLOW_DCQCN_ONLY` (the fluid DCQCN marking,
+#: netsim/backends/flow/dcqcnfluid.py); cubic, dctcp, hpcc, swift and none are fixed efficiencies there
+FLOW_ECN_READERS = ("dcqcn",)
 #: keys that decide which class is lossless (the flow and analytic backends model RoCE lossless, TCP lossy)
 LOSSLESS_KEYS = ("pfc", "lossless_priorities", "roce_priority", "tcp_priority")
 _LOSSLESS_WHY = ("models lossless RoCE under PFC and lossy TCP only (no drops or retransmissions of a "
@@ -82,6 +88,25 @@ def check_honoured(backend: str, params: dict | None, graph=None, *, source: str
         _check_nodes(backend, graph, source)   # analytic: a topology's switch attributes describe what it has not
     if graph is not None:
         _check_loss(backend, graph, source)
+
+
+def check_flow_ecn(sets: dict, ccs) -> None:
+    """Flow backend: ``--set`` ECN thresholds when no flow of the run uses a congestion control whose
+    fluid model marks (:data:`FLOW_ECN_READERS`) are an error: they would change nothing, while the
+    packet backend's marking moves with them.  ``ccs``: ``--cc`` and any flow file's ``cc`` column values.
+    """
+    used = sorted({str(c) for c in ccs if c})
+    if any(c in FLOW_ECN_READERS for c in used):
+        return
+    for key, value in sets.items():
+        if key.split(".", 1)[0] in FLOW_DCQCN_ONLY:
+            names = "/".join(used) or "none"
+            why = ("its DCTCP is a fixed efficiency, no marking" if used == ["dctcp"]
+                   else f"its {names} model reads no ECN threshold")
+            raise InputError(f"--backend flow cannot honour it with --cc {names} ({why}; only its fluid DCQCN "
+                             "marks)", where=f"--set {key}", value=value,
+                             accepted="--cc dcqcn (or a flow file's cc column dcqcn) on flow, or --backend packet "
+                                      "for this cc's marking")
 
 
 def _check_loss(backend: str, graph, source: str | None) -> None:

@@ -146,6 +146,11 @@ def test_flow_ignores_list_is_what_the_flow_backend_never_reads():
     ("flow", ["--set", "roce_priority=0"], "--set roce_priority: --backend flow cannot honour it"),
     ("flow", ["--set", "tcp_priority=3"], "--set tcp_priority: --backend flow cannot honour it"),
     ("flow", ["--cc", "dctcp", "--set", "ecn_kmin_bytes=5KB"], "--set ecn_kmin_bytes: --backend flow cannot honour"),
+    # only the flow backend's fluid DCQCN reads ECN thresholds: with any other cc they changed nothing (were accepted)
+    ("flow", ["--cc", "cubic", "--set", "ecn_kmin_bytes=5KB"], "--set ecn_kmin_bytes: --backend flow cannot honour "
+                                                               "it with --cc cubic"),
+    ("flow", ["--cc", "hpcc", "--set", "ecn_kmax_bytes=50KB"], "--set ecn_kmax_bytes: --backend flow cannot honour"),
+    ("flow", ["--set", "ecn_pmax.3=0.5"], "--set ecn_pmax.3: --backend flow cannot honour it with --cc none"),
     ("analytic", ["--cc", "dcqcn", "--cc-param", "g=0.5"], "--cc-param g=0.5: --backend analytic cannot honour"),
 ])
 def test_options_a_backend_cannot_honour_exit_2(tmp_path, capsys, backend, argv_extra, needle):
@@ -155,6 +160,23 @@ def test_options_a_backend_cannot_honour_exit_2(tmp_path, capsys, backend, argv_
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and needle in err[0], err
     assert not (tmp_path / "o").exists()  # rejected before anything ran
+
+
+def test_flow_ecn_thresholds_accepted_when_a_flow_runs_dcqcn(tmp_path, capsys):
+    f = tmp_path / "mixed.csv"     # --cc none, but one flow's cc column is dcqcn: its marking reads them
+    f.write_text("src,dst,size_bytes,start_ns,cc\nh0,h4,10KB,0,dcqcn\nh1,h4,10KB,0,\n", encoding="utf-8")
+    assert main(["flows", HOSTS, str(f), "--out", str(tmp_path / "o"), "--backend", "flow", "--quiet",
+                 "--set", "ecn_kmin_bytes=5KB"]) == 0
+    assert main(["flows", HOSTS, str(f), "--out", str(tmp_path / "o2"), "--backend", "flow", "--quiet",
+                 "--cc", "dcqcn", "--set", "ecn_kmin_bytes=5KB"]) == 0
+
+
+def test_run_backend_flow_rejects_ecn_thresholds_without_dcqcn(tmp_path, capsys):
+    rc = main(["run", GPU_ETH, WORKLOAD, "--backend", "flow", "--out", str(tmp_path / "o"), "--quiet",
+               "--cc", "swift", "--set", "ecn_kmin_bytes=5KB"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "--set ecn_kmin_bytes: --backend flow cannot honour it with --cc swift" \
+        in err[0], err
 
 
 def test_run_backend_flow_rejects_pfc_off(tmp_path, capsys):

@@ -332,6 +332,14 @@ CASES = [
                                    "placement.gpus=[s0.gpu0,s1.gpu0,s2.gpu0,s3.gpu0]",
                                    topo=os.path.join(TOPO, "leaf_spine_64gpu.yaml")),
      ["--fail-link s0.nic0:leaf0@1000ns", "unreachable", "s1.gpu0"], None),
+    # --- --seed on every command taking it: numpy's SeedSequence refuses negatives (it was a traceback) ---
+    ("seed-negative-run", _run(DENSE_WL, "--seed", "-1", "--variability", "jitter=lognormal"),
+     ["--seed", "-1", "0..9223372036854775807"], None),
+    ("seed-too-large-run", _run(DENSE_WL, "--seed", str(2**63)), ["--seed", str(2**63)], None),
+    ("seed-negative-flows", _flows("{T}/ok.csv", "--seed", "-5"), ["--seed", "-5"], None),
+    ("seed-not-int-traffic", ["traffic", "--seed", "1.5"], ["--seed", "1.5"], None),
+    ("seed-negative-export", ["export", "chakra", SMALL_WL, "--seed", "-1"], ["--seed", "-1"], None),
+    ("seed-negative-report", ["report", "{T}/run_ok", "--seed", "-2"], ["--seed", "-2"], None),
 ]
 
 
@@ -370,7 +378,8 @@ def test_bad_input_exits_2_with_one_line(argv, needles, bad_dir, capsys):
     assert len(lines) == 1, f"expected one stderr line, got {len(lines)}:\n{err}"
     line = lines[0]
     assert line.startswith(f"netsim {argv[0]}: error:") or line.startswith("netsim: error:") \
-        or line.startswith(f"usage: netsim {argv[0]}"), line
+        or line.startswith(f"usage: netsim {argv[0]}") \
+        or line.startswith(f"netsim {' '.join(argv[:2])}: error:"), line   # a sub-subcommand (export chakra)
     for needle in needles:
         assert needle.replace("{T}", bad_dir) in line, f"{needle!r} not named in: {line}"
 

@@ -9,13 +9,15 @@
   picks each flow's transport, RoCE or TCP), so ``--cc-param`` and
   ``--cc-params-file`` exit 2; ``--set`` keys go through
   :func:`netsim.honours.check_honoured` (the rule shared with the Python API),
-  and on the flow backend ECN thresholds with ``--cc dctcp`` (its DCTCP does
-  not mark) exit 2 too.
+  and on the flow backend ECN thresholds exit 2 too unless a flow runs DCQCN
+  (its fluid DCQCN is the one model there that marks; dctcp, cubic, hpcc,
+  swift and none read no threshold).
 
 Each check raises :class:`~netsim.errors.InputError` (one line, exit 2).
 """
 from __future__ import annotations
 
+import argparse
 import os
 
 from ..errors import InputError
@@ -23,6 +25,21 @@ from ..errors import InputError
 from ..honours import ANALYTIC_HONOURS, FLOW_IGNORES, check_honoured  # noqa: F401  (re-exported)
 
 BACKENDS = ("packet", "flow", "analytic")
+#: largest ``--seed``: seeds are written to outputs (summary.json, repeats.csv, Parquet) as signed 64-bit integers
+#: and numpy's SeedSequence takes only non-negative integers
+SEED_MAX = 2**63 - 1
+
+
+def seed_arg(text: str) -> int:
+    """argparse ``type=`` of every ``--seed``: an integer 0..2**63-1 (argparse makes a bad one a one-line exit 2)."""
+    try:
+        seed = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r} (accepted: an integer 0..{SEED_MAX})") from None
+    if not 0 <= seed <= SEED_MAX:
+        raise argparse.ArgumentTypeError(f"out of range: {seed} (accepted: an integer 0..{SEED_MAX}, "
+                                         "numpy's SeedSequence takes no negative seed)")
+    return seed
 
 
 def check_out_dir(path: str, flag: str = "--out") -> None:
@@ -72,8 +89,8 @@ def check_backend_options(args, *, command: str) -> None:
     if backend not in BACKENDS:
         return  # create_backend names the accepted backends
     sets = {item.split("=", 1)[0].strip(): item.split("=", 1)[1] for item in args.set if "=" in item}
-    if backend == "flow":
-        _check_flow_dctcp_ecn(args, sets)
+    if command != "flows":      # flows: once the file is read (a flow's cc column may be dcqcn)
+        check_flow_ecn_args(args)
     check_honoured(backend, sets)
     if backend != "analytic":
         return
@@ -86,13 +103,11 @@ def check_backend_options(args, *, command: str) -> None:
                          accepted="no --cc-params-file with --backend analytic, or --backend packet or flow")
 
 
-def _check_flow_dctcp_ecn(args, sets: dict) -> None:
-    """The flow backend's DCTCP is a fixed efficiency: ECN thresholds, which move packet DCTCP's K, are errors."""
-    from ..honours import FLOW_DCQCN_ONLY
-    if getattr(args, "cc", None) != "dctcp":
+def check_flow_ecn_args(args, flow_ccs=()) -> None:
+    """``--set`` ECN thresholds on the flow backend need a DCQCN flow (``--cc`` or, for ``flows``,
+    the flow file's ``cc`` column ``flow_ccs``): :func:`netsim.honours.check_flow_ecn`."""
+    from ..honours import check_flow_ecn
+    if args.backend != "flow":
         return
-    for key, value in sets.items():
-        if key.split(".", 1)[0] in FLOW_DCQCN_ONLY:
-            raise InputError("--backend flow cannot honour it with --cc dctcp (its DCTCP is a fixed efficiency, "
-                             "no marking; only its fluid DCQCN marks)", where=f"--set {key}", value=value,
-                             accepted="--backend packet for DCTCP's marking threshold, or --cc dcqcn on flow")
+    sets = {item.split("=", 1)[0].strip(): item.split("=", 1)[1] for item in args.set if "=" in item}
+    check_flow_ecn(sets, [getattr(args, "cc", None) or "none", *flow_ccs])

@@ -10,6 +10,8 @@ line on stderr, exit status 2.
 """
 from __future__ import annotations
 
+from .args import seed_arg
+
 from ..params import parse_assignments
 
 
@@ -55,7 +57,7 @@ def register(subparsers) -> None:
     c.add_argument("--workload-format", metavar="FORMAT", help="force the workload format")
     c.add_argument("--workload-set", action="append", default=[], metavar="FIELD=VALUE",
                    help="override a workload field (repeatable)")
-    c.add_argument("--seed", type=int, default=0, metavar="N", help="random seed (MoE routing; default 0)")
+    c.add_argument("--seed", type=seed_arg, default=0, metavar="N", help="random seed (MoE routing; default 0)")
     c.add_argument("--quiet", action="store_true", help="print nothing on success")
     c.set_defaults(func=_chakra)
     h = sub.add_parser("hpcc-flows", help="a run's flows as an HPCC/ns-3 flow.txt")

@@ -10,9 +10,10 @@ stderr, exit status 2. A failed (exit 2) or interrupted (SIGINT/SIGTERM, exit
 """
 from __future__ import annotations
 
-
 import csv
 import os
+
+from .args import seed_arg
 
 
 def _percentile(xs: list, q: float) -> float:
@@ -30,7 +31,7 @@ def _run(args) -> int:
     from ..simulate import (cc_params_from_cli, check_network_params, finalize_outputs, parse_set_assignments,
                             run_flows)
     from ..topology import load_topology
-    from .args import check_backend_options, check_input_file, check_out_dir
+    from .args import check_backend_options, check_flow_ecn_args, check_input_file, check_out_dir
 
     check_input_file(args.topology, "TOPOLOGY", "a topology file (.yaml/.graphml/topology.txt) or a builder "
                      "expression", builder_ok=True)
@@ -43,6 +44,7 @@ def _run(args) -> int:
     graph = load_topology(args.topology)
     check_network_params(args.backend, params, graph, source=args.topology)  # node attributes too
     flows = load_flows(args.flows, graph)
+    check_flow_ecn_args(args, {f.cc for f in flows})     # ECN thresholds need a DCQCN flow on flow
     from ..interrupts import interrupt_signals
     with interrupt_signals():  # SIGINT/SIGTERM: outputs flushed, summary.json "interrupted", exit 130
         summary = run_flows(graph, flows, backend=args.backend, cc=args.cc, params=params, cc_params=cc_params,
@@ -88,7 +90,7 @@ def register(subparsers) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
     p.add_argument("--backend", default="packet", help="packet (default), flow or analytic")
     p.add_argument("--cc", default="none", help="default congestion control (a flow's cc column wins)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (ECN marking, spraying, ECMP hash)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="random seed (ECN marking, spraying, ECMP hash)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a simulation default (see `netsim defaults`); per priority: NAME.P=VALUE")
     p.add_argument("--cc-param", action="append", default=[], metavar="[CC.]KEY=VALUE",

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 
+from .args import seed_arg
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("report", help="write report.html for one run or a comparison of runs",
@@ -18,7 +20,7 @@ def register(subparsers) -> None:
     p.add_argument("--title", default=None, help="report title")
     p.add_argument("--topology", default=None,
                    help="topology of the run(s), to map flows onto links for the utilization heat map")
-    p.add_argument("--seed", type=int, default=None,
+    p.add_argument("--seed", type=seed_arg, default=None,
                    help="the runs' seed (ECMP hash) when --topology is given (default: each run's summary.json seed)")
     p.add_argument("--trace", action="store_true", help="also write DIR/trace.json for each DIR")
     p.add_argument("--parquet", action="store_true", help="also write DIR/*.parquet (needs pyarrow)")

@@ -9,6 +9,8 @@ says so in summary.json (``status``, ``sim_time_ns``; :mod:`netsim.runfiles`).
 """
 from __future__ import annotations
 
+from .args import seed_arg
+
 from ..errors import InputError
 from ..params import parse_assignments
 
@@ -124,7 +126,7 @@ def register(subparsers) -> None:
     p.add_argument("--backend", default="packet", help="packet (default), flow or analytic")
     p.add_argument("--cc", default="none", help="congestion control (none, dcqcn, cubic, dctcp, ...)")
     p.add_argument("--iterations", type=int, default=1, metavar="N", help="iterations to simulate (default 1)")
-    p.add_argument("--seed", type=int, default=0, metavar="N", help="random seed (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, metavar="N", help="random seed (default 0)")
     p.add_argument("--set", action="append", default=[], metavar="K=V", help="network parameter (repeatable)")
     p.add_argument("--cc-param", action="append", default=[], metavar="K=V",
                    help="congestion-control parameter, K=V for --cc or CC.K=V (repeatable)")

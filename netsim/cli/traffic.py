@@ -9,6 +9,8 @@ Prints the flows written, the expected offered load and the load realised.
 """
 from __future__ import annotations
 
+from .args import seed_arg
+
 
 def _hosts_and_rates(args):
     from ..errors import InputError
@@ -85,6 +87,6 @@ def register(subparsers) -> None:
     p.add_argument("--hosts", default=None, help="comma-separated host names, or 'all' (default with --topology)")
     p.add_argument("--rate", default=None, help="line rate of every host, e.g. 100Gbps (default: from --topology)")
     p.add_argument("--start", default="0ns", help="window start (default 0ns)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (each host has its own stream)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="random seed (each host has its own stream)")
     p.add_argument("--tag", default="background", help="tag written on every flow (default 'background')")
     p.set_defaults(func=_run)

@@ -147,7 +147,7 @@ def _per_dim(job, opts: dict, graph):
     """
     if graph is None:
         return job
-    from .dims import decompose
+    from .dims import MODES, decompose, grid
     mode, impl = opts.get("dims"), None
     if opts.get("system"):
         import json
@@ -156,6 +156,15 @@ def _per_dim(job, opts: dict, graph):
         mode = mode if mode is not None else doc.get("collective-optimization")
         impl = doc.get("all-reduce-implementation")
         impl = impl if isinstance(impl, list) else [impl] if impl else None
+    if grid(graph) is None and mode not in (None, "off") and mode in MODES:   # nothing to split along
+        if opts.get("dims") is not None:    # asked for on the command line: it cannot be honoured
+            raise InputError("needs a multi-dimensional topology (multi_dim builder, graph attribute dims); "
+                             "this one has none", where="--workload-set dims", value=mode,
+                             accepted="off, or a multi_dim topology")
+        import dataclasses                  # from a shipped system JSON: run as is, and say so
+        return dataclasses.replace(job, notes=list(job.notes) + [
+            f"collective-optimization {mode} (system JSON): the topology is not multi-dimensional, "
+            "collectives run over their whole group"])
     return decompose(job, graph, str(mode or "localBWAware"), allreduce_impl=impl)
 
 

@@ -51,8 +51,12 @@ def _make_builder(wl, placement, seed: int):
     """The op-graph builder: ZeRO / sequence parallelism (``workloads.extended``) when asked for."""
     if getattr(wl, "zero_stage", 0) or getattr(wl, "sequence_parallel", False):
         from ..workloads.extended import ExtendedBuilder
-        return ExtendedBuilder(wl, placement, seed=seed)
-    return OpGraphBuilder(wl, placement, seed=seed)
+        builder = ExtendedBuilder(wl, placement, seed=seed)
+    else:
+        builder = OpGraphBuilder(wl, placement, seed=seed)
+    from ..workloads.section_fields import check_collective_algorithms
+    check_collective_algorithms(wl, lambda: type(builder)(wl, placement, seed=seed))   # on a throwaway builder
+    return builder
 
 
 def _whatif(wl, extra):

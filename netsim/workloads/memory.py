@@ -9,14 +9,22 @@ Modelled, per GPU of stage ``s`` (bytes):
     weights 2Ψ + fp16 gradients 2Ψ + Adam's fp32 master weights, momentum and
     variance 12Ψ = 16Ψ;
   - ``megatron_fp32_grad`` — Megatron-LM's distributed-optimizer accounting:
-    bf16 weights 2Ψ + fp32 gradient accumulation 4Ψ + 12Ψ = 18Ψ.
+    bf16 weights 2Ψ + fp32 gradient accumulation 4Ψ + 12Ψ = 18Ψ;
+  - ``fp32_adam`` — ``training.precision: fp32``: fp32 weights 4Ψ + fp32
+    gradients 4Ψ + Adam's momentum and variance 8Ψ = 16Ψ (no master copy).
 
-  ZeRO partitions them over the ``dp`` data-parallel ranks: stage 1 the
+  The first two are for fp16/bf16 runs, the third for fp32 ones (the default
+  follows the precision; a mismatching ``memory.accounting`` is an error).
+  ZeRO partitions them over the data-parallel ranks (DP×CP): stage 1 the
   optimizer states, stage 2 also the gradients, stage 3 also the weights.
+  Expert (MoE) parameters are replicated only over the expert-data-parallel
+  group (dp·cp/ep ranks holding the same experts), so their states are
+  partitioned over that group instead.
 * **Activations** per transformer layer and micro-batch, Korthikanti et al.,
   "Reducing Activation Recomputation in Large Transformer Models" (MLSys'23),
   Table 2, with ``s`` sequence, ``b`` micro-batch, ``h`` hidden, ``a`` heads, ``t``
-  tensor-parallel ranks (16-bit activations)::
+  tensor-parallel ranks, for 16-bit activations (scaled by bytes per
+  element / 2 for another ``training.precision``: fp32 doubles them)::
 
       none, t = 1          s·b·h·(34 + 5·a·s/h)
       none, TP             s·b·h·(10 + 24/t + 5·a·s/(h·t))
@@ -53,13 +61,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import InputError
-
-#: bytes per parameter (weights, gradients, optimizer states) of each named accounting
-ACCOUNTINGS: dict[str, tuple[int, int, int]] = {
-    "zero_mixed_precision": (2, 2, 12),   # ZeRO (Rajbhandari et al., SC'20) §3.1
-    "megatron_fp32_grad": (2, 4, 12),     # Megatron-LM distributed optimizer: 18 bytes/parameter
-}
-RECOMPUTE_MODES = ("none", "selective", "full")
+from .memory_settings import (ACCOUNTINGS, GPU_MEMORY_BYTES, MEMORY_KEYS, RECOMPUTE_MODES,  # noqa: F401 (re-exported)
+                              MemorySettings, gpu_capacity_bytes, memory_settings)
 
 
 @dataclass(frozen=True)
@@ -103,30 +106,57 @@ class StageMemory:
 
 
 def model_state_bytes(params: int, *, zero_stage: int = 0, dp: int = 1,
-                      accounting: str = "zero_mixed_precision") -> StateBytes:
+                      accounting: str = "zero_mixed_precision", expert_params: int = 0,
+                      expert_dp: int = 1) -> StateBytes:
     """Weights, gradients and optimizer bytes of ``params`` parameters on one GPU.
+
+    ``expert_params`` of the ``params`` are expert (MoE) parameters, partitioned
+    by ZeRO over their expert-data-parallel group of ``expert_dp`` ranks; the
+    rest over ``dp``.
 
     >>> model_state_bytes(1_000, zero_stage=0).total, model_state_bytes(1_000, zero_stage=3, dp=8).total
     (16000, 2000.0)
+    >>> model_state_bytes(1_000, zero_stage=1, dp=4, expert_params=600, expert_dp=1).optimizer
+    8400.0
     """
     if accounting not in ACCOUNTINGS:
         raise InputError("unknown memory accounting", where="memory.accounting", value=accounting,
                          accepted=", ".join(ACCOUNTINGS))
     if zero_stage not in (0, 1, 2, 3):
         raise InputError("ZeRO stage must be 0, 1, 2 or 3", where="parallelism.zero_stage", value=zero_stage)
-    w, g, o = (k * params for k in ACCOUNTINGS[accounting])
-    if zero_stage >= 1:
-        o = o / dp
-    if zero_stage >= 2:
-        g = g / dp
-    if zero_stage >= 3:
-        w = w / dp
-    return StateBytes(w, g, o)
+    if not 0 <= expert_params <= params:
+        raise InputError("expert parameters must be 0..params", where="model.moe", value=expert_params,
+                         accepted=f"0..{params}")
+    dense = params - expert_params
+
+    def part(k: int, sharded: bool):
+        if not sharded:
+            return k * params
+        return k * dense / dp + k * expert_params / expert_dp
+
+    kw, kg, ko = ACCOUNTINGS[accounting]
+    return StateBytes(part(kw, zero_stage >= 3), part(kg, zero_stage >= 2), part(ko, zero_stage >= 1))
+
+
+#: bytes per activation element Korthikanti et al.'s Table 2 assumes (16-bit training)
+KORTHIKANTI_ELEMENT_BYTES = 2
 
 
 def activation_bytes_per_layer(*, seq: int, micro_batch: int, hidden: int, heads: int, tp: int = 1,
-                               sp: bool = False, recompute: str = "none", flash_attention: bool = False) -> float:
-    """Activation bytes one transformer layer keeps per micro-batch (Korthikanti et al., Table 2)."""
+                               sp: bool = False, recompute: str = "none", flash_attention: bool = False,
+                               element_bytes: int = KORTHIKANTI_ELEMENT_BYTES) -> float:
+    """Activation bytes one transformer layer keeps per micro-batch (Korthikanti et al., Table 2).
+
+    ``element_bytes`` is the activation precision's bytes per element (2 for
+    fp16/bf16, 4 for fp32); the paper's 2-byte counts are scaled by it / 2.
+    """
+    return _korthikanti_bytes(seq=seq, micro_batch=micro_batch, hidden=hidden, heads=heads, tp=tp, sp=sp,
+                              recompute=recompute, flash_attention=flash_attention) \
+        * element_bytes / KORTHIKANTI_ELEMENT_BYTES
+
+
+def _korthikanti_bytes(*, seq, micro_batch, hidden, heads, tp, sp, recompute, flash_attention) -> float:
+    """Korthikanti et al.'s Table 2 for 2-byte activations."""
     if recompute not in RECOMPUTE_MODES:
         raise InputError("unknown recomputation mode", where="training.recompute", value=recompute,
                          accepted=", ".join(RECOMPUTE_MODES) + " (true = full, false = none)")
@@ -161,66 +191,6 @@ def micro_batches_in_flight(schedule: str, stage: int, pp: int, micro_batches: i
     return max(1, min(pp - stage, micro_batches))
 
 
-#: HBM capacity of each GPU preset, bytes (vendors' datasheets; GB there means GiB of HBM)
-GPU_MEMORY_BYTES: dict[str, int] = {
-    "rtx3090": 24 * 2**30,    # NVIDIA GeForce RTX 3090: 24 GB GDDR6X
-    "v100-pcie": 32 * 2**30,  # NVIDIA V100 datasheet: 16 or 32 GB HBM2 (the 32 GB part)
-    "v100-sxm2": 32 * 2**30,
-    "a100": 80 * 2**30,       # NVIDIA A100 80GB datasheet
-    "h100": 80 * 2**30,       # NVIDIA H100 SXM datasheet: 80 GB HBM3
-}
-MEMORY_KEYS = ("capacity_bytes", "accounting", "flash_attention", "recompute")
-
-
-@dataclass(frozen=True)
-class MemorySettings:
-    """The workload's ``memory:`` section, validated (defaults named and sourced in docs/workloads.md)."""
-
-    capacity_bytes: int | None
-    accounting: str
-    flash_attention: bool
-    recompute: str
-
-
-def memory_settings(raw: dict, recompute_flag: bool, source: str) -> MemorySettings:
-    """Validate the ``memory:`` section of a workload file (``raw`` is the file's dict)."""
-    from ..params import MAX_EXACT, parse_exact_size
-    sec = raw.get("memory") or {}
-    if not isinstance(sec, dict):
-        raise InputError("must be a mapping", source=source, where="memory", value=type(sec).__name__,
-                         accepted=", ".join(MEMORY_KEYS))
-    for k in sec:
-        if k not in MEMORY_KEYS:
-            raise InputError("unknown field", source=source, where=f"memory.{k}", value=k,
-                             accepted=", ".join(MEMORY_KEYS))
-    cap = sec.get("capacity_bytes")
-    if cap is not None:
-        if isinstance(cap, bool):
-            raise InputError("not a size", source=source, where="memory.capacity_bytes", value=cap,
-                             accepted="a size such as 80GiB or 16GB")
-        try:
-            cap = parse_exact_size(cap)   # exact integer bytes (netsim.params), never rounded
-            if cap > MAX_EXACT:
-                raise ValueError("too large")
-        except (InputError, TypeError, ValueError, OverflowError):
-            raise InputError("not a size", source=source, where="memory.capacity_bytes", value=sec.get("capacity_bytes"),
-                             accepted="a size such as 80GiB or 16GB") from None
-        if cap <= 0:
-            raise InputError("must be > 0", source=source, where="memory.capacity_bytes", value=cap)
-    acc = sec.get("accounting", "zero_mixed_precision")
-    if acc not in ACCOUNTINGS:
-        raise InputError("unknown memory accounting", source=source, where="memory.accounting", value=acc,
-                         accepted=", ".join(ACCOUNTINGS))
-    flash = sec.get("flash_attention", False)
-    if not isinstance(flash, bool):
-        raise InputError("must be true or false", source=source, where="memory.flash_attention", value=flash)
-    rec = sec.get("recompute", "full" if recompute_flag else "none")
-    if rec not in RECOMPUTE_MODES:
-        raise InputError("unknown recomputation mode", source=source, where="memory.recompute", value=rec,
-                         accepted=", ".join(RECOMPUTE_MODES))
-    return MemorySettings(cap, acc, flash, rec)
-
-
 def stage_memory(wl, builder, settings: MemorySettings) -> list[StageMemory]:
     """Peak memory of one GPU of every pipeline stage of ``wl`` (``builder`` gives the stages' parameters)."""
     from .transformer import TransformerModel
@@ -229,8 +199,10 @@ def stage_memory(wl, builder, settings: MemorySettings) -> list[StageMemory]:
     for s in range(wl.pp):
         ranks = [r for r in range(wl.world_size) if pl.stage(r) == s]
         params = max(builder.rank_params(r) for r in ranks)
-        states = model_state_bytes(params, zero_stage=wl.zero_stage, dp=wl.dp * getattr(wl, "cp", 1),
-                                   accounting=settings.accounting)      # ZeRO shards over DP×CP
+        dp_cp = wl.dp * getattr(wl, "cp", 1)                              # ZeRO shards over DP×CP
+        states = model_state_bytes(params, zero_stage=wl.zero_stage, dp=dp_cp, accounting=settings.accounting,
+                                   expert_params=_expert_params(builder.stage_layers[s]),
+                                   expert_dp=max(1, dp_cp // max(1, getattr(wl, "ep", 1))))
         layers = sum(1 for layer in builder.stage_layers[s] if layer.role == "body")
         act = work = 0.0
         inflight = micro_batches_in_flight(wl.schedule, s, wl.pp, wl.micro_batches,
@@ -239,7 +211,8 @@ def stage_memory(wl, builder, settings: MemorySettings) -> list[StageMemory]:
         if isinstance(wl.model, TransformerModel) and layers:
             m = wl.model
             dims = dict(seq=m.seq_len, micro_batch=wl.micro_batch, hidden=m.hidden, heads=m.heads, tp=wl.tp,
-                        sp=wl.sequence_parallel, flash_attention=settings.flash_attention)
+                        sp=wl.sequence_parallel, flash_attention=settings.flash_attention,
+                        element_bytes=wl.act_bytes)
             act = activation_bytes_per_layer(recompute=settings.recompute, **dims)
             if settings.recompute == "full":
                 work = activation_bytes_per_layer(recompute="none", **dims)
@@ -252,27 +225,37 @@ def stage_memory(wl, builder, settings: MemorySettings) -> list[StageMemory]:
     return out
 
 
-def gpu_capacity_bytes(wl, graph, gpu_node, settings: MemorySettings) -> int | None:
-    """The memory of ``gpu_node``: the workload's ``memory.capacity_bytes``, else the node's
-    ``memory_bytes`` attribute, else the GPU preset's; ``None`` when none is known."""
-    if settings.capacity_bytes is not None:
-        return settings.capacity_bytes
-    attr = graph.nodes[gpu_node].get("memory_bytes") if graph is not None else None
-    if attr is not None:
-        return int(attr)
-    return GPU_MEMORY_BYTES.get(str(wl.gpu).lower())
+def _expert_params(layers) -> int:
+    """Expert (MoE) parameters one rank holds of ``layers`` (its stage's)."""
+    return sum(n for layer in layers for blk in layer.blocks for _, n in blk.expert_tensors)
+
+
+def _tightest_gpu(wl, graph, placement, stage: int, pl, settings: MemorySettings):
+    """(GPU, capacity) of stage ``stage`` with the least known memory (the first GPU when none is known).
+
+    Every GPU of a stage holds the same bytes, so the smallest capacity decides the fit.
+    """
+    best = None
+    for r in range(wl.world_size):
+        if pl.stage(r) != stage:
+            continue
+        gpu = placement.gpu_of[r]
+        cap = gpu_capacity_bytes(wl, graph, gpu, settings)
+        if best is None or (cap is not None and (best[1] is None or cap < best[1])):
+            best = (gpu, cap)
+    return best
 
 
 def check_memory(wl, builder, placement, graph, *, allow_oom: bool = False) -> dict:
-    """Per-stage peaks for ``summary.json``; an :class:`InputError` when a stage does not fit (unless ``allow_oom``)."""
-    settings = memory_settings(wl.raw or {}, wl.recompute, wl.source)
+    """Per-stage peaks for ``summary.json``; an :class:`InputError` when a GPU of a stage does not fit
+    (unless ``allow_oom``).  Every GPU of every stage is checked against its own capacity; a stage's
+    row names its GPU with the least memory."""
+    settings = memory_settings(wl.raw or {}, wl.recompute, wl.source, getattr(wl, "precision", "fp16"))
     stages = stage_memory(wl, builder, settings)
     report = {"accounting": settings.accounting, "recompute": settings.recompute,
               "flash_attention": settings.flash_attention, "stages": []}
     for st in stages:
-        rank = next(r for r in range(wl.world_size) if builder.pl.stage(r) == st.stage)
-        gpu = placement.gpu_of[rank]
-        cap = gpu_capacity_bytes(wl, graph, gpu, settings)
+        gpu, cap = _tightest_gpu(wl, graph, placement, st.stage, builder.pl, settings)
         row = st.as_dict() | {"gpu": gpu, "capacity_bytes": cap,
                                "fits": None if cap is None else st.total <= cap}
         report["stages"].append(row)

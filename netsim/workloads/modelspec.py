@@ -64,7 +64,9 @@ def parse_model(f: Fields, m):
     vals = {}
     for d in dims:
         if d in m:
-            vals[d] = f.pos_int(m, f"model.{d}", minimum=0 if d == "ffn_hidden" else 1)  # 0 = 4 x hidden
+            if d == "ffn_hidden" and m[d] == 0 and not isinstance(m[d], bool):   # 0 meant 4·hidden silently
+                f.fail("model.ffn_hidden", "must be > 0", 0, "an integer >= 1, or omit it for 4·hidden")
+            vals[d] = f.pos_int(m, f"model.{d}")
         elif base is None and d != "ffn_hidden":
             f.fail(f"model.{d}", "missing transformer dimension", None,
                    "layers, hidden, heads, seq_len and vocab, or a preset")

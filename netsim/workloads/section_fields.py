@@ -2,7 +2,9 @@
 
 ``parallelism.partition`` (even, a list of layer counts, ``balanced`` or
 ``speed_balanced``), ``placement.order`` (a named or explicit axis order) and
-``compute.layer_times_ms`` (measured per-layer times).  Every problem is one
+``compute.layer_times_ms`` (measured per-layer times), and — once the op
+graph exists — that an explicit ``collectives.<kind>.algorithm`` is one some
+collective of that kind's groups runs.  Every problem is one
 :class:`~netsim.errors.WorkloadError` line naming the field, the value and
 what is accepted.
 """
@@ -74,3 +76,40 @@ def layer_times_field(f: Fields, cmp_: dict, model):
             f.fail(w, "must be [forward_ms, backward_ms]", v, "two non-negative numbers of milliseconds per micro-batch")
         out[str(k)] = (float(v[0]), float(v[1]))
     return out
+
+
+def _runs_explicit(collective: str, algorithm: str) -> bool:
+    """Whether the executor runs ``algorithm`` for an op of ``collective`` (its rule: an explicit
+    algorithm reaches all-reduces; every other collective runs its ring/direct default, or ``auto``)."""
+    return algorithm in ("ring", "auto") or collective == "allreduce"
+
+
+def check_collective_algorithms(wl, new_builder) -> None:
+    """Refuse a ``collectives.<kind>.algorithm`` that no collective of the groups it sets can run.
+
+    Iteration 0's ops are built (by a fresh builder from ``new_builder()``:
+    building changes a builder's cross-iteration state) and grouped by the ``collectives`` entry they
+    use; an entry whose explicit algorithm (not ``ring``, the default, nor
+    ``auto``) none of its ops runs — ZeRO's reduce-scatters and all-gathers,
+    sequence parallelism's, pipeline sends, MoE all-to-alls — would be dropped
+    silently, so it is an error naming the field, the value and what those
+    collectives accept.  A kind with no collectives at all (dp = 1) is not checked.
+    """
+    from ..errors import WorkloadError
+    specs = getattr(wl, "collectives", None) or {}
+    explicit = {id(spec): kind for kind, spec in specs.items() if spec.algorithm not in ("ring", "auto")}
+    if not explicit:
+        return
+    used: dict[str, set] = {}
+    for op in new_builder().build(0):
+        kind = explicit.get(id(getattr(op, "spec", None)))
+        if kind is not None and getattr(op, "collective", ""):
+            used.setdefault(kind, set()).add("sendrecv" if op.collective == "send" else op.collective)
+    for kind, collectives in sorted(used.items()):
+        algo = specs[kind].algorithm
+        if not any(_runs_explicit(c, algo) for c in collectives):
+            names = ", ".join(sorted(collectives))
+            raise WorkloadError(f"no collective of the {kind} groups can run it (they run {names})",
+                                source=getattr(wl, "source", None), where=f"collectives.{kind}.algorithm",
+                                value=algo, accepted=f"ring (the default: ring, or direct for sends and "
+                                                     f"all-to-alls) or auto for {names}")

@@ -79,3 +79,21 @@ def test_per_dimension_allreduce_implementations_from_the_system_json(tmp_path):
     job = detect_job(_micro(tmp_path, MIB), graph=g, overrides={"system": str(sysf)})
     algs = [(t.group.split(".")[-2], t.spec.algorithm) for t in job.templates]
     assert algs == [("d0", "ring")] * 2 + [("d1", "halving_doubling")] * 4
+
+
+@pytest.mark.parametrize("mode", ["baseline", "localBWAware"])
+def test_explicit_dims_on_a_topology_without_a_grid_is_refused(tmp_path, mode):
+    # it did nothing silently: a gpu_cluster has no dimensions to split a collective along
+    g = load_topology("gpu_cluster:servers=2,gpus_per_server=4")
+    with pytest.raises(InputError, match=rf"--workload-set dims: needs a multi-dimensional topology.*'{mode}'"):
+        detect_job(_micro(tmp_path, MIB), graph=g, overrides={"dims": mode})
+    assert [t.collective for t in detect_job(_micro(tmp_path, MIB), graph=g, overrides={"dims": "off"}).templates] \
+        == ["allreduce"]
+
+
+def test_system_json_optimization_on_a_topology_without_a_grid_is_a_note(tmp_path):
+    g = load_topology("gpu_cluster:servers=2,gpus_per_server=4")
+    job = detect_job(_micro(tmp_path, MIB), graph=g,
+                     overrides={"system": os.path.join(DATA, "astra_system_Ring_4chunks.json")})
+    assert [t.collective for t in job.templates] == ["allreduce"]
+    assert any("not multi-dimensional" in n and "localBWAware" in n for n in job.notes)

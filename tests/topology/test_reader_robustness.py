@@ -181,3 +181,20 @@ def test_huge_declared_counts_fail_at_once(tmp_path, capsys, name, text, needle)
             ["flows", topo, str(p), "--out", str(tmp_path / "o"), "--backend", "analytic"])
     line = one_line_error(capsys, argv)
     assert needle in line and "holds" in line
+
+
+@pytest.mark.parametrize("start", ["0.5", "1.5ns", "1ps", "0.0000000005s"])
+def test_start_below_whole_ns_is_refused_like_fractional_sizes(tmp_path, capsys, start):
+    # 0.5 ns used to become 0 silently while 0.5 bytes was refused
+    f = _flows(tmp_path, f"{HEAD}\nleft0,right0,1000,0\nleft0,right0,1000,{start}\n")
+    line = one_line_error(capsys, ["flows", DUMBBELL, f, "--out", str(tmp_path / "o"), "--backend", "analytic"])
+    assert "line 3, field start_ns" in line and "not a whole number of ns" in line and repr(start) in line
+
+
+def test_hpcc_start_seconds_below_whole_ns_are_refused(tmp_path):
+    from netsim.errors import InputError
+    g = load_topology(DUMBBELL)
+    f = tmp_path / "flow.txt"
+    f.write_text("1\nleft0 right0 3 100 1000 2.0000000005\n", encoding="utf-8")
+    with pytest.raises(InputError, match="field start_s.*not a whole number of ns"):
+        load_flows(str(f), g)

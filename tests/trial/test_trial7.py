@@ -45,8 +45,6 @@ def _summary(out_dir) -> dict:
         return json.load(f)
 
 
-@pytest.mark.xfail(strict=True, reason="--seed -1 with compute jitter: numpy SeedSequence ValueError traceback, exit 1 "
-                   "(netsim/runtime/variability.py _rng; --seed is not range-checked in netsim/cli)")
 def test_negative_seed_is_a_one_line_error(tmp_path, capsys):
     rc, err = _cli(["run", _d("star4.yaml"), _d("dp4.yaml"), "--backend", "analytic", "--seed", "-1",
                     "--variability", "jitter=lognormal", "--out", tmp_path, "--quiet"], capsys)
@@ -73,8 +71,6 @@ def test_flow_lossless_matches_maxmin_without_pfc_pauses(tmp_path, capsys, cc):
     assert fct[2] == pytest.approx(f2_ns, rel=0.10)
 
 
-@pytest.mark.xfail(strict=True, reason="memory check reads one GPU per stage (the first): a DP rank on a GPU whose "
-                   "memory_bytes is 16 MiB holds 76.3 MiB of states and the run says fits (netsim/workloads/memory.py)")
 def test_memory_check_covers_every_gpu_of_a_stage(tmp_path, capsys):
     # dp4 of 5M fp32 params, no ZeRO: 16 B/param = 80,000,000 B on every rank; star4mem.yaml gives G3 16 MiB.
     # With the small GPU as G0 instead, the same run is refused (needs 76.3 MiB of 16.0 MiB).
@@ -83,9 +79,6 @@ def test_memory_check_covers_every_gpu_of_a_stage(tmp_path, capsys):
     assert rc == 2 and len(err) == 1 and "G3" in err[0]
 
 
-@pytest.mark.xfail(strict=True, reason="memory model counts 2-byte weights and gradients under precision fp32 (the "
-                   "zero_mixed_precision table whatever the precision) while the same run all-reduces and all-gathers "
-                   "4-byte values (grad_bytes auto = 4) (netsim/workloads/memory.py)")
 def test_memory_of_an_fp32_run_uses_fp32_weights(tmp_path, capsys):
     # fp32 Adam, ZeRO-1 over dp = 4: weights 4 B + gradients 4 B + (m, v) 8 B / dp = 10 B/param -> 50 MB for 5M params.
     # Measured: weights 10,000,000 B (2 B/param), gradients 10,000,000 B, total 35,000,000 B; the run's ZeRO-1
@@ -100,9 +93,6 @@ def test_memory_of_an_fp32_run_uses_fp32_weights(tmp_path, capsys):
     assert stage["total_bytes"] == pytest.approx(10 * 5_000_000)
 
 
-@pytest.mark.xfail(strict=True, reason="memory model's activations are 16-bit whatever training.precision: under fp32 "
-                   "the TP/PP messages double (4-byte activations) but activation_bytes does not "
-                   "(netsim/workloads/memory.py activation_bytes_per_layer)")
 def test_fp32_activations_take_twice_the_fp16_bytes(tmp_path, capsys):
     # mem.yaml: s=2048, b=2, h=1024, a=16, t=2, 2 layers per stage; Korthikanti's s*b*h*(10 + 24/t + 5as/(ht)) is
     # for 2-byte activations: 427,819,008 B per layer at fp16, so 855,638,016 B on stage 1 (one micro-batch in flight).
@@ -120,9 +110,6 @@ def test_fp32_activations_take_twice_the_fp16_bytes(tmp_path, capsys):
     assert act["fp32"] == 2 * act["fp16"]
 
 
-@pytest.mark.xfail(strict=True, reason="ZeRO memory divides expert parameters' states by dp, but with ep = dp no two "
-                   "ranks hold the same experts (expert-DP group of 1): their optimizer states cannot be sharded "
-                   "(netsim/workloads/memory.py stage_memory -> model_state_bytes)")
 def test_zero_does_not_shard_experts_held_by_one_rank(tmp_path, capsys):
     # moe.yaml: h=256, f=4h, E=4, ep=dp=4, tp=2, every layer MoE (2 layers): a rank holds 1 expert per layer of
     # 2*h*f/t + f/t + h = 262,912 params -> 525,824 expert params.  The run's DP all-reduce moves exactly the
@@ -139,9 +126,6 @@ def test_zero_does_not_shard_experts_held_by_one_rank(tmp_path, capsys):
     assert stage["optimizer_bytes"] == pytest.approx(dense * 12 / 4 + experts * 12)
 
 
-@pytest.mark.xfail(strict=True, reason="an explicit collectives.<kind>.algorithm that no collective of the group runs is "
-                   "silently dropped: ZeRO-2's reduce-scatter/all-gather and pipeline sends run ring/direct under "
-                   "algorithm: tree, exit 0 (netsim/workloads/section_fields.py collectives, netsim/collectives/engine.py)")
 @pytest.mark.parametrize("kind, workload, extra", [("dp", "dp4.yaml", ["--workload-set", "parallelism.zero_stage=2"]),
                                                    ("pp", "mem.yaml", [])])
 def test_an_algorithm_no_collective_can_run_is_refused(tmp_path, capsys, kind, workload, extra):

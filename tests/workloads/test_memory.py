@@ -87,3 +87,26 @@ def test_bad_memory_section_is_one_line_error(section, needle):
     wl = gpt3b_dp8(3) | {"memory": section}
     with pytest.raises(InputError, match=needle.replace(".", r"\.")):
         run_training("gpu_cluster:servers=1,gpus_per_server=8", wl, backend="analytic")
+
+
+def test_fp32_accounting_follows_precision_and_a_mismatch_is_refused():
+    from netsim.workloads.memory import memory_settings
+    # fp32 training: 4 + 4 + 8 (Adam m, v) = 16 B/param, ZeRO-1 over 4: 4 + 4 + 2 = 10 B/param
+    assert model_state_bytes(1000, zero_stage=1, dp=4, accounting="fp32_adam").total == 10_000
+    assert memory_settings({}, False, "w.yaml", "fp32").accounting == "fp32_adam"
+    assert memory_settings({}, False, "w.yaml", "bf16").accounting == "zero_mixed_precision"
+    with pytest.raises(InputError, match="memory.accounting.*fp32_adam"):
+        memory_settings({"memory": {"accounting": "zero_mixed_precision"}}, False, "w.yaml", "fp32")
+    with pytest.raises(InputError, match="memory.accounting"):
+        memory_settings({"memory": {"accounting": "fp32_adam"}}, False, "w.yaml", "fp16")
+
+
+def test_zero_shards_expert_states_over_the_expert_dp_group():
+    # 1000 params of which 600 expert; ZeRO-3 over dp 8, expert-DP group of 2: 16·400/8 + 16·600/2
+    st = model_state_bytes(1000, zero_stage=3, dp=8, expert_params=600, expert_dp=2)
+    assert st.total == pytest.approx(16 * 400 / 8 + 16 * 600 / 2)
+
+
+def test_fp32_activations_scale_by_element_bytes():
+    kw = dict(seq=S, micro_batch=B, hidden=H, heads=A, tp=2, recompute="none")
+    assert activation_bytes_per_layer(element_bytes=4, **kw) == 2 * activation_bytes_per_layer(**kw)

@@ -44,6 +44,13 @@ CASES = [
     ("unknown gpu name", _with("placement.gpus", [f"s{i // 4}.gpu{i % 4}" for i in range(7)] + ["s9.gpu0"]),
      ["no such GPU", "s9.gpu0"]),
     ("bad size", _with("parallelism.bucket_bytes", "25 MiBs"), ["bad size"]),
+    # ffn_hidden 0 used to mean 4·hidden silently
+    ("ffn_hidden 0", _with("model.ffn_hidden", 0), ["model.ffn_hidden", "must be > 0", "omit it for 4·hidden"]),
+    ("memory accounting vs fp32", _with("memory", {"accounting": "zero_mixed_precision"}) | {
+        "training": {"global_batch": 8, "micro_batch": 2, "precision": "fp32"}},
+     ["memory.accounting", "zero_mixed_precision", "fp32_adam"]),
+    ("tree on pipeline sends", _with("collectives.pp", {"algorithm": "tree"}),
+     ["collectives.pp.algorithm", "tree", "they run sendrecv"]),
 ]
 
 
