@@ -34,6 +34,8 @@ fragmentation (a path carries packets of its path MTU end to end).
 """
 from __future__ import annotations
 
+import math
+
 from typing import Mapping, NamedTuple
 
 from ..errors import InputError
@@ -74,6 +76,13 @@ class Path:
                             + sum(ack_bytes * 8e9 / r + d for r, d in hops))
         self.nic, self.nic_line_bps = nic, nic_line_bps
         self.leaves_host, self.switched = leaves_host, switched
+
+    @property
+    def bdp_window_bytes(self) -> int:
+        """One bandwidth-delay product of the path at its bottleneck plus one MSS, payload bytes: the
+        default fixed window of ``--cc none`` (``window_bytes`` = 0) and the BDP handed to every
+        congestion control."""
+        return int(math.ceil(self.bottleneck_bps * self.base_rtt_ns / 8e9)) + self.mss_bytes
 
     def ideal_fct_ns(self, size_bytes: int) -> float:
         """Exact (fractional) lone-flow FCT of ``size_bytes`` on this path, ns."""

@@ -51,11 +51,14 @@ def test_negative_seed_is_a_one_line_error(tmp_path, capsys):
     assert rc == 2 and len(err) == 1 and "--seed" in err[0]
 
 
-@pytest.mark.xfail(strict=True, reason="flow backend, --cc none / hpcc: port fairness + PFC head-of-line blocking slow "
-                   "a flow that shares no congested link 2.1x, while the packet backend (BDP window / HPCC keep "
-                   "queues short) never pauses and gives max-min (netsim/backends/flow/portfair.py, ccmodel auto "
-                   "fairness)")
-@pytest.mark.parametrize("cc", ["none", "hpcc"])
+#: after the pause gate (netsim/backends/flow/pausegate.py) no head-of-line blocking is left; HPCC's f1 is
+#: 1,241,047 ns on flow against 1,209,549 on packet (+2.6 %), 11.5 % above the hand max-min, which leaves out
+#: HPCC's target utilisation (eta = 0.95 less its INT header, flow efficiency 0.911); packet itself is +8.7 %
+HPCC_ETA_XFAIL = pytest.mark.xfail(strict=True, reason="hpcc: f1 1.241 ms flow / 1.210 ms packet vs 1.113 ms hand "
+                                   "max-min without HPCC's eta (ccmodel.py efficiency 0.911 on shared links)")
+
+
+@pytest.mark.parametrize("cc", ["none", pytest.param("hpcc", marks=HPCC_ETA_XFAIL)])
 def test_flow_lossless_matches_maxmin_without_pfc_pauses(tmp_path, capsys, cc):
     # mm.yaml: h0,h1 -- s1 -- s2 -- h2 (100G), h3 at 25G.  f0 h0->h3, f1 h1->h2 (10 MB each at 0),
     # f2 h1->h3 1 MB at 5 us.  Max-min: s2->h3 gives f0 = f2 = 12.5G; s1->s2 leaves f1 75G.

@@ -52,6 +52,7 @@ from .fluid import FluidNetwork
 from .linkchange import LinkChanges
 from .paths import PathTable
 from .relayhol import relay_ingress_links
+from .pausegate import PauseGate, standing_window
 from .settings import check_ecn_honoured, resolve_network_params
 from .solver import ComponentSolver
 
@@ -107,6 +108,7 @@ class FlowBackend(Backend):
         self.solver = ComponentSolver(caps, self.net.users, port_max=int(self.params["flow_port_fair_max_flows"]),
                                       hol=bool(self.params["flow_pfc_hol"]))
         self.solver.relay_links = relay_ingress_links(graph, self.link_ids)
+        self.solver.gate = PauseGate(graph, self.link_ids, self.params)
         self.net.solver = self.solver
         self._start = self.net.start
         #: id of the next flow (flows are numbered in ``send`` order)
@@ -175,6 +177,7 @@ class FlowBackend(Backend):
         f.prio = prio
         f.eta = model.efficiency
         f.lossless = f.prio in self._lossless_prios
+        f.win = self._window(info, ccname) if f.lossless else None   # pausegate.py
         f.bott = info.bott
         f.mtu = info.mtu
         f.rp = None
@@ -193,6 +196,15 @@ class FlowBackend(Backend):
     def controller(self, name: str) -> RateController:
         """The rate controller of algorithm ``name`` (built on first use)."""
         return self.controllers.get(name) or self._controller(name)
+
+    def _window(self, info, ccname: str):
+        """The :class:`~.pausegate.StandingWindow` of a ``ccname`` flow on ``info``'s path (cached)."""
+        key = ("win", ccname)
+        w = info.consts.get(key, key)
+        if w is key:
+            w = info.consts[key] = standing_window(ccname, self.cc_params, self.params,
+                                                   self.pathmodel.path(info.path))
+        return w
 
     def _controller(self, name: str) -> RateController:
         """The rate controller of algorithm ``name`` (:func:`.controllers.controller_class`), built

@@ -54,6 +54,8 @@ class ComponentSolver(ComponentFinder):
         self._hol = hol
         #: links into relaying endpoints, never paused by head-of-line blocking (:mod:`.relayhol`)
         self.relay_links: frozenset = frozenset()
+        #: the XOFF test of window-limited components (:mod:`.pausegate`; ``None``: pauses everywhere)
+        self.gate = None
         self._memo: dict = {}
         self._index = LinkIndex()      # the last link numbering, shared by the stages of one solve
         self._offers = OfferCache()    # port-fair tree offers, by tree shape, budget and demands
@@ -146,7 +148,20 @@ class ComponentSolver(ComponentFinder):
         key.extend(map(self._cap.__getitem__, lab))
         if self.relay_links:
             key.extend([l in self.relay_links for l in lab])
+        if self._gated(comp):
+            key.extend([f.win for f in comp])
+            key.extend(self.gate.signature(list(lab), [f.prio for f in comp]))
         return tuple(key)
+
+    def _gated(self, comp: list[FluidFlow]) -> bool:
+        """Whether ``comp`` pauses only where :mod:`.pausegate` finds XOFF reached (every flow
+        lossless with a bounded standing window)."""
+        if self.gate is None or not self._hol:
+            return False
+        for f in comp:
+            if f.win is None:
+                return False
+        return True
 
     def _remember(self, key, rates) -> Rates:
         """Memoize a new solution (a plain list is max-min rates without pauses)."""
@@ -207,6 +222,10 @@ class ComponentSolver(ComponentFinder):
     def _solve(self, comp: list[FluidFlow], prob: PortProblem | None = None) -> list[float]:
         """Rates of one connected component (several flows); ``prob``: its :class:`PortProblem`, if built."""
         paths = [f.links for f in comp]
+        if self._gated(comp):       # window-limited: max-min unless some ingress reaches XOFF
+            rates = self._maxmin(comp)
+            if not self.gate.pausing(comp, rates, self._link_caps(comp)):
+                return rates
         if all(f.lossless for f in comp):
             prob = prob or PortProblem(paths, self._index, self._offers)
             if not prob.flat:
@@ -223,7 +242,8 @@ class ComponentSolver(ComponentFinder):
             state: list | None = [] if self._hol else None
             rates, rounds = port_fair_auto(paths, lcap, fcap, state=state, problem=prob)
             if rounds >= 0 and self._hol:
-                paused = without_relay_pauses(hol_capacities(paths, lcap, rates, state, prob), self.relay_links)
+                paused = self._gate_pauses(comp, rates, lcap, without_relay_pauses(
+                    hol_capacities(paths, lcap, rates, state, prob), self.relay_links))
                 if paused:
                     self.hol_paused_links += len(paused)
                     lcap.update(paused)
@@ -240,9 +260,17 @@ class ComponentSolver(ComponentFinder):
         if self._hol and all(f.lossless for f in comp) and may_block(paths):
             # flat: max-min is port-fair; head-of-line blocking from the max-min bottlenecks
             lcap = self._link_caps(comp)
-            paused = without_relay_pauses(hol_capacities_flat(paths, lcap, rates, self._index), self.relay_links)
+            paused = self._gate_pauses(comp, rates, lcap, without_relay_pauses(
+                hol_capacities_flat(paths, lcap, rates, self._index), self.relay_links))
             if paused:
                 self.hol_paused_links += len(paused)
                 lcap.update(paused)
                 rates = _rates(HeldRates, self._maxmin(comp, lcap), port_fair=False)
         return rates
+
+    def _gate_pauses(self, comp: list[FluidFlow], rates, lcap: dict, paused: dict) -> dict:
+        """``paused`` less the ingresses whose standing queue stays below XOFF (:mod:`.pausegate`)."""
+        if not paused or not self._gated(comp):
+            return paused
+        real = self.gate.pausing(comp, rates, lcap)
+        return {k: c for k, c in paused.items() if k in real}

@@ -187,7 +187,7 @@ class PacketBackend(Backend):
         mtu, hdr, mss, ack_b = pm.mtu_bytes, pm.header_bytes, pm.mss_bytes, pm.ack_bytes
         base_rtt_ns = pm.base_rtt_ns
         bott = pm.bottleneck_bps
-        bdp = int(math.ceil(bott * base_rtt_ns / 8e9)) + mss
+        bdp = pm.bdp_window_bytes
         line = pm.line_rate_bps
         now = self.env.now
         ccp = self._cc_params(cc_name)

@@ -57,20 +57,11 @@ from __future__ import annotations
 
 from ...errors import InputError
 from ...transport.packet import N_DATA_PRIORITIES
-from ...units import PS_PER_NS
 from ...network.params import per_priority
+from ...network.pfcxoff import round_trip_bytes  # noqa: F401 (the one formula; re-exported)
 
 #: headroom of an ingress into a forwarding device without a finite buffer (credit-based hops)
 UNBOUNDED = float("inf")
-
-
-def round_trip_bytes(delay_ps: int, rate_bps: float, mtu_bytes: int) -> int:
-    """Bytes a link delivers in one round trip plus two MTU packets: ``2 x delay x rate + 2 x MTU``.
-
-    >>> round_trip_bytes(1_000_000, 100e9, 1500)   # 1 us at 100 Gbps
-    28000
-    """
-    return int(2 * delay_ps / PS_PER_NS * rate_bps / 8e9) + 2 * mtu_bytes
 
 
 def set_pfc_thresholds(port, switch_ingress: bool, pb: dict) -> list:
