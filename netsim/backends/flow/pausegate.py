@@ -105,9 +105,12 @@ def pausing_ingresses(paths: Sequence[Sequence[int]], windows: Sequence[Standing
                       xoff) -> frozenset:
     """Ingress links whose standing queue reaches their XOFF (rates in bytes/ps, windows in bytes).
 
-    A flow is held at the first saturated link of its path where no flow gets more; its
-    standing queue ``window - rate x RTT`` (unbounded for a ``None`` window) counts against
-    the link just before (nothing when held at its first hop, the sender's own queue).
+    A flow entering a saturated link ``l`` from link ``k`` is held at ``l`` when no flow that
+    also comes from ``k`` gets more there (the max-min bottleneck condition within the
+    ingress' share: port fairness may give a flow from another ingress more); its
+    standing queue ``window - rate x RTT`` (unbounded for a ``None`` window) then counts
+    against ``k``. A flow can count at several ingresses (the bound errs towards a pause).
+    A link's first hop has no ingress before it (the sender's own queue pauses nothing).
     ``xoff(link, prio)`` gives the threshold.
 
     >>> w = StandingWindow(22_534.0, 6_750_000.0)       # BDP window of a 25 Gb/s, 6.75 us path
@@ -120,21 +123,20 @@ def pausing_ingresses(paths: Sequence[Sequence[int]], windows: Sequence[Standing
     [1]
     """
     load: dict[int, float] = {}
-    top: dict[int, float] = {}
+    top: dict[tuple[int, int], float] = {}
     for p, r in zip(paths, rates):
-        for l in p:
+        for i, l in enumerate(p):
             load[l] = load.get(l, 0.0) + r
-            if r > top.get(l, 0.0):
-                top[l] = r
+            if i > 0 and r > top.get((p[i - 1], l), 0.0):
+                top[p[i - 1], l] = r
     queue: dict[tuple[int, int], float] = {}
     for p, w, prio, r in zip(paths, windows, prios, rates):
-        for i, l in enumerate(p):
-            if load[l] < capacity[l] * (1 - _REL) or r < top[l] * (1 - _REL):
-                continue
-            if i > 0:
-                q = math.inf if w is None else w.window_bytes - r * w.rtt_ps
-                if q > 0:
-                    key = (p[i - 1], prio)
-                    queue[key] = queue.get(key, 0.0) + q
-            break
+        q = math.inf if w is None else w.window_bytes - r * w.rtt_ps
+        if q <= 0:
+            continue
+        for i in range(1, len(p)):
+            k, l = p[i - 1], p[i]
+            if load[l] >= capacity[l] * (1 - _REL) and r >= top[k, l] * (1 - _REL):
+                key = (k, prio)
+                queue[key] = queue.get(key, 0.0) + q
     return frozenset(k for (k, prio), q in queue.items() if q >= xoff(k, prio))
