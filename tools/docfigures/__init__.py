@@ -66,6 +66,7 @@ SCRIPTS = ("dcqcn_presets", "readme_validation", "lone_flow", "dctcp_band", "apn
            "nvls_sim",
            "flow_fifo_wait",
            "timely_loop",
+           "flow_pause_gate",
            )
 
 
