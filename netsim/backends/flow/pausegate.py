@@ -73,6 +73,7 @@ class PauseGate:
         self._ends = {l: ab for ab, l in link_ids.items()}
         self._params = params
         self._xoff: dict[tuple[int, int], float] = {}
+        self._by_prio: dict[int, dict[int, float]] = {}     # prio -> {link: XOFF}, for signature
 
     def xoff(self, link: int, prio: int) -> float:
         """XOFF (bytes) of priority ``prio`` of the ingress ``link`` into its head node."""
@@ -90,9 +91,19 @@ class PauseGate:
                 mtu_bytes=int(p["mtu_bytes"]), prio=prio, switch_ingress=attrs.get("kind") == "switch"))
         return v
 
-    def signature(self, links: Sequence[int], prios: Sequence[int]) -> tuple:
+    def signature(self, links, prios: Sequence[int]) -> list:
         """The XOFF values a solution of a component on ``links`` depends on (for its memo key)."""
-        return tuple(self.xoff(l, p) for l in links for p in sorted(set(prios)))
+        out = []
+        for p in sorted(set(prios)):
+            by = self._by_prio.get(p)
+            if by is None:
+                by = self._by_prio[p] = {}
+            for l in links:
+                x = by.get(l)
+                if x is None:
+                    x = by[l] = self.xoff(l, p)
+                out.append(x)
+        return out
 
     def pausing(self, comp: Sequence, rates: Sequence[float], capacity: Mapping[int, float]) -> frozenset:
         """:func:`pausing_ingresses` with this gate's thresholds."""

@@ -150,7 +150,7 @@ class ComponentSolver(ComponentFinder):
             key.extend([l in self.relay_links for l in lab])
         if self._gated(comp):
             key.extend([f.win for f in comp])
-            key.extend(self.gate.signature(list(lab), [f.prio for f in comp]))
+            key.extend(self.gate.signature(lab, [f.prio for f in comp]))
         return tuple(key)
 
     def _gated(self, comp: list[FluidFlow]) -> bool:
