@@ -45,6 +45,9 @@ IN_NETWORK = "in_network"
 #: writes ``queues.csv`` / ``pfc.csv`` / ``cc.csv`` rows to the matching sinks
 QUEUE_TRACE, PFC_TRACE, CC_TRACE = "queue_trace", "pfc_trace", "cc_trace"
 
+#: skips steady states of its packet network (``--fast-forward on``; netsim.backends.packet.fastforward)
+FAST_FORWARD = "fast_forward"
+
 #: every capability a backend may declare, with its meaning
 CAPABILITIES = {
     HOST_STACK: "host-stack cost model: per-message delay, per-connection rate cap",
@@ -55,10 +58,11 @@ CAPABILITIES = {
     PFC_TRACE: "pfc.csv pause/resume events",
     CC_TRACE: "cc.csv congestion-control samples",
     IN_NETWORK: "flows to/from a switch that reduces in-network (nvls/sharp): send_in_network",
+    FAST_FORWARD: "packet-level steady-state fast-forward",
 }
 
 #: command-line flag -> the capability a backend needs to honour it
-FLAG_NEEDS = {"--degrade-link": LINK_CHANGES, "--fail-link": LINK_CHANGES}
+FLAG_NEEDS = {"--degrade-link": LINK_CHANGES, "--fail-link": LINK_CHANGES, "--fast-forward": FAST_FORWARD}
 
 
 class Backend(ABC):

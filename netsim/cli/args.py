@@ -88,6 +88,7 @@ def check_backend_options(args, *, command: str) -> None:
     backend = args.backend
     if backend not in BACKENDS:
         return  # create_backend names the accepted backends
+    _fast_forward_flag(args)
     sets = {item.split("=", 1)[0].strip(): item.split("=", 1)[1] for item in args.set if "=" in item}
     if command != "flows":      # flows: once the file is read (a flow's cc column may be dcqcn)
         check_flow_ecn_args(args)
@@ -111,3 +112,25 @@ def check_flow_ecn_args(args, flow_ccs=()) -> None:
         return
     sets = {item.split("=", 1)[0].strip(): item.split("=", 1)[1] for item in args.set if "=" in item}
     check_flow_ecn(sets, [getattr(args, "cc", None) or "none", *flow_ccs])
+
+
+#: values of ``--fast-forward``
+FAST_FORWARD_VALUES = ("on", "off")
+
+
+def _fast_forward_flag(args) -> None:
+    """``--fast-forward on|off``: a backend that does not declare the ability refuses ``on``
+    (:func:`netsim.backends.base.check_flags`); ``on`` becomes ``--set fast_forward=on``."""
+    value = getattr(args, "fast_forward", None)
+    if value is None:
+        return
+    if value not in FAST_FORWARD_VALUES:
+        raise InputError("bad value", where="--fast-forward", value=value, accepted="on or off")
+    if value == "off":
+        return
+    from ..backends.base import check_flags
+    check_flags(args.backend, ["--fast-forward"])
+    if any(item.split("=", 1)[0].strip() == "fast_forward" for item in args.set):
+        raise InputError("given twice", where="--fast-forward", value=value,
+                         accepted="either --fast-forward or --set fast_forward, not both")
+    args.set = list(args.set) + ["fast_forward=on"]

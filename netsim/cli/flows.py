@@ -102,5 +102,8 @@ def register(subparsers) -> None:
     p.add_argument("--hpcc-fct", action="store_true",
                    help="also write HPCC ns-3's fct.txt and fct_nodes.csv (node id, HPCC address, name); any backend")
     p.add_argument("--no-trace", action="store_true", help="do not write trace.json (Chrome trace events)")
+    p.add_argument("--fast-forward", default="off", metavar="on|off",
+                   help="packet backend: skip steady states of the network (default off; tolerance: --set "
+                        "fast_forward_tolerance=F; docs/packet.md, Fast-forward)")
     p.add_argument("--quiet", action="store_true", help="print nothing on success; no progress line")
     p.set_defaults(func=_run)

@@ -159,5 +159,8 @@ def register(subparsers) -> None:
                    help="run a configuration that does not fit in GPU memory (summary.json memory.stages says where)")
     p.add_argument("--cache", metavar="DIR", help="cluster files: folder of cached alone-runs (default OUT/alone)")
     p.add_argument("--no-alone", action="store_true", help="cluster files: do not run each job alone (no slowdown)")
+    p.add_argument("--fast-forward", default="off", metavar="on|off",
+                   help="packet backend: skip steady states of the network (default off; tolerance: --set "
+                        "fast_forward_tolerance=F; docs/packet.md, Fast-forward)")
     p.add_argument("--quiet", action="store_true", help="print nothing on success; no progress line")
     p.set_defaults(func=_run)

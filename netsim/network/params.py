@@ -175,6 +175,14 @@ SIM_PARAMS = ParamTable("packet-network", [
     Param("jain_window_ns", 0, "time",
           "length of the Jain's-fairness window (0 = over whole flows: size/fct of each flow)",
           "Jain, Chiu & Hawe, DEC-TR-301 1984 (index definition)", minimum=0),
+    Param("fast_forward", False, "bool",
+          "skip the packet network's steady states (netsim.backends.packet.fastforward; packet backend only, "
+          "run-wide; --fast-forward on|off sets it)",
+          "netsim issue #21, after Wormhole (NSDI'26); off (default) simulates every packet"),
+    Param("fast_forward_tolerance", 0.01, "float",
+          "relative change a flow's delivery rate and a port's queue may show between detection windows "
+          "for the network to count as steady",
+          "netsim issue #21 accuracy target (per-flow FCT median error <= 1 %)", minimum=1e-6, maximum=0.5),
 ])
 
 #: parameters that accept a per-priority ``.P`` suffix

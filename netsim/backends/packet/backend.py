@@ -25,10 +25,11 @@ from ...network.send import SendContract, cc_registry  # noqa: F401  (cc_registr
 from ...records import EMPTY_TAG, FlowTag, make_record
 from ...transport.packet import N_DATA_PRIORITIES, N_PRIORITIES
 from ...units import PS_PER_NS
-from ..base import (CC_TRACE, HOST_STACK, HPCC_FCT, LINK_CHANGES, PFC_TRACE, QUEUE_TRACE, ROUTER, Backend,
-                    register_backend)
+from ..base import (CC_TRACE, FAST_FORWARD, HOST_STACK, HPCC_FCT, LINK_CHANGES, PFC_TRACE, QUEUE_TRACE, ROUTER,
+                    Backend, register_backend)
 from . import linkchange
 from .accounting import FlowAccounting
+from .fastforward import FastForward
 from .hpccfct import hpcc_ip, hpcc_row  # noqa: F401  (hpcc_ip: re-exported)
 from .network import Network
 
@@ -37,7 +38,8 @@ class PacketBackend(Backend):
     """Packet-level SimPy network (see module docstring)."""
 
     name = "packet"
-    capabilities = frozenset({HOST_STACK, LINK_CHANGES, HPCC_FCT, ROUTER, QUEUE_TRACE, PFC_TRACE, CC_TRACE})
+    capabilities = frozenset({HOST_STACK, LINK_CHANGES, HPCC_FCT, ROUTER, QUEUE_TRACE, PFC_TRACE, CC_TRACE,
+                              FAST_FORWARD})
 
     def __init__(self, graph, *, env, params, seed, cc, cc_params, sinks, hpcc_fct: bool = False,
                  keep_flows: bool = False):
@@ -77,6 +79,8 @@ class PacketBackend(Backend):
         self.bytes_delivered = 0
         #: transport counters and Jain's index of finished flows, as running sums (nothing kept per flow)
         self.accounting = FlowAccounting(p["jain_start_ns"], p["jain_window_ns"])
+        #: steady-state skipping (``fast_forward``, issue #21) or None
+        self.ff = FastForward(self) if p["fast_forward"] else None
         self.hpcc_fct = hpcc_fct
         #: flow id -> FCT until the sender's last ACK (ns), with ``hpcc_fct`` (netsim.hpccfct writes fct.txt)
         self.hpcc_ack_fct_ns: dict = {}
@@ -233,6 +237,8 @@ class PacketBackend(Backend):
         self.flows_started += 1
         net.queue_sampler.ensure()
         net.cc_sampler.ensure()
+        if self.ff is not None:
+            self.ff.ensure()
         flow.wake_sender(now)
         return ev
 
@@ -331,6 +337,7 @@ class PacketBackend(Backend):
             "sim_time_ns": ((self.last_ps if not net.flows else now) + 500) // PS_PER_NS,
             "events": self.net.sched.events_scheduled() - self._eid0,
             **(net.pfc_watch.stats() if net.pfc_watch is not None else {}),
+            **({"fast_forward": self.ff.stats()} if self.ff is not None else {}),
         }
 
     def close(self) -> None:

@@ -4,15 +4,14 @@ Builds one :class:`~.node.Forwarder` or :class:`~.node.Endpoint` per graph
 node and one :class:`~.port.Port` per direction of every edge, applies the
 simulation parameters (run-wide, overridden per node by node attributes, per
 priority by ``NAME.P`` keys), turns routes into tuples of ports, carries PFC
-PAUSE/RESUME messages and counts drops. PFC thresholds and the switch
+PAUSE/RESUME messages and counts drops. Random draws come from one stream per port and per spraying
+node (:mod:`.streams`). PFC thresholds and the switch
 buffer they must fit are set by :mod:`.thresholds`; every event is scheduled
 through the network's :class:`~.scheduler.Scheduler`. Also runs the two samplers
 (queues.csv, cc.csv): each is one self-rescheduling event that stops when no
 flow is active, so an idle network has no pending event.
 """
 from __future__ import annotations
-
-import random
 
 from ...errors import InputError
 from ...transport.packet import N_DATA_PRIORITIES, N_PRIORITIES
@@ -22,6 +21,7 @@ from .node import ENDPOINT_KINDS, Endpoint, Forwarder, RelayEndpoint
 from .pfcwatch import PfcWatch
 from .port import Port
 from .scheduler import Scheduler
+from .streams import assign_streams
 from .thresholds import order_pfc_after_ecn, reserve_headroom, set_pfc_thresholds, use_dynamic_thresholds
 
 
@@ -80,7 +80,8 @@ class Network:
         # per-flow completion callbacks, set by the owning backend (no-ops for a bare network)
         self.flow_received = self.flow_acked = self.flow_failed = _ignore_flow
         rs = int(params.get("random_seed", -1))
-        self.rng = random.Random(seed if rs < 0 else rs)
+        #: the run seed of every random stream (streams.py: one stream per port and per spraying node)
+        self.stream_seed = seed if rs < 0 else rs
         self.router = router
         self.sinks = sinks
         self.lossless = lossless_set(params)
@@ -127,6 +128,7 @@ class Network:
         order_pfc_after_ecn(self, self._auto_pfc, ecn_capable_cc)
         reserve_headroom(self, self._auto_pfc)
         use_dynamic_thresholds(self)
+        assign_streams(self, self.stream_seed)
         self._setup_pfc_watch()
         for node in self.nodes.values():
             if isinstance(node, Forwarder) and node.is_switch and node.buf.static:
@@ -140,6 +142,10 @@ class Network:
     def _setup_pfc_watch(self) -> None:
         """Deadlock detection (run-wide) and the PFC watchdog (per switch) of :mod:`.pfcwatch`."""
         for name in sorted(self.nodes, key=str):
+            run_wide = sorted(self._node_keys[name] & {"fast_forward", "fast_forward_tolerance"})
+            if run_wide:
+                raise InputError("fast-forward is run-wide", where=f"node {name}, attribute {run_wide[0]}",
+                                 accepted="--fast-forward on|off or --set " + run_wide[0] + "=... instead")
             if "pfc_deadlock_detect_ns" in self._node_keys[name]:
                 raise InputError("PFC deadlock detection is run-wide", where=f"node {name}, attribute "
                                  "pfc_deadlock_detect_ns", accepted="--set pfc_deadlock_detect_ns=... instead")

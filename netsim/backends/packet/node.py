@@ -95,7 +95,7 @@ class Forwarder(Node):
             self.lossless = [p in lossless for p in range(N_DATA_PRIORITIES)] + [True]
         else:  # NVLink / PCIe / NIC: lossless for every priority, unbounded buffer
             self.lossless = [True] * N_PRIORITIES
-        self.rng = net.rng
+        self.rng = None   # this node's spray stream (streams.assign_streams)
         self.spray: dict = {}
 
     def _spray_port(self, pkt):
@@ -108,7 +108,7 @@ class Forwarder(Node):
 
     def receive(self, pkt) -> None:
         in_port = pkt.in_port
-        if in_port.err and self.rng.random() < in_port.err:
+        if in_port.err and in_port.rng.random() < in_port.err:
             self.net.drop(pkt, in_port)
             return
         route = pkt.route
@@ -215,7 +215,7 @@ class Forwarder(Node):
         if q <= kmin or pkt.ce:
             return
         kmax = port.kmax[prio]
-        if q > kmax or self.rng.random() < port.pmax[prio] * (q - kmin) / (kmax - kmin):
+        if q > kmax or port.rng.random() < port.pmax[prio] * (q - kmin) / (kmax - kmin):
             pkt.ce = True
             port.ecn_marks += 1
 
@@ -225,7 +225,7 @@ class Endpoint(Node):
 
     def receive(self, pkt) -> None:
         in_port = pkt.in_port
-        if in_port.err and self.net.rng.random() < in_port.err:
+        if in_port.err and in_port.rng.random() < in_port.err:
             self.net.drop(pkt, in_port)
             return
         kind = pkt.kind

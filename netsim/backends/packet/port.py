@@ -68,7 +68,7 @@ class Port(EgressMixin, WireMixin, PfcMixin):
                  "deficit", "quantum", "rr", "fresh", "strict", "kmin", "kmax", "pmax", "mark_deq", "ecn_on",
                  "touched", "last_sample", "limit", "qtotal", "known", "hq", "eid", "pipe", "pipe_cbs",
                  "recv", "_pipe_ev", "down",
-                 "dyn_alpha", "xon_off", "storm", "wd_req", "wd")
+                 "dyn_alpha", "xon_off", "storm", "wd_req", "wd", "rng")
     _ok = True  # SimPy event protocol: a port wake always succeeds
 
     def __init__(self, net, node, peer, rate_bps: float, delay_ps: int, err: float = 0.0):

@@ -25,7 +25,9 @@ order (time, priority, insertion id), same clock.
   in the heap and, when it fires, finds it is stale (its deadline moved) and
   does nothing — cancelling lazily, as removing a heap entry would cost a
   heap rebuild;
-* :meth:`Scheduler.events_scheduled` — SimPy's count of scheduled events.
+* :meth:`Scheduler.events_scheduled` — SimPy's count of scheduled events;
+* :meth:`Scheduler.shift_network` / :meth:`Scheduler.next_foreign_ps` — the
+  fast-forward's view: network events (sources) versus the rest (SimPy events).
 
 Time is read through SimPy's public ``env.now`` everywhere else.
 
@@ -34,7 +36,7 @@ interrupts, priorities other than NORMAL.
 """
 from __future__ import annotations
 
-from heapq import heappop, heappush
+from heapq import heapify, heappop, heappush
 
 #: SimPy's priority of ordinary events (``simpy.events.NORMAL``); every source uses it
 NORMAL = 1
@@ -61,6 +63,36 @@ class Scheduler:
     def schedule(self, at_ps: int, source) -> None:
         """Make ``source`` fire at ``at_ps`` (its ``callbacks`` must be set); one heap entry."""
         heappush(self.heap, (at_ps, NORMAL, next(self.ids), source))
+
+    def shift_network(self, delta_ps: int) -> None:
+        """Move every pending *network* event ``delta_ps`` later (the fast-forward jump, :mod:`.fastforward`).
+
+        The tag of a network event is that it is a source, not a :class:`simpy.Event`:
+        processes, timeouts and completion events (compute, the flow starter,
+        what-ifs, ``run(until=...)``) keep their times. A source's own ``at``
+        (flow timers and pacing ticks) moves with its entry, once per source.
+        """
+        from simpy.events import Event
+        hq = self.heap
+        moved = set()
+        out = []
+        for item in hq:
+            ev = item[3]
+            if isinstance(ev, Event):
+                out.append(item)
+                continue
+            at = getattr(ev, "at", None)
+            if at is not None and id(ev) not in moved:
+                moved.add(id(ev))
+                ev.at = at + delta_ps
+            out.append((item[0] + delta_ps, item[1], item[2], ev))
+        hq[:] = out
+        heapify(hq)
+
+    def next_foreign_ps(self):
+        """Time (ps) of the earliest pending event that is not the network's (``None`` if there is none)."""
+        from simpy.events import Event
+        return min((item[0] for item in self.heap if isinstance(item[3], Event)), default=None)
 
     def events_scheduled(self) -> int:
         """Events SimPy has scheduled so far (its id counter; 0 if it cannot be read)."""
