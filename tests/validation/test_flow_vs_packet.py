@@ -63,7 +63,6 @@ LOSSLESS = [
     pytest.param("none", lambda: [incast(16, 1_000_000)], id="none-incast16"),
     # a permutation's ECMP collisions depend on its seed: pool the flows of 4 fixed seeds
     pytest.param("none", _perm(range(1, 5)), id="none-permutation16x4"),
-    pytest.param("dcqcn", lambda: [dumbbell_long(4, 2_000_000)], id="dcqcn-dumbbell4"),
     pytest.param("dcqcn", lambda: [incast(16, 1_000_000)], id="dcqcn-incast16"),
     pytest.param("dcqcn", _perm(range(1, 5)), id="dcqcn-permutation16x4"),
     pytest.param("dcqcn:paper", _perm(range(1, 5)), id="dcqcn:paper-permutation16x4", marks=DCQCN_RANDOM_XFAIL),
@@ -206,6 +205,14 @@ def _vs_typical_packet(scenarios, cc, reseeds=5):
             errs.append(abs(rec.fct_ns - typical) / typical)
     errs.sort()
     return statistics.median(errs), errs[int(round(0.95 * (len(errs) - 1)))]
+
+
+def test_dcqcn_dumbbell_vs_typical_packet_run():
+    """DCQCN's 4-flow dumbbell is a coin flip too: with one marking stream per port (streams.py) one
+    packet realization has a flow 31 % fast (random_seed 0; seeds 0..4: p95 31, 6, 21, 4, 27 %). Against
+    the per-flow median of 5 reseeded packet runs the fluid model is at 1.5 % / 10.2 %."""
+    med, p95 = _vs_typical_packet([dumbbell_long(4, 2_000_000)], "dcqcn")
+    assert med <= 0.10 and p95 <= 0.25, (med, p95)
 
 
 @pytest.mark.slow  # long validation run (> 7 s); run with -m slow

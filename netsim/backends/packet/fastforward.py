@@ -46,16 +46,17 @@ from collections import deque
 from ...units import PS_PER_NS
 from . import ffstate
 
-#: detection window in base RTTs of the slowest active flow (netsim choice: several RTTs per window, so
-#: one window averages over a DCTCP sawtooth; issue #21 asks for stability "over several RTTs")
-DETECT_WINDOW_RTTS = 16
+#: detection window in base RTTs of the slowest active flow (netsim choice: short enough that detection and
+#: margin stay a few per cent of a 5 ms ring step; a rate that wobbles between windows is averaged over up to
+#: MAX_HISTORY_WINDOWS of them; issue #21 asks for stability "over several RTTs")
+DETECT_WINDOW_RTTS = 4
 #: fewest consecutive windows the steadiness test looks at (netsim choice, issue #21: "several")
 STEADY_WINDOWS = 4
 #: most windows kept: a flow whose rate wobbles from window to window (flows sharing a DCTCP bottleneck)
 #: is steady once the mean of this many windows is known within the tolerance (netsim choice)
 MAX_HISTORY_WINDOWS = 32
 #: windows of packet simulation kept before the earliest flow end (issue #21: "minus a few RTTs")
-MARGIN_WINDOWS = 4
+MARGIN_WINDOWS = 2
 #: a jump shorter than this many windows is not worth the state shift (netsim choice)
 MIN_JUMP_WINDOWS = 2
 #: congestion controls with no random draw and no absolute-time state (the first case of issue #21)
