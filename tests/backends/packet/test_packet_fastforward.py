@@ -1,0 +1,177 @@
+"""Steady-state fast-forward of the packet backend (netsim/backends/packet/fastforward.py, issue #21).
+
+The reference is the same run with fast-forward off: FCTs within 1 % (median) / 3 % (p95), the same bytes,
+packet hops within 1 %, far fewer events where the network is steady and no more (within 5 %) where it never is.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+import simpy
+
+from netsim.cli import main
+from netsim.errors import InputError
+from netsim.topology import load_topology
+
+from pkt_helpers import make_backend, run, star
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+DUMBBELL = os.path.join(ROOT, "topologies", "dumbbell.yaml")
+HOSTS = os.path.join(ROOT, "topologies", "leaf_spine_hosts.yaml")
+ON = {"fast_forward": True}
+
+
+@pytest.fixture(scope="module")
+def dumbbell():
+    return load_topology(DUMBBELL)
+
+
+def _rel(a, b) -> float:
+    return abs(a - b) / b
+
+
+# --- the flag ------------------------------------------------------------------------------------------------
+@pytest.fixture
+def one_flow(tmp_path):
+    f = tmp_path / "one.csv"
+    f.write_text("src,dst,size_bytes,start_ns\nh0,h4,10KB,0\n", encoding="utf-8")
+    return str(f)
+
+
+@pytest.mark.parametrize("backend", ["flow", "analytic"])
+def test_other_backends_refuse_fast_forward_on(tmp_path, capsys, one_flow, backend):
+    rc = main(["flows", HOSTS, one_flow, "--out", str(tmp_path / "o"), "--backend", backend, "--quiet",
+               "--fast-forward", "on"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and f"--fast-forward: not supported by the {backend} backend" in err[0], err
+    assert "--backend packet" in err[0] and not (tmp_path / "o").exists()
+    assert main(["flows", HOSTS, one_flow, "--out", str(tmp_path / "p"), "--backend", backend, "--quiet",
+                 "--fast-forward", "off"]) == 0
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--fast-forward", "yes"], "--fast-forward: bad value (got 'yes'); expected on or off"),
+    (["--backend", "flow", "--set", "fast_forward=on"], "--set fast_forward: --backend flow cannot honour it"),
+    (["--fast-forward", "on", "--set", "fast_forward=off"], "--fast-forward: given twice"),
+    (["--set", "fast_forward_tolerance=0"], "fast_forward_tolerance"),
+])
+def test_bad_fast_forward_options_exit_2(tmp_path, capsys, one_flow, argv, needle):
+    rc = main(["flows", HOSTS, one_flow, "--out", str(tmp_path / "o"), "--quiet", *argv])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and needle in err[0], err
+
+
+def test_fast_forward_is_run_wide_not_a_node_attribute():
+    g = star(2)
+    g.nodes["sw"]["fast_forward"] = True
+    with pytest.raises(InputError, match="node sw, attribute fast_forward"):
+        make_backend(g)
+
+
+def _files(out) -> dict:
+    got = {n: open(os.path.join(out, n), "rb").read() for n in sorted(os.listdir(out))
+           if n.endswith((".csv", ".txt"))}
+    summary = json.load(open(os.path.join(out, "summary.json")))
+    summary.pop("wall_time_s")
+    return got, summary
+
+
+def test_off_writes_the_same_bytes_as_no_flag_and_on_reports_the_skips(tmp_path):
+    flows = tmp_path / "long.csv"
+    flows.write_text("src,dst,size_bytes,start_ns\nleft0,right0,20MB,0\n", encoding="utf-8")
+    outs = {}
+    for name, extra in (("plain", []), ("off", ["--fast-forward", "off"]), ("on", ["--fast-forward", "on"])):
+        out = str(tmp_path / name)
+        assert main(["flows", DUMBBELL, str(flows), "--out", out, "--cc", "dctcp", "--quiet", "--no-trace",
+                     *extra]) == 0
+        outs[name] = _files(out)
+    assert outs["plain"] == outs["off"] and "fast_forward" not in outs["off"][1]
+    ff = outs["on"][1]["fast_forward"]
+    assert ff["skips"] >= 1 and ff["skipped_packets"] > 0 and ff["tolerance"] == 0.01
+    assert 0 < ff["skipped_sim_time_ns"] < outs["on"][1]["sim_time_ns"]
+
+
+# --- accuracy and events against the reference (off) ---------------------------------------------------------
+@pytest.mark.parametrize("cc", ["none", "dctcp"])
+def test_one_long_flow_skips_most_events_within_the_error_bound(dumbbell, cc):
+    flows = [("left0", "right0", 20_000_000, 0)]
+    be_off, off = run(dumbbell, flows, cc=cc)
+    be_on, on = run(dumbbell, flows, cc=cc, params=ON)
+    s_off, s_on = be_off.stats(), be_on.stats()
+    assert _rel(on[0].fct_ns, off[0].fct_ns) <= 0.01
+    assert s_on["bytes_delivered"] == s_off["bytes_delivered"] and s_on["completed"] == 1
+    assert _rel(s_on["packet_hops"], s_off["packet_hops"]) <= 0.01     # skipped packets still counted
+    ff = s_on["fast_forward"]
+    # the skipped time carried the flow at its line rate: payload bytes / skipped time ~ 100 Gbps x MSS/MTU
+    gbps = ff["skipped_packets"] * 1438 * 8 / ff["skipped_sim_time_ns"]
+    assert gbps == pytest.approx(100 * 1438 / 1500, rel=0.01)
+    assert s_off["events"] >= 5 * s_on["events"]
+
+
+def test_a_short_incast_never_steady_costs_no_more_events(dumbbell):
+    flows = [(f"h{i}", "h16", 64_000, 0) for i in range(16)]
+    for cc in ("none", "dctcp"):
+        be_off, off = run(star(17), flows, cc=cc)
+        be_on, on = run(star(17), flows, cc=cc, params=ON)
+        assert be_on.stats()["fast_forward"]["skips"] == 0
+        assert [r.fct_ns for r in on.values()] == [r.fct_ns for r in off.values()]
+        assert be_on.stats()["events"] <= 1.05 * be_off.stats()["events"]
+
+
+def _observed(dumbbell, params, at_ns=1_000_000):
+    """A non-network process looks at the flow at ``at_ns``: (its clock then, bytes delivered, skipped ps)."""
+    env, be = make_backend(dumbbell, cc="dctcp", params=params)
+    seen = {}
+
+    def observer(env):
+        yield env.timeout(at_ns * 1000)
+        f = be.all_flows[0]
+        seen.update(now=env.now, delivered=f.rcv_nxt, skipped=be.ff.skipped_ps if be.ff else 0)
+
+    be.send("left0", "right0", 20_000_000)
+    env.process(observer(env))
+    env.run()
+    return seen, be.sink.rows[0].fct_ns
+
+
+def test_events_outside_the_network_keep_their_time_and_see_a_consistent_network(dumbbell):
+    """The jump stops at the next non-network event: a process waking at 1 ms wakes at 1 ms and sees the
+    bytes the reference delivered by then (within 1 %), with time already skipped before it."""
+    ref, fct_off = _observed(dumbbell, {})
+    got, fct_on = _observed(dumbbell, ON)
+    assert got["now"] == ref["now"] == 1_000_000_000
+    assert got["skipped"] > 0
+    assert _rel(got["delivered"], ref["delivered"]) <= 0.01
+    assert _rel(fct_on, fct_off) <= 0.01
+
+
+def test_fast_forward_is_deterministic(dumbbell):
+    flows = [("left0", "right0", 5_000_000, 0), ("left1", "right1", 5_000_000, 3_000)]
+    a = run(dumbbell, flows, cc="dctcp", params=ON)
+    b = run(dumbbell, flows, cc="dctcp", params=ON)
+    assert a[0].stats() == b[0].stats() and a[1] == b[1]
+
+
+@pytest.mark.slow
+def test_ring_allreduce_across_servers_within_the_error_bound():
+    """16 servers on one switch, ring all-reduce of 64 MiB under DCTCP (netsim.collectives): iteration time
+    within 1 %, per-flow FCT median 1 % / p95 3 %, and fewer events."""
+    import numpy as np
+    from netsim.backends.base import TraceSinks, create_backend
+    from netsim.collectives.api import run_collective
+    from netsim.records import ListSink
+    res = {}
+    for ff in (False, True):
+        env = simpy.Environment()
+        b = create_backend("packet", star(16), env=env, cc="dctcp", params={"fast_forward": ff},
+                           sinks=TraceSinks(fct=ListSink()))
+        proc = run_collective(b, "allreduce", [f"h{i}" for i in range(16)], 64 * 2**20, algorithm="ring")
+        env.run()
+        res[ff] = (proc.value.end_ps - proc.value.start_ps, np.array([r.fct_ns for r in b.sink.rows], float),
+                   b.stats()["events"])
+    err = np.abs(res[True][1] - res[False][1]) / res[False][1]
+    assert _rel(res[True][0], res[False][0]) <= 0.01
+    assert np.median(err) <= 0.01 and np.percentile(err, 95) <= 0.03
+    assert res[False][2] >= 3 * res[True][2]
