@@ -67,6 +67,7 @@ SCRIPTS = ("dcqcn_presets", "readme_validation", "lone_flow", "dctcp_band", "apn
            "flow_fifo_wait",
            "timely_loop",
            "flow_pause_gate",
+           "packet_fastforward",
            )
 
 
