@@ -59,8 +59,8 @@ MAX_HISTORY_WINDOWS = 32
 MARGIN_WINDOWS = 2
 #: a jump shorter than this many windows is not worth the state shift (netsim choice)
 MIN_JUMP_WINDOWS = 2
-#: congestion controls with no random draw and no absolute-time state (the first case of issue #21)
-DETERMINISTIC_CCS = ("none", "dctcp")
+#: congestion controls it may skip (the first case of issue #21; defined with the state they need)
+DETERMINISTIC_CCS = ffstate.DETERMINISTIC_CCS
 
 
 class FastForward:

@@ -21,6 +21,10 @@ from dataclasses import dataclass
 from ...transport.packet import CNP, N_DATA_PRIORITIES
 
 
+#: congestion controls with no random draw and no absolute-time state (the first case of issue #21)
+DETERMINISTIC_CCS = ("none", "dctcp")
+
+
 @dataclass(frozen=True)
 class Snapshot:
     """The network at one detector tick (ps; bytes; counters as running totals)."""
@@ -59,7 +63,6 @@ def _random_marking(port) -> bool:
 
 def _flow_ok(flow) -> bool:
     """A flow the jump can move: deterministic algorithm, sending, nothing to retransmit or reorder."""
-    from .fastforward import DETERMINISTIC_CCS
     if flow.cc_name not in DETERMINISTIC_CCS or flow.end_ps >= 0 or flow.sender_done or flow.rtxq:
         return False
     if getattr(flow, "in_recovery", False) or getattr(flow, "ooo", None):
