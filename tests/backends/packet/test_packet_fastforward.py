@@ -110,7 +110,7 @@ def test_one_long_flow_skips_most_events_within_the_error_bound(dumbbell, cc):
     assert s_off["events"] >= 5 * s_on["events"]
 
 
-def test_a_short_incast_never_steady_costs_no_more_events(dumbbell):
+def test_a_short_incast_never_steady_costs_no_more_events():
     flows = [(f"h{i}", "h16", 64_000, 0) for i in range(16)]
     for cc in ("none", "dctcp"):
         be_off, off = run(star(17), flows, cc=cc)
