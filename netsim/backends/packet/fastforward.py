@@ -73,7 +73,7 @@ class FastForward:
     """
 
     __slots__ = ("callbacks", "be", "net", "tol", "hist", "running", "period_ps", "skips",
-                 "skipped_ps", "skipped_packets", "eligible_net")
+                 "skipped_ps", "skipped_packets", "eligible_net", "intervals")
     _ok = True
 
     def __init__(self, backend):
@@ -87,6 +87,8 @@ class FastForward:
         self.skips = 0
         self.skipped_ps = 0
         self.skipped_packets = 0
+        #: (from_ps, to_ps) of every jump: the network was frozen from ``from_ps`` and resumed at ``to_ps``
+        self.intervals: list = []
         self.eligible_net = ffstate.network_is_deterministic(self.net, backend.params)
 
     def ensure(self) -> None:
@@ -129,6 +131,8 @@ class FastForward:
         self.skipped_packets += ffstate.jump(self.net, plan)
         self.skips += 1
         self.skipped_ps += plan.dt_ps
+        now = self.net.env.now
+        self.intervals.append((now, now + plan.dt_ps))
         self.hist.clear()
         return plan.dt_ps
 
@@ -136,4 +140,5 @@ class FastForward:
         """The ``fast_forward`` block of ``summary.json``."""
         return {"skips": self.skips, "skipped_sim_time_ns": (self.skipped_ps + 500) // PS_PER_NS,
                 "skipped_packets": self.skipped_packets, "tolerance": self.tol,
-                "deterministic_network": self.eligible_net}
+                "deterministic_network": self.eligible_net,
+                "skipped_intervals_ns": [[(a + 500) // PS_PER_NS, (b + 500) // PS_PER_NS] for a, b in self.intervals]}

@@ -91,6 +91,9 @@ def test_off_writes_the_same_bytes_as_no_flag_and_on_reports_the_skips(tmp_path)
     ff = outs["on"][1]["fast_forward"]
     assert ff["skips"] >= 1 and ff["skipped_packets"] > 0 and ff["tolerance"] == 0.01
     assert 0 < ff["skipped_sim_time_ns"] < outs["on"][1]["sim_time_ns"]
+    spans = ff["skipped_intervals_ns"]
+    assert len(spans) == ff["skips"] and all(a < b for a, b in spans)
+    assert abs(sum(b - a for a, b in spans) - ff["skipped_sim_time_ns"]) <= len(spans)   # ns rounding only
 
 
 # --- accuracy and events against the reference (off) ---------------------------------------------------------
