@@ -180,8 +180,8 @@ SIM_PARAMS = ParamTable("packet-network", [
           "run-wide; --fast-forward on|off sets it)",
           "netsim issue #21, after Wormhole (NSDI'26); off (default) simulates every packet"),
     Param("fast_forward_tolerance", 0.01, "float",
-          "relative change a flow's delivery rate and a port's queue may show between detection windows "
-          "for the network to count as steady",
+          "for the network to count as steady: largest relative standard error of each flow's measured rate "
+          "(mean delivery per detection window) and queue drift per byte a port sent",
           "netsim issue #21 accuracy target (per-flow FCT median error <= 1 %)", minimum=1e-6, maximum=0.5),
 ])
 
