@@ -33,12 +33,15 @@ from .errors import InputError
 #: packet-network ``--set`` keys the analytic backend uses (its own table and ``host.KEY`` aside)
 ANALYTIC_HONOURS = ("mtu_bytes", "header_bytes", "roce_priority", "tcp_priority", "host_stack")
 #: packet-network ``--set`` keys the flow backend's fluid model never reads (netsim/backends/flow/ has no
-#: reference to them): buffers and their sharing, ECN on/off and marking point, PFC thresholds, the egress
-#: scheduler, windows, ACK/CNP pacing, retransmission timers, ``routing=spray``, the Jain window and the
-#: packet RNG. E.g. ``--set ecn=off`` with DCQCN on a 7->1 incast: packet 1.16 ms, flow unchanged 3.40 ms.
-FLOW_IGNORES = ("buffer_bytes", "buffer_mode", "buffer_alpha", "ecn", "ecn_mark_at", "pfc_xoff_bytes",
-                "pfc_xon_bytes", "pfc_xoff_above_ecn", "pfc_headroom_bytes", "internal_xoff_bytes",
-                "internal_xon_bytes", "scheduler", "dwrr_quantum_bytes", "window_bytes", "roce_ack_every_packets",
+#: reference to them): buffer sharing, ECN on/off and marking point, PFC XON offsets and headroom, the egress
+#: scheduler, ACK/CNP pacing, retransmission timers, ``routing=spray``, the Jain window and the packet RNG.
+#: E.g. ``--set ecn=off`` with DCQCN on a 7->1 incast: packet 1.16 ms, flow unchanged 3.40 ms.
+#: Read (not here): ``window_bytes`` and the static XOFF/XON thresholds, by the pause gate of window-limited
+#: lossless flows (netsim/backends/flow/pausegate.py through netsim/network/pfcxoff.py); the dynamic
+#: threshold's inputs are refused with ``pfc_threshold`` itself (the fluid model has no shared buffer).
+FLOW_IGNORES = ("buffer_bytes", "buffer_mode", "buffer_alpha", "ecn", "ecn_mark_at",
+                "pfc_xoff_above_ecn", "pfc_headroom_bytes",
+                "scheduler", "dwrr_quantum_bytes", "roce_ack_every_packets",
                 "tcp_delayed_ack_segments", "tcp_delayed_ack_timeout_ns", "cnp_interval_ns", "min_rto_ns",
                 "initial_rto_ns", "initial_rto_rtts", "max_rto_ns", "max_timeouts", "random_seed", "routing",
                 "jain_start_ns", "jain_window_ns",

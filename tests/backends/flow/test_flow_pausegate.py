@@ -82,3 +82,25 @@ def test_unbounded_windows_always_count_and_first_hops_never():
     # a window that the path holds at its rate queues nothing
     w = StandingWindow(100.0, 100.0)
     assert pausing_ingresses([[0, 1]], [w], [3], [1.0], caps, lambda l, p: 0.0) == frozenset()
+
+
+def test_set_xoff_is_honoured_on_the_flow_backend(mm, tmp_path):
+    """``--set pfc_xoff_bytes`` reaches the gate: with 40 kB windows the 62.4 kB standing queue
+    pauses under the automatic 56 kB XOFF but not under a 100 kB one (f1 back at max-min)."""
+    from netsim.cli import main
+    flows = tmp_path / "f.csv"
+    flows.write_text("src,dst,size_bytes,start_ns\nh0,h3,10000000,0\nh1,h2,10000000,0\nh1,h3,1000000,5000\n")
+    topo = tmp_path / "mm.yaml"
+    topo.write_text(MM)
+    out = {}
+    for xoff in ("0", "100000"):
+        d = tmp_path / f"x{xoff}"
+        rc = main(["flows", str(topo), str(flows), "--backend", "flow", "--cc", "none", "--cc-param",
+                   "none.window_bytes=40000", "--set", f"pfc_xoff_bytes={xoff}", "--out", str(d),
+                   "--quiet", "--no-trace"])
+        assert rc == 0
+        import csv
+        rows = list(csv.DictReader(open(d / "fct.csv")))
+        out[xoff] = float(next(r for r in rows if r["flow_id"] == "1")["fct_ns"])
+    assert out["0"] > 1.2 * F1_MAXMIN_NS
+    assert out["100000"] == pytest.approx(F1_MAXMIN_NS, rel=0.01)
