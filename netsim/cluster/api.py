@@ -155,6 +155,7 @@ def run_cluster(graph, cluster, *, backend: str = "packet", cc: str = "none", pa
                                    **sinks, **kw)
         rows = interference_rows(ledger)
         summary = _summary(spec, jobs, exs, ledger, be, rows, bg_flows, topo_label, t0, kw)
+        _say_no_contention(summary, backend, jobs, bg_flows)
         cache = cache_dir if cache_dir is not None else (os.path.join(out_dir, "alone") if out_dir else None)
         hits = _slowdowns(summary, graph, jobs, cache, params, kw) if alone else {}
         summary["wall_time_s"] = time.perf_counter() - t0
@@ -173,6 +174,20 @@ def run_cluster(graph, cluster, *, backend: str = "packet", cc: str = "none", pa
     summary["paths"] = paths
     summary["_executors"], summary["_jobs"], summary["_alone_cached"] = exs, jobs, hits
     return summary
+
+
+#: what an analytic cluster run cannot show (summary.json ``contention``; docs/cluster.md)
+NO_CONTENTION = ("the analytic backend models no contention between flows of different jobs or with the "
+                 "background: each job runs as if alone (slowdown 1 by construction); use --backend flow or packet")
+
+
+def _say_no_contention(summary: dict, backend: str, jobs, bg_flows) -> None:
+    """On the analytic backend with more than one traffic source, say so in the summary and in one
+    ``netsim: warning:`` line: its slowdowns of 1 are not a measurement."""
+    if backend != "analytic" or (len(jobs) < 2 and not bg_flows):
+        return
+    summary["contention"] = "not modelled"
+    print(f"netsim: warning: {NO_CONTENTION}", file=sys.stderr)
 
 
 def _summary(spec, jobs, exs, ledger, be, rows, bg_flows, topo_label, t0, kw) -> dict:

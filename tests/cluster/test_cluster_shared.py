@@ -89,3 +89,14 @@ def test_a_job_started_after_the_other_ends_is_not_slowed():
     for name in ("a", "b"):
         assert s["jobs"][name]["slowdown"] == pytest.approx(1.0, rel=1e-6)
     assert s["shared_links"] == {"a|b": 2}                    # same links, different times
+
+
+def test_analytic_says_it_models_no_contention(capsys):
+    """Two rings on one bottleneck: flow gives each job slowdown ~2 (max-min halves the link); the
+    analytic backend gives 1 by construction, so its summary says `contention: not modelled` and
+    stderr carries one warning line; flow's summary has no such key."""
+    s = _two_rings("analytic")
+    assert s["contention"] == "not modelled"
+    err = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert len(err) == 1 and "analytic backend models no contention" in err[0]
+    assert "contention" not in _two_rings("flow")
