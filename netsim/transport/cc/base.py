@@ -35,6 +35,22 @@ from ...params import Param, ParamTable
 REGISTRY: dict[str, type["CongestionControl"]] = {}
 
 
+class PresetTable(ParamTable):
+    """A :class:`ParamTable` whose ``None`` values mean "from the preset" (resolvable twice)."""
+
+    def resolve(self, overrides=None, *, base=None, source=None) -> dict:
+        def clean(d):
+            return {k: v for k, v in (d or {}).items() if v is not None}
+        return super().resolve(clean(overrides), base=clean(base), source=source)
+
+
+def preset_param(presets: dict, name: str, kind: str, doc: str, **kw) -> Param:
+    """A parameter of a :class:`PresetTable` whose default (``None``) comes from the chosen preset;
+    its source lists every preset's value of ``name``."""
+    vals = ", ".join(f"{k}: {v[name]}" for k, v in presets.items())
+    return Param(name, None, kind, f"{doc} (None = from the preset)", f"presets — {vals}", **kw)
+
+
 def register(cls):
     """Class decorator: make an algorithm available as ``--cc NAME``."""
     REGISTRY[cls.name] = cls

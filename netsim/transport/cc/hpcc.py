@@ -41,9 +41,11 @@ variants, HPCC's global-T option (T here is the flow's own base RTT).
 """
 from __future__ import annotations
 
-from ...params import Param, ParamTable
+from functools import partial
+
+from ...params import Param
 from ..telemetry import int_header_bytes
-from .base import CongestionControl, register
+from .base import CongestionControl, PresetTable, preset_param, register
 
 #: preset values and their sources; ``None`` parameters take these
 PRESETS: dict[str, dict] = {
@@ -65,18 +67,7 @@ MIN_U = 1e-9
 RATE_AI_REF_BPS = 25e9
 
 
-class PresetTable(ParamTable):
-    """A :class:`ParamTable` whose ``None`` values mean "from the preset" (resolvable twice)."""
-
-    def resolve(self, overrides=None, *, base=None, source=None) -> dict:
-        def clean(d):
-            return {k: v for k, v in (d or {}).items() if v is not None}
-        return super().resolve(clean(overrides), base=clean(base), source=source)
-
-
-def _p(name, kind, doc, **kw):
-    vals = ", ".join(f"{k}: {v[name]}" for k, v in PRESETS.items())
-    return Param(name, None, kind, f"{doc} (None = from the preset)", f"presets — {vals}", **kw)
+_p = partial(preset_param, PRESETS)
 
 
 @register

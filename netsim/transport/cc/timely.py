@@ -42,11 +42,12 @@ the rate-update pacing engine's granularity.
 """
 from __future__ import annotations
 
+from functools import partial
+
 import math
 
-from ...params import Param, ParamTable
-from .base import CongestionControl, register
-from .hpcc import PresetTable
+from ...params import Param
+from .base import CongestionControl, PresetTable, preset_param, register
 
 _SRC = "Mittal et al., TIMELY, SIGCOMM 2015"
 _HPCC = "HPCC ns-3 (alibaba-edu/High-Precision-Congestion-Control)"
@@ -78,9 +79,7 @@ _FROM_PRESET = ("t_low_ns", "t_high_ns", "delta_bps", "delta_per_line_rate", "ha
                 "segment_bytes")
 
 
-def _p(name, kind, doc, **kw):
-    vals = ", ".join(f"{k}: {v[name]}" for k, v in PRESETS.items())
-    return Param(name, None, kind, f"{doc} (None = from the preset)", f"presets — {vals}", **kw)
+_p = partial(preset_param, PRESETS)
 
 
 @register
