@@ -58,8 +58,8 @@ from __future__ import annotations
 
 import math
 
-from ...params import Param, ParamTable
-from .base import CongestionControl, register
+from ...params import Param
+from .base import CongestionControl, PresetTable, register
 
 INF = math.inf
 
@@ -118,8 +118,8 @@ _P = "None = from the preset"
 SCALED = ("rai_bps", "rhai_bps", "kmin_bytes", "kmax_bytes")
 
 
-class PresetParamTable(ParamTable):
-    """A :class:`ParamTable` whose ``None`` defaults are filled from the chosen preset.
+class PresetParamTable(PresetTable):
+    """A :class:`~.base.PresetTable` whose ``None`` defaults are filled from the chosen preset.
 
     ``None`` values in the layers mean "not set" (so a resolved dict can be
     resolved again). Keys the preset scales with the link rate stay ``None``
@@ -127,9 +127,7 @@ class PresetParamTable(ParamTable):
     """
 
     def resolve(self, overrides=None, *, base=None, source=None) -> dict:
-        def clean(d):
-            return {k: v for k, v in (d or {}).items() if v is not None}
-        out = super().resolve(clean(overrides), base=clean(base), source=source)
+        out = super().resolve(overrides, base=base, source=source)
         table = PRESETS[out["preset"]]
         ref = out["rate_scale_ref_bps"]
         if ref is None:
