@@ -95,14 +95,15 @@ class Backend(ABC):
         """Like :meth:`send`, but one end is a switch with ``nvls``/``sharp`` true (in-network reduction).
 
         Only backends declaring :data:`IN_NETWORK` honour it (the flow ends at
-        or starts from the switch: it terminates and originates the bytes);
+        or starts from the switch: it terminates and originates the bytes; all
+        three shipped backends);
         others raise a one-line :class:`~netsim.errors.InputError`.
         """
         if IN_NETWORK not in self.capabilities:
             from ..errors import InputError
             raise InputError(f"the {self.name} backend cannot terminate flows at a switch (in-network reduction)",
                              where="collective algorithm", value="nvls",
-                             accepted="--backend analytic or flow, or algorithm ring/tree")
+                             accepted="--backend analytic, flow or packet, or algorithm ring/tree")
         with self.contract.in_network(src, dst):
             return self.send(src, dst, size_bytes, tag)
 

@@ -60,8 +60,9 @@ algbw/busbw) in :mod:`.cost`.
 
 ``algorithm="nvls"`` (all-reduce, reduce-scatter, all-gather on ranks of one
 NVSwitch with ``nvls: true``): reduced and multicast in the switch
-(:mod:`.nvls`) on the backends declaring ``in_network`` (analytic, flow); an
-error on packet.
+(:mod:`.nvls`) on the backends declaring ``in_network`` (analytic, flow, packet:
+there the switch terminates, acknowledges and originates the transport flows,
+:mod:`netsim.backends.packet.innetwork`).
 
 ``algorithm="collnet"`` (all-reduce on ranks of several servers whose NICs'
 rail switches have ``sharp: true``): intra-server ring phases around an

@@ -20,7 +20,7 @@ reducing before the spine) are not modelled and are an error, as is a
 rail whose NICs sit on different switches. Chunks: the caller's
 ``chunk_bytes``, else :data:`.nvls.NVLS_PARAMS` ``nvls_chunk_bytes`` (the
 in-network unit). Transfers end or start at the switch through
-``send_in_network`` (analytic and flow). Left out: the switch's reduction
+``send_in_network`` (analytic, flow and packet). Left out: the switch's reduction
 time, SHARP's limited concurrent aggregation trees, pipelining across the
 three phases, and CollNet chain.
 """

@@ -21,7 +21,9 @@ NVSwitch with ``nvls: true`` that every rank links to:
 
 Transfers end or start at the switch through
 :meth:`netsim.backends.base.Backend.send_in_network` (backends declaring the
-``in_network`` capability: analytic and flow); the packet backend refuses NVLS
+``in_network`` capability: analytic, flow and packet, where the NVSwitch
+terminates and acknowledges the flows up and originates those down,
+:mod:`netsim.backends.packet.innetwork`); a backend without it refuses NVLS
 with a one-line error. Left out: the reduction's compute time in the switch,
 the switch's multicast fan-out limits, NVLS-tree and CollNet/SHARP (still an
 error on every backend), and NVLS buffer registration.

@@ -73,7 +73,6 @@ def test_auto_picks_and_runs_collnet_on_sharp_rails(rail):
 
 @pytest.mark.parametrize("graph, kw, match", [
     ("leaf_spine", {}, "collnet needs the NICs of each rail's ranks on one switch with sharp: true"),
-    ("rail", {"backend": "packet"}, "collnet reduces in the switch, which the packet backend cannot model"),
     ("rail", {"kind": "reducescatter"}, "collnet runs allreduce only"),
     ("rail", {"protocol": "ll128"}, "collnet runs the Simple protocol only"),
 ])

@@ -1,4 +1,5 @@
-"""NVLS simulated: reduce in the NVSwitch, multicast out of it (issue 20), on analytic and flow.
+"""NVLS simulated: reduce in the NVSwitch, multicast out of it (issue 20), on analytic and flow
+(packet: test_innetwork_packet.py).
 
 Checked against hand-computed link loads (each GPU's link carries S up and S
 down in an all-reduce, against the ring's 2S(n-1)/n), the link-bound closed
@@ -8,7 +9,7 @@ from collections import defaultdict
 
 import pytest
 
-from netsim.backends.base import TraceSinks, create_backend
+from netsim.backends.base import Backend, TraceSinks, create_backend
 from netsim.collectives import nvls, run_collective
 from netsim.errors import InputError
 from netsim.records import ListSink
@@ -19,6 +20,22 @@ NODES = [f"s0.gpu{i}" for i in range(N)]
 SW = "s0.nvs0"
 RATE_BPS = 3.6e12                       # gpu_server's NVLink per GPU
 S = 8 << 20
+
+
+class NoInNetwork(Backend):
+    """A backend that does not declare ``in_network`` (every shipped one does): the refusals stay."""
+
+    name = "stub"
+
+    def __init__(self, graph):
+        import simpy
+        self.env, self.graph, self.sink = simpy.Environment(), graph, None
+
+    def send(self, src, dst, size_bytes, tag=None, *, cc=None, priority=None):
+        raise AssertionError("never reached: the in-network refusal comes first")
+
+    def stats(self):
+        return {}
 
 
 @pytest.fixture(scope="module")
@@ -84,12 +101,13 @@ def test_auto_picks_nvls_at_large_sizes_and_runs_it(nvls_server):
 @pytest.mark.parametrize("kw, match", [
     ({"algorithm": "nvls", "protocol": "ll"}, "collective protocol: nvls runs the Simple protocol only"),
     ({"kind": "broadcast", "algorithm": "nvls"}, "nvls does not run broadcast"),
-    ({"backend": "packet", "algorithm": "nvls"}, "nvls reduces in the switch, which the packet backend cannot"),
+    ({"backend": "stub", "algorithm": "nvls"}, "nvls reduces in the switch, which the stub backend cannot"),
     ({"graph": "plain", "algorithm": "nvls"}, "nvls needs every rank linked to one NVSwitch with nvls: true"),
 ])
 def test_nvls_refusals_are_one_line_errors(nvls_server, kw, match):
     graph = gpu_server("s0", gpus=N) if kw.pop("graph", None) else nvls_server
-    be = create_backend(kw.pop("backend", "analytic"), graph, seed=0)
+    name = kw.pop("backend", "analytic")
+    be = NoInNetwork(graph) if name == "stub" else create_backend(name, graph, seed=0)
     with pytest.raises(InputError, match=match) as exc:
         run_collective(be, kw.pop("kind", "allreduce"), NODES, S, **kw)
         be.env.run()
@@ -106,8 +124,8 @@ def test_send_still_rejects_switch_endpoints(nvls_server):
     plain = create_backend("flow", gpu_server("s0", gpus=2), seed=0)
     with pytest.raises(InputError, match="in-network flow: an in-network transfer ends at a switch"):
         plain.send_in_network("s0.gpu0", SW, 100)
-    with pytest.raises(InputError, match="packet backend cannot terminate flows at a switch"):
-        create_backend("packet", nvls_server, seed=0).send_in_network(NODES[0], SW, 100)
+    with pytest.raises(InputError, match="stub backend cannot terminate flows at a switch"):
+        NoInNetwork(nvls_server).send_in_network(NODES[0], SW, 100)
 
 
 def test_shipped_nvls_workload_runs_nvls_and_reports_it_in_ops_csv(tmp_path):
@@ -124,13 +142,16 @@ def test_shipped_nvls_workload_runs_nvls_and_reports_it_in_ops_csv(tmp_path):
     assert dp and all((r["algorithm"], r["protocol"]) == ("nvls", "simple") for r in dp)
 
 
-def test_cli_refuses_nvls_on_packet_in_one_line(tmp_path, capsys):
+@pytest.mark.slow
+def test_cli_runs_the_shipped_nvls_workload_on_packet(tmp_path, capsys):
+    import csv
     from netsim.cli import main
     code = main(["run", "topologies/h100_nvls_server.yaml", "workloads/gpt-1.5b-d8-innetwork-small.yaml", "--backend",
                  "packet", "--out", str(tmp_path / "o"), "--quiet"])
-    err = capsys.readouterr().err.strip()
-    assert code == 2 and len(err.splitlines()) == 1
-    assert "picks nvls" in err and "packet backend cannot model in-network reduction" in err
+    assert code == 0 and capsys.readouterr().err.strip() == ""
+    with open(tmp_path / "o" / "ops.csv") as fh:
+        dp = [r for r in csv.DictReader(fh) if r["kind"] == "dp"]
+    assert dp and all((r["algorithm"], r["protocol"]) == ("nvls", "simple") for r in dp)
 
 
 @pytest.mark.parametrize("size, channels, chunk", [(1_000_003, 1, None), (777_777, 3, 50_000), (8, 2, 1)])

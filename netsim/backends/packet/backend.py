@@ -25,12 +25,13 @@ from ...network.send import SendContract, cc_registry  # noqa: F401  (cc_registr
 from ...records import EMPTY_TAG, FlowTag, make_record
 from ...transport.packet import N_DATA_PRIORITIES, N_PRIORITIES
 from ...units import PS_PER_NS
-from ..base import (CC_TRACE, FAST_FORWARD, HOST_STACK, HPCC_FCT, LINK_CHANGES, PFC_TRACE, QUEUE_TRACE, ROUTER,
-                    Backend, register_backend)
+from ..base import (CC_TRACE, FAST_FORWARD, HOST_STACK, HPCC_FCT, IN_NETWORK, LINK_CHANGES, PFC_TRACE, QUEUE_TRACE,
+                    ROUTER, Backend, register_backend)
 from . import linkchange
 from .accounting import FlowAccounting
 from .fastforward import FastForward
 from .hpccfct import hpcc_ip, hpcc_row  # noqa: F401  (hpcc_ip: re-exported)
+from .innetwork import InNetworkSwitches, switch_of
 from .network import Network
 
 
@@ -39,7 +40,7 @@ class PacketBackend(Backend):
 
     name = "packet"
     capabilities = frozenset({HOST_STACK, LINK_CHANGES, HPCC_FCT, ROUTER, QUEUE_TRACE, PFC_TRACE, CC_TRACE,
-                              FAST_FORWARD})
+                              FAST_FORWARD, IN_NETWORK})
 
     def __init__(self, graph, *, env, params, seed, cc, cc_params, sinks, hpcc_fct: bool = False,
                  keep_flows: bool = False):
@@ -72,6 +73,8 @@ class PacketBackend(Backend):
         self.net.flow_received = self._received
         self.net.flow_acked = self._acked
         self.net.flow_failed = self._failed
+        #: reducing switches able to end and start flows (NVLS, SHARP: send_in_network; .innetwork)
+        self.in_network = InNetworkSwitches(self.net)
         self.failed = 0
         self.next_fid = 0
         self.flows_started = 0
@@ -241,6 +244,12 @@ class PacketBackend(Backend):
             self.ff.ensure()
         flow.wake_sender(now)
         return ev
+
+    def send_in_network(self, src, dst, size_bytes: int, tag: FlowTag = EMPTY_TAG):
+        """A flow ending or starting at a reducing switch, which terminates / originates it (:mod:`.innetwork`)."""
+        with self.contract.in_network(src, dst):
+            self.in_network.enable(switch_of(self.graph, src, dst))
+            return self.send(src, dst, size_bytes, tag)
 
     # -- completion -------------------------------------------------------------------------------
     def _received(self, flow) -> None:
