@@ -19,15 +19,31 @@ made up, at the rate of that moment (1/(1+g) beside compute, else 1): an op
 whose work y runs beside compute takes g·y longer, and one that runs beside
 compute throughout ends at D·(1+g).
 
+Why charging at the end equals a slower injection for the op itself: let
+r(t) be the op's progress rate (1/(1+g) while any of its ranks computes, else
+1) from its start t0. Slowing its injection ends it at T with
+∫_{t0}^{T} r = D. Charging at the end lets the network finish at t0 + D,
+having lost L = ∫_{t0}^{t0+D} (1 − r) of progress, and makes L up at r(t):
+it ends at T' with ∫_{t0+D}^{T'} r = L, i.e. ∫_{t0}^{T'} r = D, so T' = T
+(compute that waits for the op starts at the same T either way). The
+equality needs D to scale with the progress rate, which holds for an op alone
+on its links whose time is bandwidth (or SM-paced) time;
+tests/runtime/test_overlap_injection.py checks it on analytic and flow
+against the same all-reduce on links slowed to B/(1+g) while compute runs.
+
 With f = g = 0 the model is not installed at all and the step is exactly as
 without it. The defaults and measured values of f and g are in
 :mod:`netsim.workloads.variability`. Works on every backend (it lives in the
 executor, above the network).
 
-Left out: the network seeing the slower injection (a slowed collective's
-flows keep the rate the backend gave them; the delay is added at its end, so
-other traffic on shared links is not relieved), and concurrent
-communication (or compute) kernels slowing each other more than one does.
+Left out: the network seeing the slower injection when the op shares links
+with other traffic (its flows keep the rate the backend gave them, so the
+other traffic is not relieved; and an op already held by contention below
+B/(1+g) would not be slowed by a rate cap, but is by the end charge: an
+upper bound on its end there); no backend offers a per-flow rate cap that
+changes during a flow, which charging inside the network would need; and
+concurrent communication (or compute) kernels slowing each other more than
+one does.
 """
 from __future__ import annotations
 

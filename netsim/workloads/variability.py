@@ -68,10 +68,15 @@ MEASURED_OVERLAP_SLOWDOWN = 0.189
 #: largest overlap slowdown f (netsim choice: f = 10 already makes overlapped compute 11x slower)
 MAX_OVERLAP_SLOWDOWN = 10.0
 #: communication slowdown g beside compute by default: 0, communication at the network's speed (netsim
-#: choice: no published measurement isolates a collective's own slowdown, and 0 keeps every existing
-#: workload's outputs). For a measured bound, Agrawal et al. ("Optimizing ML Concurrent Computation and
-#: Communication with GPU DMA Engines", arXiv:2412.14335, 2024) find concurrent compute + collectives on
-#: GPUs realize on average only 21 % of the ideal overlap speedup, from SM, cache and HBM interference
+#: choice: no published measurement isolates a collective's own slowdown, so there is no measured preset
+#: as MEASURED_OVERLAP_SLOWDOWN is for f, and 0 keeps every existing workload's outputs). Searched
+#: (2026-12): Agrawal et al. ("Optimizing ML Concurrent Computation and Communication with GPU DMA
+#: Engines", arXiv:2412.14335, 2024) find concurrent compute + collectives on MI300X realize on average
+#: only 21 % of the ideal overlap speedup (SM, cache and HBM interference) — a joint figure that does not
+#: split into f and g; Lee et al. (arXiv:2507.03114) measure the compute side only (f); Cui and Pericas
+#: (arXiv:2606.09200) report total-time reductions of their occupancy shaping, not the collective's own
+#: slowdown; Huawei's MindStudio tuning guide says communication bandwidth beside MatMul/FA drops "about
+#: 1 to 2 times" on Ascend NPUs — no single figure, other hardware
 DEFAULT_OVERLAP_COMM_SLOWDOWN = 0.0
 
 
