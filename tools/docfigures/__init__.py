@@ -68,6 +68,7 @@ SCRIPTS = ("dcqcn_presets", "readme_validation", "lone_flow", "dctcp_band", "apn
            "timely_loop",
            "flow_pause_gate",
            "packet_fastforward",
+           "innetwork_packet",
            )
 
 
