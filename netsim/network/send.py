@@ -140,22 +140,30 @@ class SendContract:
 
         That end must be a node with ``nvls: true`` or ``sharp: true`` (an
         NVSwitch or switch that reduces / replicates in-network, issue 20) and the
-        other a gpu or host; anything else is the usual one-line
+        other a gpu or host — or both ends reducing switches (the inner hop of a
+        SHARP aggregation tree); anything else is the usual one-line
         :class:`InputError`. Outside the ``with`` block switch endpoints are
         rejected as always.
         """
         nodes = self.graph.nodes
-        sw = dst if src in self._endpoints else src
-        if not (sw in nodes and any(nodes[sw].get(f) is True for f in ("nvls", "sharp"))):
-            raise InputError("an in-network transfer ends at a switch with nvls: true or sharp: true",
-                             where="in-network flow", value=f"{src}->{dst}",
-                             accepted="a gpu/host and a reducing switch it links to")
-        self._endpoint(dst if sw == src else src, "dst" if sw == src else "src")
-        self._endpoints.add(sw)
+
+        def reducing(x) -> bool:
+            return x in nodes and any(nodes[x].get(f) is True for f in ("nvls", "sharp"))
+        if reducing(src) and reducing(dst):
+            ends = (src, dst)
+        else:
+            sw = dst if src in self._endpoints else src
+            if not reducing(sw):
+                raise InputError("an in-network transfer ends at a switch with nvls: true or sharp: true",
+                                 where="in-network flow", value=f"{src}->{dst}",
+                                 accepted="a gpu/host and a reducing switch it links to, or two reducing switches")
+            self._endpoint(dst if sw == src else src, "dst" if sw == src else "src")
+            ends = (sw,)
+        self._endpoints.update(ends)
         try:
             yield
         finally:
-            self._endpoints.discard(sw)
+            self._endpoints.difference_update(ends)
 
     def check(self, src, dst, size_bytes, tag: FlowTag = EMPTY_TAG, cc: str | None = None,
               priority: int | None = None) -> SendSpec:

@@ -2,7 +2,7 @@
 import networkx as nx
 
 
-from netsim.backends.base import TraceSinks, create_backend
+from netsim.backends.base import Backend, TraceSinks, create_backend
 from netsim.records import ListSink
 
 
@@ -25,3 +25,19 @@ def run_on(graph, fn, backend: str = "analytic", params=None):
     return be, sink.rows, out
 
 
+
+
+class NoInNetwork(Backend):
+    """A backend that does not declare ``in_network`` (every shipped one does): the refusals stay."""
+
+    name = "stub"
+
+    def __init__(self, graph):
+        import simpy
+        self.env, self.graph, self.sink = simpy.Environment(), graph, None
+
+    def send(self, src, dst, size_bytes, tag=None, *, cc=None, priority=None):
+        raise AssertionError("never reached: the in-network refusal comes first")
+
+    def stats(self):
+        return {}

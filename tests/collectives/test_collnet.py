@@ -1,8 +1,9 @@
 """CollNet/SHARP simulated: intra-server ring phases around an all-reduce reduced in a rail switch (issue 20).
 
 Checked against hand-computed link loads (each rank sends S/G up to its rail's SHARP switch and gets
-S/G back, against a ring's 2(m-1)/m · S/G each way), the hierarchical all-reduce with the same
-intra-server phases, and NCCL's tuning model's choice.
+S/G back, against a ring's 2(m-1)/m · S/G each way; on a leaf-spine fabric, leaves reduce their
+servers' parts and a spine joins the leaves), the hierarchical all-reduce with the same intra-server
+phases, and NCCL's tuning model's choice.
 """
 from collections import defaultdict
 
@@ -18,11 +19,11 @@ SERVERS, G = 4, 4
 S = 8 << 20
 
 
-def _cluster(fabric="rail", sharp=True, **kw):
+def _cluster(fabric="rail", sharp=True, spines_sharp=True, **kw):
     g = gpu_cluster(servers=SERVERS, gpus_per_server=G, fabric=fabric, **kw)
     for s, k in g.nodes(data="kind"):
         if k == "switch":
-            g.nodes[s]["sharp"] = sharp
+            g.nodes[s]["sharp"] = sharp and (spines_sharp or not s.startswith("spine"))
     return g
 
 
@@ -72,12 +73,12 @@ def test_auto_picks_and_runs_collnet_on_sharp_rails(rail):
 
 
 @pytest.mark.parametrize("graph, kw, match", [
-    ("leaf_spine", {}, "collnet needs the NICs of each rail's ranks on one switch with sharp: true"),
+    ("leaf_spine", {}, "collnet needs the leaf switches of each rail's ranks linked to one switch with sharp"),
     ("rail", {"kind": "reducescatter"}, "collnet runs allreduce only"),
     ("rail", {"protocol": "ll128"}, "collnet runs the Simple protocol only"),
 ])
 def test_collnet_refusals_are_one_line_errors(rail, graph, kw, match):
-    g = rail if graph == "rail" else _cluster("leaf_spine", servers_per_leaf=2)   # SHARP would need a tree
+    g = rail if graph == "rail" else _cluster("leaf_spine", servers_per_leaf=2, spines_sharp=False)   # no root
     be = create_backend(kw.pop("backend", "analytic"), g, seed=0)
     with pytest.raises(InputError, match=match) as exc:
         run_collective(be, kw.pop("kind", "allreduce"), _gpus(g), S, algorithm="collnet", **kw)
@@ -97,3 +98,35 @@ def test_shipped_sharp_topology_runs_collnet_and_reports_it_in_ops_csv(tmp_path)
     with open(tmp_path / "ops.csv") as fh:
         dp = [r for r in csv.DictReader(fh) if r["kind"] == "dp"]
     assert dp and all((r["algorithm"], r["protocol"]) == ("collnet", "simple") for r in dp)
+
+
+# -- two-level SHARP trees: leaves reduce their servers' parts, a spine joins the leaves ---------------------
+@pytest.fixture(scope="module")
+def leaf_spine():
+    return _cluster("leaf_spine", servers_per_leaf=2)         # 4 servers, 2 per leaf, 2 spines, all sharp
+
+
+def test_two_level_tree_link_bytes_are_the_hand_count(leaf_spine):
+    """Each rank sends S/G to its leaf and gets S/G back; rail i's root is spine (i mod 2), so each
+    leaf-spine link carries S/G each way for each of the 2 rails that spine serves."""
+    res, rows = _run(leaf_spine, "analytic", S, algorithm="collnet")
+    kinds = dict(leaf_spine.nodes(data="kind"))
+    bytes_on = defaultdict(int)
+    for r in rows:
+        if "switch" in (kinds[r.src], kinds[r.dst]):
+            bytes_on[r.src, r.dst] += r.size_bytes
+    seg = S // G
+    for x in _gpus(leaf_spine):
+        leaf = "leaf0" if x.split(".")[0] in ("s0", "s1") else "leaf1"
+        assert bytes_on.pop((x, leaf)) == bytes_on.pop((leaf, x)) == seg
+    assert bytes_on == {(a, b): 2 * seg for a in ("leaf0", "leaf1") for b in ("spine0", "spine1")} | \
+        {(b, a): 2 * seg for a in ("leaf0", "leaf1") for b in ("spine0", "spine1")}
+    assert res.algorithm == "collnet" and res.flows == len(rows)
+
+
+@pytest.mark.parametrize("backend", ["analytic", "flow"])
+def test_two_level_tree_beats_hierarchical_and_auto_picks_it(leaf_spine, backend):
+    coll, _ = _run(leaf_spine, backend, S, algorithm="collnet")
+    hier, _ = _run(leaf_spine, backend, S, algorithm="hierarchical")
+    auto, _ = _run(leaf_spine, backend, S, algorithm="auto", protocol="auto")
+    assert coll.time_s < hier.time_s and auto.algorithm == "collnet"

@@ -13,6 +13,7 @@ import pytest
 
 from netsim.backends.base import TraceSinks, create_backend
 from netsim.collectives import nvls, run_collective
+from netsim.errors import InputError
 from netsim.records import ListSink
 from netsim.topology import gpu_server, load_topology
 
@@ -127,3 +128,26 @@ def test_packet_collnet_matches_flow_and_each_rail_link_carries_the_hand_count(s
         wire = be.net.ports[(nic, rail)].tx_bytes
         assert wire == _hand_bytes(rows, pm, lambda r: r.src == x and r.dst == rail,
                                    lambda r: r.src == rail and r.dst == x)
+
+
+def test_packet_two_level_sharp_tree_matches_flow_and_the_leaf_spine_links_carry_the_hand_count():
+    """Leaves reduce their servers' parts and send one partial to the rail's spine, which returns the
+    sum: each leaf->spine port carries S/G per rail that spine serves (2 here), plus headers and ACKs."""
+    from netsim.topology import gpu_cluster
+    g = gpu_cluster(servers=4, gpus_per_server=4, fabric="leaf_spine", servers_per_leaf=2)
+    for s, k in g.nodes(data="kind"):
+        if k == "switch":
+            g.nodes[s]["sharp"] = True
+    gpus = _gpus(g)
+    res, rows, be = _run(g, "packet", "allreduce", S, gpus, algorithm="collnet")
+    ref, _, _ = _run(g, "flow", "allreduce", S, gpus, algorithm="collnet")
+    assert res.flows == ref.flows and res.time_s == pytest.approx(ref.time_s, rel=0.05)
+    pm = be.paths.path(("leaf0", "spine0"))
+    for a in ("leaf0", "leaf1"):
+        for b in ("spine0", "spine1"):
+            assert sum(r.size_bytes for r in rows if (r.src, r.dst) == (a, b)) == 2 * S // 4
+            assert be.net.ports[(a, b)].tx_bytes == _hand_bytes(rows, pm, lambda r: (r.src, r.dst) == (a, b),
+                                                                lambda r: (r.src, r.dst) == (b, a))
+    with pytest.raises(InputError, match="flow dst: flows start and end at gpu/host nodes, not a nic") as exc:
+        be.send_in_network("leaf0", "s0.nic0", 100)                 # a NIC is neither an endpoint nor reducing
+    assert "\n" not in str(exc.value)

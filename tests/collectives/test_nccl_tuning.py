@@ -115,10 +115,12 @@ def test_nvls_beats_ring_at_large_sizes_when_enabled(nvls_server):
 
 
 def test_auto_picking_nvls_is_a_one_line_error_on_a_backend(nvls_server):
-    """The packet backend cannot end flows at the switch (analytic and flow run NVLS: test_nvls.py)."""
-    be = create_backend("packet", nvls_server, seed=0)
+    """A backend without ``in_network`` cannot end flows at the switch (every shipped one can: test_nvls.py,
+    test_innetwork_packet.py)."""
+    from tests.collectives.coll_helpers import NoInNetwork
+    be = NoInNetwork(nvls_server)
     run_collective(be, "allreduce", NODES, 1 << 20, algorithm="auto", protocol="auto")
-    with pytest.raises(InputError, match="picks nvls .* cannot model in-network reduction") as exc:
+    with pytest.raises(InputError, match="picks nvls .* the stub backend cannot model in-network reduction") as exc:
         be.env.run()
     assert "\n" not in str(exc.value)
 

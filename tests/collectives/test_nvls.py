@@ -9,33 +9,19 @@ from collections import defaultdict
 
 import pytest
 
-from netsim.backends.base import Backend, TraceSinks, create_backend
+from netsim.backends.base import TraceSinks, create_backend
 from netsim.collectives import nvls, run_collective
 from netsim.errors import InputError
 from netsim.records import ListSink
 from netsim.topology import gpu_server
+
+from tests.collectives.coll_helpers import NoInNetwork
 
 N = 8
 NODES = [f"s0.gpu{i}" for i in range(N)]
 SW = "s0.nvs0"
 RATE_BPS = 3.6e12                       # gpu_server's NVLink per GPU
 S = 8 << 20
-
-
-class NoInNetwork(Backend):
-    """A backend that does not declare ``in_network`` (every shipped one does): the refusals stay."""
-
-    name = "stub"
-
-    def __init__(self, graph):
-        import simpy
-        self.env, self.graph, self.sink = simpy.Environment(), graph, None
-
-    def send(self, src, dst, size_bytes, tag=None, *, cc=None, priority=None):
-        raise AssertionError("never reached: the in-network refusal comes first")
-
-    def stats(self):
-        return {}
 
 
 @pytest.fixture(scope="module")

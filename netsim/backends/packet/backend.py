@@ -31,7 +31,7 @@ from . import linkchange
 from .accounting import FlowAccounting
 from .fastforward import FastForward
 from .hpccfct import hpcc_ip, hpcc_row  # noqa: F401  (hpcc_ip: re-exported)
-from .innetwork import InNetworkSwitches, switch_of
+from .innetwork import InNetworkSwitches, switch_ends
 from .network import Network
 
 
@@ -248,7 +248,8 @@ class PacketBackend(Backend):
     def send_in_network(self, src, dst, size_bytes: int, tag: FlowTag = EMPTY_TAG):
         """A flow ending or starting at a reducing switch, which terminates / originates it (:mod:`.innetwork`)."""
         with self.contract.in_network(src, dst):
-            self.in_network.enable(switch_of(self.graph, src, dst))
+            for sw in switch_ends(self.graph, src, dst):
+                self.in_network.enable(sw)
             return self.send(src, dst, size_bytes, tag)
 
     # -- completion -------------------------------------------------------------------------------

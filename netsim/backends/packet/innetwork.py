@@ -103,6 +103,6 @@ def _terminating_receive(node: Forwarder):
     return receive
 
 
-def switch_of(graph, src, dst):
-    """The switch end of an in-network transfer ``src -> dst`` (the end that is not a gpu or host)."""
-    return dst if graph.nodes[src].get("kind") in ENDPOINT_KINDS else src
+def switch_ends(graph, src, dst) -> tuple:
+    """The switch ends of an in-network transfer ``src -> dst`` (those that are not a gpu or host)."""
+    return tuple(x for x in (src, dst) if graph.nodes[x].get("kind") not in ENDPOINT_KINDS)
