@@ -29,6 +29,12 @@ forwarded as before, with the same buffer, PFC and ECN. A switch is
 enabled on the first in-network send that names it, so a run without
 in-network collectives keeps the fast arrival path at every port.
 
+A terminated packet takes no buffer or PFC ingress count at the switch (it is
+consumed on arrival, as at a GPU), and a chunk leaves the switch only once all
+of it has arrived (the collectives' join: store and forward per chunk, on
+every backend). An inner hop of a SHARP tree (leaf to spine) is a flow
+between two enabled switches.
+
 Left out: the reduction's arithmetic time and the switch's reduction-buffer
 limit (a chunk is reduced the instant its last contribution has arrived),
 SHARP's limited concurrent aggregation trees, one transport stream
