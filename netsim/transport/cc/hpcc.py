@@ -106,6 +106,7 @@ class HPCC(CongestionControl):
         self.max_stage = int(e["max_stage"])
         self.fast_react = bool(e["fast_react"])
         self.t_ns = max(1, int(self.base_rtt_ns))
+        self._t_ps = self.t_ns * 1000
         self.w_init = self.line_rate_bps * self.t_ns / 8e9
         w_ai = float(e["w_ai_bytes"])
         if w_ai <= 0:
@@ -122,23 +123,21 @@ class HPCC(CongestionControl):
     # -- Algorithm 1 -----------------------------------------------------------------------------
     def measure_inflight(self, hops) -> float:
         """Update and return ``U`` from this ACK's hop records against the previous ACK's."""
-        prev = self.hops
-        t_ps = self.t_ns * 1000
+        t_ps = self._t_ps
         best, tau = -1.0, 0
-        for i, h in enumerate(hops):
-            if i >= len(prev) or prev[i].port is not h.port:
+        for p, h in zip(self.hops, hops):   # hop i of this ACK against hop i of the previous one
+            if p.port is not h.port:
                 continue
-            p = prev[i]
             dt = h.ts_ps - p.ts_ps
             if dt <= 0:
                 continue
             rate_bps = h.rate_bps
-            tx_rate = (h.tx_bytes - p.tx_bytes) * 8e12 / dt
-            u = min(h.qlen_bytes, p.qlen_bytes) * 8e12 / (rate_bps * t_ps) + tx_rate / rate_bps
+            q = h.qlen_bytes if h.qlen_bytes < p.qlen_bytes else p.qlen_bytes
+            u = q * 8e12 / (rate_bps * t_ps) + (h.tx_bytes - p.tx_bytes) * 8e12 / dt / rate_bps
             if u > best:
                 best, tau = u, dt
         if best >= 0.0:
-            f = min(tau, t_ps) / t_ps
+            f = (tau if tau < t_ps else t_ps) / t_ps
             self.u = (1.0 - f) * self.u + f * best
         return self.u
 
@@ -162,9 +161,14 @@ class HPCC(CongestionControl):
         return w
 
     def _set_window(self, w: float) -> None:
-        w = min(max(w, self.w_min), self.w_init)
+        if w < self.w_min:                     # min(max(w, w_min), w_init), without the calls
+            w = self.w_min
+        if w > self.w_init:
+            w = self.w_init
         self.cwnd_bytes = w
-        self.rate_bps = min(self.line_rate_bps, w * 8e9 / self.t_ns)
+        r = w * 8e9 / self.t_ns
+        line = self.line_rate_bps
+        self.rate_bps = line if line < r else r
 
     # -- hooks -----------------------------------------------------------------------------------
     def on_telemetry(self, now_ns: int, hops, ack_seq: int, snd_nxt: int) -> None:
@@ -175,8 +179,14 @@ class HPCC(CongestionControl):
             self.last_update_seq = snd_nxt
             self.wc = min(max(self.wc, self.w_min), self.w_init)
             self._set_window(w)
-        elif self.fast_react:
-            self._set_window(self.compute_window(u, False))
+        elif self.fast_react:               # compute_window(u, False), inlined: the per-ACK hot path
+            eta = self.eta
+            if u < MIN_U:
+                u = MIN_U
+            if u >= eta or self.inc_stage >= self.max_stage:
+                self._set_window(self.wc / (u / eta) + self.w_ai_bytes)
+            else:
+                self._set_window(self.wc + self.w_ai_bytes)
         self.hops = hops
 
     def sample(self):
