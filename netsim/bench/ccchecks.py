@@ -19,6 +19,13 @@ TIMELY_PAPER_RATE_BPS = 10e9
 #: how long the 10 Gb/s TIMELY runs last: flows that cut to a low rate recover by δ = 10 Mb/s per
 #: 16 KB completion, tens of ms (netsim choice: the second half, 100–200 ms, is measured)
 TIMELY_PAPER_UNTIL_NS = 200_000_000
+#: Zhu, Ghobadi, Misra, Padhye (ECN or Delay, CoNEXT 2016) §4, Fig. 6(a): their TIMELY scenario with the
+#: paper's parameters (the ``paper`` preset's values) at 10 Gb/s, two senders to one receiver through one
+#: switch, both flows starting at 5 Gb/s, per-packet pacing
+TIMELY_ZHU_PARAMS = {"preset": "paper", "pacing": "packet", "init_rate_bps": 5e9}
+#: not a sourced setting: the ``paper`` run paced per packet with the gradient normalised by 100 us, whose
+#: in-band loop gain is below the stability limit (the check of the explanation of the band check)
+TIMELY_STABLE_PARAMS = {"preset": "paper", "pacing": "packet", "min_rtt_ns": 100_000}
 
 
 def _long_flows(n: int) -> list:
@@ -117,8 +124,9 @@ def timely_loop_gain(cc_params: dict, rate_bps: float = RATE_BPS, n: int = 2) ->
     """The linearised in-band TIMELY loop of ``n`` equal flows on :func:`incast_graph` (no simulation).
 
     Per round of completions the flows change their excess rate by ``−K·x`` with
-    ``K = β·α·T_e/minRTT`` (``T_e``: time between one flow's completions, ``segment_bytes`` at
-    ``rate_bps / n``, or one RTT at T_low with per-RTT events), acting on an RTT ``d`` rounds old
+    ``K = β·α·f·T_e/minRTT`` (``T_e``: time between one flow's completions, ``segment_bytes`` at
+    ``rate_bps / n``, or one RTT at T_low with per-RTT events; ``f = min(1, T_e/minRTT)`` with
+    ``scale_by_interval``, else 1), acting on an RTT ``d`` rounds old
     (``d = max(1, round(T_low / T_e))``); ``x ← x − K·x(d rounds ago)`` is stable for
     ``K < 2·sin(π / (2(2d + 1)))`` (``limit``).
     """
@@ -132,5 +140,6 @@ def timely_loop_gain(cc_params: dict, rate_bps: float = RATE_BPS, n: int = 2) ->
                 base_rtt_ns=int(round(path.base_rtt_ns)))
     t_e = cc.segment * 8e9 / (rate_bps / n) if cc.segment > 0 else cc.t_low
     d = max(1, round(cc.t_low / t_e))
-    return {"k": cc.beta * cc.a * t_e / cc.min_rtt, "limit": 2 * math.sin(math.pi / (2 * (2 * d + 1))),
+    f = min(1.0, t_e / cc.min_rtt) if cc.scale_interval else 1.0
+    return {"k": cc.beta * cc.a * f * t_e / cc.min_rtt, "limit": 2 * math.sin(math.pi / (2 * (2 * d + 1))),
             "t_e_ns": t_e, "delay_rounds": d, "min_rtt_ns": cc.min_rtt, "base_rtt_ns": float(path.base_rtt_ns)}

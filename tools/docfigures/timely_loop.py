@@ -14,13 +14,13 @@ DOC = "docs/congestion-control.md"
 
 FIGURES = [
     Figure("paper_10g", DOC, "At 10 Gb/s with two flows, T_e = 16 KB / 5 Gb/s = {te10_us:.1f} µs and the band's "
-           "RTT of 50 µs is d = {d10:.0f} rounds (limit {lim10:.2f}): the `paper` preset (minRTT = the base RTT, "
-           "{base10_us:.1f} µs) has K = {k10_paper:.1f}, HPCC's minRTT of 20 µs would give {k10_20:.1f}."),
+           "RTT of 50 µs is d = {d10:.0f} rounds (limit {lim10:.2f}): the `paper` preset (minRTT 20 µs) has "
+           "K = {k10_paper:.2f}; normalised by the base RTT ({base10_us:.1f} µs) it would be {k10_base:.1f}."),
     Figure("hpcc_100g", DOC, "At 100 Gb/s the `hpcc` preset updates once per RTT (T_e ≈ RTT at T_low, d = "
            "{d100:.0f}, limit {lim100:.1f}) with K = 0.8 × 0.875 × 50/20 = {k100_hpcc:.2f}."),
     Figure("paper_100g", DOC, "the `paper` preset at 100 Gb/s: K = {k100_paper:.2f} against a limit of "
            "{lim100_paper:.2f}"),
-    Figure("stable_10g", DOC, "with `min_rtt_ns=100us` (K = {k10_100:.2f})"),
+    Figure("stable_10g", DOC, "paced per packet with `min_rtt_ns=100us` (K = {k10_100:.3f})"),
 ]
 
 
@@ -33,7 +33,7 @@ def measure() -> dict:
     paper100 = c.timely_loop_gain({"preset": "paper"}, c.RATE_BPS)
     return {"te10_us": paper["t_e_ns"] / 1e3, "d10": float(paper["delay_rounds"]), "lim10": paper["limit"],
             "base10_us": paper["base_rtt_ns"] / 1e3, "k10_paper": paper["k"],
-            "k10_20": c.timely_loop_gain({"preset": "paper", "min_rtt_ns": 20_000}, r10)["k"],
-            "k10_100": c.timely_loop_gain({"preset": "paper", "min_rtt_ns": 100_000}, r10)["k"],
+            "k10_base": c.timely_loop_gain({"preset": "paper", "min_rtt_ns": int(paper["base_rtt_ns"])}, r10)["k"],
+            "k10_100": c.timely_loop_gain(c.TIMELY_STABLE_PARAMS, r10)["k"],
             "d100": float(hpcc["delay_rounds"]), "lim100": hpcc["limit"], "k100_hpcc": hpcc["k"],
             "k100_paper": paper100["k"], "lim100_paper": paper100["limit"]}

@@ -13,31 +13,49 @@ latest RTT sample ``new_rtt``:
 * otherwise ``gradient ≤ 0``: ``R += N·δ`` with ``N = hai_n`` once the
   gradient has been ≤ 0 for ``hai_after`` consecutive events (hyperactive
   increase), else ``N = 1``; ``gradient > 0``: ``R ← R·(1 − β·gradient)``.
+* every step is scaled by ``f = min(1, time since the flow's last update /
+  min_rtt)`` (``scale_by_interval``; the authors' reference code, and the
+  update interval ``max(segment/R, minRTT)`` of Zhu et al.'s TIMELY model);
 * the rate stays in ``[min_rate_bps, line rate]``; the flow starts at line
-  rate; there is no window (``cwnd_bytes`` = ∞ unless ``window_bytes``).
+  rate (TIMELY starts a host's first flow at ``C/(N+1)`` = C, Zhu et al. §4);
+  there is no window (``cwnd_bytes`` = ∞ unless ``window_bytes``);
+* ``pacing``: ``packet`` paces every packet at R; ``segment`` sends each
+  ``segment_bytes`` back to back at line rate and then waits so that the
+  segment averages R — the paper's implementation, which adjusts the gaps
+  between 16–64 KB chunks sent at near line rate (Zhu et al. §4, after
+  Mittal et al. §5). R itself is :attr:`target_bps` (``cc.csv``'s rate);
+  ``rate_bps`` is the NIC's current pacing rate.
 
-``min_rtt_ns`` = 0 uses the path's base RTT. The RTT has no unique fixed
-point inside ``[T_low, T_high]`` (any RTT with zero gradient is one), so
-where it settles depends on the start. Inside the band the law is a
+The RTT sample is the latest ACK's (for a segment: its last packet's, i.e.
+completion time − send time without the segment's own serialization, the
+paper's §3.1 definition). ``min_rtt_ns`` = 0 uses the path's base RTT.
+
+Why the RTT does not stay in ``[T_low, T_high]``: the law has no fixed
+point (Zhu, Ghobadi, Misra, Padhye, CoNEXT 2016, Theorem 1: at ``g = 0`` the
+rate still grows by δ; with ``≤`` moved it has infinitely many, any RTT in
+the band, with arbitrary unfairness), so it cycles. Inside the band it is a
 proportional controller of the RTT with gain ``β·α·T_e/min_rtt`` per round
 of completions (``T_e``: time between a flow's completions) acting on an RTT
-one round trip old; above about 0.6 (two rounds of delay) it overshoots
-below ``T_low``, where only ``δ`` is added, and the queue empties
-(docs/congestion-control.md, "Why the band check fails").
+one round trip old; above about 0.6 it overshoots below ``T_low``, where
+only ``δ`` is added, and the queue empties (docs/congestion-control.md,
+"Why the band check fails").
 
-Checked against Algorithm 1 and the authors' reference code: the three
-regions, the EWMA of consecutive RTT differences normalised by a fixed
-minimum RTT, HAI after five negative-gradient completions, the rate floor and
-line-rate cap. The reference code also scales every step by
-``min(1, time since the last update / minRTT)``; left out, as it is 1
-whenever completions are at least ``min_rtt`` apart (16 KB at ≤ 6.4 Gb/s
-per flow with a 20 µs minRTT).
+Checked against Algorithm 1 (as Zhu et al. restate it), the authors'
+reference code and the parameters Zhu et al. give as the paper's
+(C = 10 Gb/s, β 0.8, α 0.875, T_low 50 µs, T_high 500 µs, minRTT 20 µs):
+the three regions, the EWMA weight α on the newest RTT difference, the
+fixed minRTT normaliser, HAI after five non-positive-gradient completions,
+the rate floor and line-rate cap, each flow's own completions (a flow
+counts only its own acknowledged bytes). The reference code counts HAI on
+raw RTT differences below zero; here on the smoothed gradient, as the paper
+states it.
 
-Left out: per-segment NIC completion batching (every ACKed byte counts),
-the rate-update pacing engine's granularity.
+Left out: the NIC's completion batching beyond ``segment_bytes``, sending
+segments "at less than line rate" (the paper's exact burst rate is not
+given), per-flow start rates below line rate.
 
 >>> cc = Timely(Timely.PARAMS.resolve(), mss_bytes=1000, line_rate_bps=100e9, base_rtt_ns=5000)
->>> cc.rate_bps = 50e9; cc.on_ack(0, 16_000, 600_000, False, 0); round(cc.rate_bps / 1e9, 3)
+>>> cc.target_bps = 50e9; cc.on_ack(0, 16_000, 600_000, False, 0); round(cc.target_bps / 1e9, 3)
 43.333
 """
 from __future__ import annotations
@@ -46,6 +64,7 @@ from functools import partial
 
 import math
 
+from ...errors import InputError
 from ...params import Param
 from .base import CongestionControl, PresetTable, preset_param, register
 
@@ -53,17 +72,22 @@ _SRC = "Mittal et al., TIMELY, SIGCOMM 2015"
 _HPCC = "HPCC ns-3 (alibaba-edu/High-Precision-Congestion-Control)"
 #: the authors' published reference code of Algorithm 1 (R. Mittal, timely-code-snippet.cc)
 _CODE = "the authors' reference code (Mittal, timely-code-snippet.cc)"
+#: the analysis of TIMELY by Zhu, Ghobadi (a TIMELY author), Misra and Padhye: Algorithm 1, the paper's
+#: parameters (its §4 footnote: C 10 Gb/s, β 0.8, α 0.875, T_low 50 us, T_high 500 us, minRTT 20 us) and
+#: the implementation's per-chunk pacing
+_ZHU = "Zhu et al., ECN or Delay, CoNEXT 2016"
 
 #: preset values and their sources; ``None`` parameters take these
 PRESETS: dict[str, dict] = {
     "paper": {
-        "_source": f"{_SRC}: §5 T_low 50 us, T_high 500 us, δ 10 Mb/s, 16 KB completion segments; "
+        "_source": f"{_SRC}: §6 segment size 16 KB, T_low 50 us, T_high 500 us, δ 10 Mb/s, β 0.8; "
                    "Algorithm 1 (only δ below T_low, HAI only for non-positive gradients in the band); "
-                   "minRTT = the path's base RTT (netsim choice; the paper's setting used 20 us). "
-                   f"{_CODE} pairs T_low 50 us with 64 KB-message pacing and recommends T_low 0 under "
-                   "per-packet pacing (netsim's NIC paces per packet)",
+                   f"minRTT 20 us as {_ZHU} §4 gives the paper's parameters; per-segment pacing and the "
+                   f"min(1, Δt/minRTT) step scaling of the implementation ({_ZHU} §4, after the paper's §5; "
+                   f"{_CODE}, which pairs T_low 50 us with 64 KB-message pacing)",
         "t_low_ns": 50_000, "t_high_ns": 500_000, "delta_bps": 10e6, "delta_per_line_rate": 0.0,
-        "hai_any_increase": False, "min_rtt_ns": 0, "segment_bytes": 16_000,
+        "hai_any_increase": False, "min_rtt_ns": 20_000, "segment_bytes": 16_000,
+        "scale_by_interval": True, "pacing": "segment",
     },
     "hpcc": {
         "_source": f"{_HPCC}: simulation/run.py cc=timely (RATE_AI 10*bw/10 Mb/s = line rate / 1000, "
@@ -72,11 +96,12 @@ PRESETS: dict[str, dict] = {
                    "per RTT, every increase counts towards HAI (also below T_low)",
         "t_low_ns": 50_000, "t_high_ns": 500_000, "delta_bps": 0.0, "delta_per_line_rate": 1e-3,
         "hai_any_increase": True, "min_rtt_ns": 20_000, "segment_bytes": 0,
+        "scale_by_interval": False, "pacing": "packet",
     },
 }
 DEFAULT_PRESET = "paper"
 _FROM_PRESET = ("t_low_ns", "t_high_ns", "delta_bps", "delta_per_line_rate", "hai_any_increase", "min_rtt_ns",
-                "segment_bytes")
+                "segment_bytes", "scale_by_interval", "pacing")
 
 
 _p = partial(preset_param, PRESETS)
@@ -95,8 +120,8 @@ class Timely(CongestionControl):
         _p("t_low_ns", "time", "below this RTT: additive increase", minimum=0),
         _p("t_high_ns", "time", "above this RTT: multiplicative decrease", minimum=1),
         Param("alpha", 0.875, "float", "EWMA weight of the newest RTT difference",
-              f"HPCC ns-3 RdmaHw TimelyAlpha 0.875 ({_CODE} recommends 0.02; the paper's own value is not "
-              "verified here)",
+              f"{_ZHU} §4 (the paper's value 0.875, weight on the newest difference as in their "
+              f"Algorithm 1); HPCC ns-3 RdmaHw TimelyAlpha 0.875 ({_CODE} recommends 0.02)",
               minimum=0.0, maximum=1.0),
         Param("beta", 0.8, "float", "multiplicative-decrease factor",
               f"HPCC ns-3 RdmaHw TimelyBeta 0.8; the same decreaseFactor 0.8 in {_CODE}",
@@ -113,6 +138,12 @@ class Timely(CongestionControl):
         _p("min_rtt_ns", "time", "gradient normaliser (0 = the path's base RTT)"),
         _p("segment_bytes", "size", "acknowledged bytes per completion event (0 = one event per RTT: the "
            "first ACK beyond the data sent at the last event)"),
+        _p("scale_by_interval", "bool", "scale every step by min(1, time since the last update / min_rtt)"),
+        _p("pacing", "choice", "packet: every packet paced at the rate; segment: each segment_bytes back to "
+           "back at line rate, then a gap that brings the segment to the rate", choices=("packet", "segment")),
+        Param("init_rate_bps", 0.0, "rate", "rate a flow starts at (0 = line rate; capped at the line rate)",
+              f"{_ZHU} §4: TIMELY starts a host's new flow at C/(N+1) with N flows already active (C for "
+              "the first); their validation starts every flow at C/N", minimum=0),
         Param("min_rate_bps", 100e6, "rate", "rate floor", "HPCC ns-3 RdmaHw MinRate default 100 Mb/s"),
         Param("window_bytes", 0, "size", "optional in-flight cap (0 = rate-based only)",
               "HPCC run.py timely_vwin variant uses a window; timely has none (HAS_WIN 0)"),
@@ -141,6 +172,18 @@ class Timely(CongestionControl):
         self._next_event = 0             # segment_bytes = 0: acked bytes that end the current RTT
         self._last_rtt: float | None = None
         self.events = 0
+        self.scale_interval = bool(p["scale_by_interval"])
+        self._last_update_ns: int | None = None
+        self.pace_segment = p["pacing"] == "segment"
+        if self.pace_segment and self.segment <= 0:
+            raise InputError("pacing = segment needs a segment", where="timely.segment_bytes",
+                             value=self.segment, accepted="> 0, or timely.pacing=packet")
+        init = float(p.get("init_rate_bps") or 0.0)
+        self.target_bps = min(init, self.line_rate_bps) if init > 0 else self.line_rate_bps  # TIMELY's R
+        if not self.pace_segment:
+            self.rate_bps = self.target_bps      # rate_bps: the NIC's pacing rate
+        self._burst_bytes = 0                    # pacing = segment: payload sent in the current segment
+        self._burst_start_ns = 0
 
     def on_ack(self, now_ns, acked_bytes, rtt_ns, ece, in_flight_bytes):
         if rtt_ns is not None:
@@ -157,39 +200,64 @@ class Timely(CongestionControl):
             if self._acked < self._next_event:
                 return
             self._next_event = self._acked + in_flight_bytes + 1   # snd_nxt now: one event per RTT
-        self.completion(self._last_rtt)
+        self.completion(self._last_rtt, now_ns)
 
-    def completion(self, new_rtt: float) -> None:
-        """One completion event with RTT sample ``new_rtt`` (ns): Algorithm 1."""
+    def on_send(self, now_ns, size_bytes):
+        if not self.pace_segment:
+            return
+        if self._burst_bytes == 0:
+            self._burst_start_ns = now_ns
+        self._burst_bytes += size_bytes
+        if self._burst_bytes < self.segment:
+            self.rate_bps = math.inf             # inside a segment: back to back at line rate
+            return
+        # the segment's last packet: the gap after it brings the segment to segment_bytes at R
+        end_ns = self._burst_start_ns + self._burst_bytes * 8e9 / self.target_bps
+        gap_ns = max(end_ns - now_ns, 1e-3)
+        self.rate_bps = size_bytes * 8e9 / gap_ns
+        self._burst_bytes = 0
+
+    def _factor(self, now_ns) -> float:
+        """``min(1, time since the last update / min_rtt)`` (``scale_by_interval``), else 1."""
+        last, self._last_update_ns = self._last_update_ns, now_ns
+        if not self.scale_interval or last is None:
+            return 1.0
+        return min(1.0, (now_ns - last) / self.min_rtt)
+
+    def completion(self, new_rtt: float, now_ns: int | None = None) -> None:
+        """One completion event with RTT sample ``new_rtt`` (ns) at ``now_ns``: Algorithm 1."""
         self.events += 1
+        f = self._factor(now_ns) if now_ns is not None else 1.0
         if self.prev_rtt is None:
             self.prev_rtt = new_rtt
         self.rtt_diff = (1.0 - self.a) * self.rtt_diff + self.a * (new_rtt - self.prev_rtt)
         self.prev_rtt = new_rtt
         gradient = self.rtt_diff / self.min_rtt
-        r = self.rate_bps
+        r = self.target_bps
         if new_rtt < self.t_low:
             if self.hai_any:          # HPCC ns-3: an increase like any other (HAI after hai_after of them)
-                r += (self.hai_n if self.neg_count >= self.hai_after else 1) * self.delta
+                r += (self.hai_n if self.neg_count >= self.hai_after else 1) * self.delta * f
                 self.neg_count += 1
             else:                     # Algorithm 1: δ only
-                r += self.delta
+                r += self.delta * f
                 self.neg_count = 0
         elif new_rtt > self.t_high:
-            r *= 1.0 - self.beta * (1.0 - self.t_high / new_rtt)
+            r *= 1.0 - f * self.beta * (1.0 - self.t_high / new_rtt)
             self.neg_count = 0
         elif gradient <= 0.0:
             if self.hai_any:          # HPCC ns-3: HAI once hai_after increases came before this one
-                r += (self.hai_n if self.neg_count >= self.hai_after else 1) * self.delta
+                r += (self.hai_n if self.neg_count >= self.hai_after else 1) * self.delta * f
                 self.neg_count += 1
             else:                     # Algorithm 1: the hai_after-th non-positive gradient already uses HAI
                 self.neg_count += 1
-                r += (self.hai_n if self.neg_count >= self.hai_after else 1) * self.delta
+                r += (self.hai_n if self.neg_count >= self.hai_after else 1) * self.delta * f
         else:
             self.neg_count = 0
-            r *= 1.0 - min(1.0, self.beta * gradient)
-        self.rate_bps = min(self.line_rate_bps, max(self.min_rate, r))
+            r *= 1.0 - min(1.0, f * self.beta * gradient)
+        self.target_bps = min(self.line_rate_bps, max(self.min_rate, r))
+        if not self.pace_segment:
+            self.rate_bps = self.target_bps
 
     def sample(self):
         cw = None if math.isinf(self.cwnd_bytes) else self.cwnd_bytes
-        return cw, self.rate_bps, None
+        return cw, self.target_bps, None

@@ -45,6 +45,24 @@ def test_hpcc_additive_stages_then_multiplicative():
     assert cc.compute_window(0.5, update=False) == pytest.approx((w0 + 400) / (0.5 / 0.95) + 80)
 
 
+@pytest.mark.parametrize("stage", [0, 5])
+def test_hpcc_fast_react_ack_is_compute_window_without_update(stage):
+    """on_telemetry's inlined fast-react path (an ACK within the current RTT) sets exactly the window
+    ComputeWind(U, False) gives, in both branches (additive below maxStage, multiplicative at it), and
+    leaves W^c and the stage alone."""
+    import copy
+    port = object()
+    for u_target in (0.5, 1.3):
+        cc = _hpcc()
+        cc.inc_stage, cc.last_update_seq, cc.wc = stage, 10**9, 90_000.0
+        cc.hops = [IntHop(port, 0, 0, 0, 100e9)]
+        hop = [IntHop(port, 0, int(u_target * 125_000), 10_000_000, 100e9)]   # U over one T
+        ref = copy.copy(cc)                  # shares the hop records (matched by port identity)
+        ref._set_window(ref.compute_window(ref.measure_inflight(hop), False))
+        cc.on_telemetry(0, hop, 1, 2)
+        assert (cc.cwnd_bytes, cc.rate_bps, cc.wc, cc.inc_stage) == (ref.cwnd_bytes, ref.rate_bps, 90_000.0, stage)
+
+
 def test_hpcc_measure_inflight_by_hand():
     cc = _hpcc()
     port = object()
@@ -82,6 +100,26 @@ def test_swift_target_scaling_and_md_bound():
     assert cc.cwnd_pkts == pytest.approx(25.0)
 
 
+def test_swift_timeouts_as_algorithm_1():
+    """Swift's Algorithm 1: a timeout decreases at most once per RTT like every decrease (lines 19-21),
+    a fast recovery restarts the timeout count (line 23), the RETX_RESET_THRESHOLD-th consecutive
+    timeout drops to min_cwnd."""
+    cc = Swift(Swift.PARAMS.resolve({"flow_scaling": False}), mss_bytes=1000, line_rate_bps=100e9,
+               base_rtt_ns=5000)
+    cc.cwnd_pkts, cc.rtt_ns = 40.0, 10_000.0
+    cc.on_timeout(100_000, 0)
+    cc.on_timeout(105_000, 0)               # 5 us later, RTT 10 us: no second cut
+    assert cc.cwnd_pkts == pytest.approx(20.0)
+    cc.on_timeout(120_000, 0)
+    assert cc.cwnd_pkts == pytest.approx(10.0)
+    cc.on_loss(200_000, 0)                  # fast recovery: halves and restarts the count (3 -> 0)
+    for k in range(4):
+        cc.on_timeout(300_000 + 20_000 * k, 0)
+    assert cc.consec_rto == 4 and cc.cwnd_pkts == pytest.approx(5.0 / 16)
+    cc.on_timeout(400_000, 0)               # the 5th in a row
+    assert cc.cwnd_pkts == pytest.approx(0.001)
+
+
 def test_swift_paces_below_one_packet():
     cc = Swift(Swift.PARAMS.resolve({"flow_scaling": False}), mss_bytes=1000, line_rate_bps=100e9,
                base_rtt_ns=5000)
@@ -109,28 +147,28 @@ def _timely():
 
 def test_timely_regions():
     cc = _timely()
-    cc.rate_bps = 50e9
+    cc.target_bps = 50e9
     cc.completion(30_000)                   # below T_low: + delta
-    assert cc.rate_bps == pytest.approx(50e9 + 10e6)
+    assert cc.target_bps == pytest.approx(50e9 + 10e6)
     cc.completion(1_000_000)                # above T_high: R (1 - beta (1 - T_high / rtt))
-    assert cc.rate_bps == pytest.approx((50e9 + 10e6) * (1 - 0.8 * 0.5))
+    assert cc.target_bps == pytest.approx((50e9 + 10e6) * (1 - 0.8 * 0.5))
 
 
 def test_timely_gradient_and_hai():
     cc = _timely()
-    cc.rate_bps = 10e9
+    cc.target_bps = 10e9
     cc.completion(100_000)                  # first sample: gradient 0 -> +delta (count 1)
-    r = cc.rate_bps
+    r = cc.target_bps
     cc.completion(110_000)                  # rtt_diff = 0.875 x 10 us, gradient 0.4375
-    assert cc.rate_bps == pytest.approx(r * (1 - 0.8 * 0.875 * 10_000 / 20_000))
+    assert cc.target_bps == pytest.approx(r * (1 - 0.8 * 0.875 * 10_000 / 20_000))
     for _ in range(4):
         cc.completion(110_000)              # diff decays but stays > 0: still decreasing
     cc2 = _timely()
-    cc2.rate_bps = 10e9
+    cc2.target_bps = 10e9
     rates = []
     for _ in range(7):                      # flat RTT in the band: gradient 0, HAI from the 5th on
         cc2.completion(100_000)
-        rates.append(cc2.rate_bps)
+        rates.append(cc2.target_bps)
     steps = [round((b - a) / 10e6) for a, b in zip([10e9] + rates, rates)]
     assert steps == [1, 1, 1, 1, 5, 5, 5]
 
@@ -140,21 +178,63 @@ def test_timely_hpcc_preset_as_hpcc_ns3():
     and every increase counts towards HAI — also below T_low, where the paper adds only δ."""
     cc = Timely(Timely.PARAMS.resolve({"preset": "hpcc"}), mss_bytes=1000, line_rate_bps=100e9, base_rtt_ns=5000)
     assert (cc.delta, cc.min_rtt, cc.segment, cc.t_low, cc.t_high) == (100e6, 20_000, 0, 50_000, 500_000)
-    cc.rate_bps = 10e9
+    cc.target_bps = 10e9
     rates = []
     for _ in range(7):                      # RTT below T_low: 5 x δ, then HAI (N = 5) from the 6th increase
         cc.completion(10_000)
-        rates.append(cc.rate_bps)
+        rates.append(cc.target_bps)
     steps = [round((b - a) / 100e6) for a, b in zip([10e9] + rates, rates)]
     assert steps == [1, 1, 1, 1, 1, 5, 5]
     paper = _timely()
-    paper.rate_bps = 10e9
+    paper.target_bps = 10e9
     for _ in range(7):
         paper.completion(10_000)
-    assert paper.rate_bps == pytest.approx(10e9 + 7 * 10e6)     # Algorithm 1: δ only below T_low
+    assert paper.target_bps == pytest.approx(10e9 + 7 * 10e6)     # Algorithm 1: δ only below T_low
     scaled = Timely(Timely.PARAMS.resolve({"preset": "hpcc"}), mss_bytes=1000, line_rate_bps=25e9,
                     base_rtt_ns=5000)
     assert scaled.delta == pytest.approx(25e6)                  # run.py: RATE_AI = 10 x bw / 10 Mb/s
+
+
+def test_timely_steps_scaled_by_the_update_interval():
+    """Preset paper: every step x min(1, dt / minRTT) (the reference code's delta_factor); hpcc: unscaled."""
+    cc = _timely()
+    cc.target_bps = 10e9
+    cc.completion(30_000, 0)                # first update: factor 1
+    cc.completion(30_000, 5_000)            # 5 us after it, minRTT 20 us: delta x 0.25
+    assert cc.target_bps == pytest.approx(10e9 + 10e6 + 0.25 * 10e6)
+    cc.completion(1_000_000, 10_000)        # above T_high, 5 us later: R (1 - 0.25 beta (1 - T_high / rtt))
+    assert cc.target_bps == pytest.approx((10e9 + 12.5e6) * (1 - 0.25 * 0.8 * 0.5))
+    h = Timely(Timely.PARAMS.resolve({"preset": "hpcc"}), mss_bytes=1000, line_rate_bps=100e9, base_rtt_ns=5000)
+    h.target_bps = 10e9
+    h.completion(10_000, 0)
+    h.completion(10_000, 1_000)
+    assert h.target_bps == pytest.approx(10e9 + 2 * 100e6)
+
+
+def test_timely_segment_pacing_bursts_at_line_rate_then_waits():
+    """pacing = segment: the packets of a 16 KB segment leave unpaced; after the last one the NIC waits
+    until the segment's start + 16 KB / R (here 3 x 5 KB + 1 KB at R = 1 Gb/s: 128 us)."""
+    cc = _timely()
+    cc.target_bps = 1e9
+    for k in range(3):
+        cc.on_send(1_000 * k, 5_000)
+        assert cc.rate_bps == float("inf")
+    cc.on_send(3_000, 1_000)                 # 16 KB reached: the gap ends at 0 + 16 KB x 8 / 1 Gb/s
+    assert 1_000 * 8e9 / cc.rate_bps == pytest.approx(128_000 - 3_000)
+    cc.on_send(128_000, 1_000)               # the next segment starts back to back again
+    assert cc.rate_bps == float("inf")
+    p = Timely(Timely.PARAMS.resolve({"pacing": "packet"}), mss_bytes=1000, line_rate_bps=100e9,
+               base_rtt_ns=20_000)
+    p.target_bps = 1e9
+    p.completion(30_000, 0)
+    assert p.rate_bps == p.target_bps == pytest.approx(1e9 + 10e6)    # packet pacing: the NIC paces at R
+
+
+def test_timely_segment_pacing_needs_a_segment():
+    from netsim.errors import InputError
+    with pytest.raises(InputError, match="segment_bytes"):
+        Timely(Timely.PARAMS.resolve({"segment_bytes": 0}), mss_bytes=1000, line_rate_bps=100e9,
+               base_rtt_ns=20_000)
 
 
 def test_timely_completion_every_segment():
@@ -167,8 +247,8 @@ def test_timely_completion_every_segment():
 
 
 def test_timely_once_per_rtt_events():
-    cc = Timely(Timely.PARAMS.resolve({"segment_bytes": 0}), mss_bytes=1000, line_rate_bps=100e9,
-                base_rtt_ns=20_000)
+    cc = Timely(Timely.PARAMS.resolve({"segment_bytes": 0, "pacing": "packet"}), mss_bytes=1000,
+                line_rate_bps=100e9, base_rtt_ns=20_000)
     cc.on_ack(0, 1000, 30_000, False, 9000)       # first ACK: event; the RTT ends when 10 KB are acked
     assert cc.events == 1
     for _ in range(9):
@@ -263,9 +343,9 @@ def _recurrence_grows(k: float, d: int, steps: int = 4000) -> bool:
 def test_timely_loop_gain_hand_computed_and_its_limit_is_the_recurrence_edge():
     from netsim.bench.ccchecks import timely_loop_gain
     r = timely_loop_gain({"preset": "paper"}, 10e9)
-    # 16 KB at 5 Gb/s per flow = 25.6 us between completions; K = beta alpha T_e / minRTT (base RTT 6502 ns)
-    assert (r["t_e_ns"], r["delay_rounds"], r["min_rtt_ns"]) == (25_600, 2, 6502)
-    assert r["k"] == pytest.approx(0.8 * 0.875 * 25_600 / 6502)
+    # 16 KB at 5 Gb/s per flow = 25.6 us between completions; K = beta alpha T_e / minRTT (the paper's 20 us)
+    assert (r["t_e_ns"], r["delay_rounds"], r["min_rtt_ns"]) == (25_600, 2, 20_000)
+    assert r["k"] == pytest.approx(0.8 * 0.875 * 25_600 / 20_000)
     assert r["limit"] == pytest.approx((5 ** 0.5 - 1) / 2)          # 2 sin(pi/10)
     h = timely_loop_gain({"preset": "hpcc"}, 100e9)                  # one event per RTT: T_e = T_low, d = 1
     assert (h["t_e_ns"], h["delay_rounds"], h["k"]) == (50_000, 1, pytest.approx(0.8 * 0.875 * 50 / 20))
