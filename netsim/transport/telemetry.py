@@ -29,7 +29,11 @@ Left out: counter wrap-around and the field widths of the real header
 """
 from __future__ import annotations
 
+from operator import itemgetter
+
 from .packet import DATA
+
+_new = tuple.__new__
 
 #: bytes of one INT hop record in HPCC's ns-3 ``IntHop`` (a 64-bit word: rate, time, bytes, queue)
 INT_HOP_BYTES = 8
@@ -42,20 +46,30 @@ def int_header_bytes(max_hops: int) -> int:
     return INT_COUNT_BYTES + INT_HOP_BYTES * int(max_hops)
 
 
-class IntHop:
-    """One switch hop's telemetry, as stamped at its egress."""
+class IntHop(tuple):
+    """One switch hop's telemetry, as stamped at its egress: ``(port, qlen_bytes, tx_bytes, ts_ps, rate_bps)``.
 
-    __slots__ = ("port", "qlen_bytes", "tx_bytes", "ts_ps", "rate_bps")
+    A tuple (built at C speed on every stamp, unpacked by HPCC on every ACK) with named fields.
+    """
 
-    def __init__(self, port, qlen_bytes: int, tx_bytes: int, ts_ps: int, rate_bps: float):
-        self.port = port              #: the egress port (identity of the link, for matching hops)
-        self.qlen_bytes = qlen_bytes  #: egress queue after this packet's dequeue, bytes
-        self.tx_bytes = tx_bytes      #: bytes this port has sent (every packet), this one included
-        self.ts_ps = ts_ps            #: stamp time, ps
-        self.rate_bps = rate_bps      #: link rate, bit/s
+    __slots__ = ()
+
+    def __new__(cls, port, qlen_bytes: int, tx_bytes: int, ts_ps: int, rate_bps: float):
+        return _new(cls, (port, qlen_bytes, tx_bytes, ts_ps, rate_bps))
+
+    #: the egress port (identity of the link, for matching hops)
+    port = property(itemgetter(0))
+    #: egress queue after this packet's dequeue, bytes
+    qlen_bytes = property(itemgetter(1))
+    #: bytes this port has sent (every packet), this one included
+    tx_bytes = property(itemgetter(2))
+    #: stamp time, ps
+    ts_ps = property(itemgetter(3))
+    #: link rate, bit/s
+    rate_bps = property(itemgetter(4))
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
-        return f"IntHop(q={self.qlen_bytes} tx={self.tx_bytes} ts={self.ts_ps} B={self.rate_bps:g})"
+        return f"IntHop(q={self[1]} tx={self[2]} ts={self[3]} B={self[4]:g})"
 
 
 def stamp(port, pkt, now_ps: int) -> None:
@@ -68,4 +82,4 @@ def stamp(port, pkt, now_ps: int) -> None:
     if pkt.kind != DATA or not hasattr(port.node, "admit"):   # only forwarding nodes (switches) stamp
         return
     # the port's own counter of every byte it sent (``tx_bytes``, counted after this hook) plus this packet
-    pkt.intl.append(IntHop(port, port.qtotal, port.tx_bytes + pkt.size, now_ps, port.rate_bps))
+    pkt.intl.append(_new(IntHop, (port, port.qtotal, port.tx_bytes + pkt.size, now_ps, port.rate_bps)))

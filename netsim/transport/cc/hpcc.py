@@ -125,15 +125,15 @@ class HPCC(CongestionControl):
         """Update and return ``U`` from this ACK's hop records against the previous ACK's."""
         t_ps = self._t_ps
         best, tau = -1.0, 0
-        for p, h in zip(self.hops, hops):   # hop i of this ACK against hop i of the previous one
-            if p.port is not h.port:
+        for (p_port, p_q, p_tx, p_ts, _), (port, q, tx, ts, rate_bps) in zip(self.hops, hops):
+            if p_port is not port:          # hop i of this ACK against hop i of the previous one
                 continue
-            dt = h.ts_ps - p.ts_ps
+            dt = ts - p_ts
             if dt <= 0:
                 continue
-            rate_bps = h.rate_bps
-            q = h.qlen_bytes if h.qlen_bytes < p.qlen_bytes else p.qlen_bytes
-            u = q * 8e12 / (rate_bps * t_ps) + (h.tx_bytes - p.tx_bytes) * 8e12 / dt / rate_bps
+            if p_q < q:
+                q = p_q
+            u = q * 8e12 / (rate_bps * t_ps) + (tx - p_tx) * 8e12 / dt / rate_bps
             if u > best:
                 best, tau = u, dt
         if best >= 0.0:
