@@ -179,14 +179,22 @@ class HPCC(CongestionControl):
             self.last_update_seq = snd_nxt
             self.wc = min(max(self.wc, self.w_min), self.w_init)
             self._set_window(w)
-        elif self.fast_react:               # compute_window(u, False), inlined: the per-ACK hot path
+        elif self.fast_react:   # _set_window(compute_window(u, False)), inlined: the per-ACK hot path
             eta = self.eta
             if u < MIN_U:
                 u = MIN_U
             if u >= eta or self.inc_stage >= self.max_stage:
-                self._set_window(self.wc / (u / eta) + self.w_ai_bytes)
+                w = self.wc / (u / eta) + self.w_ai_bytes
             else:
-                self._set_window(self.wc + self.w_ai_bytes)
+                w = self.wc + self.w_ai_bytes
+            if w < self.w_min:
+                w = self.w_min
+            if w > self.w_init:
+                w = self.w_init
+            self.cwnd_bytes = w
+            r = w * 8e9 / self.t_ns
+            line = self.line_rate_bps
+            self.rate_bps = line if line < r else r
         self.hops = hops
 
     def sample(self):
