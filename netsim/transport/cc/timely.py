@@ -17,7 +17,8 @@ latest RTT sample ``new_rtt``:
   min_rtt)`` (``scale_by_interval``; the authors' reference code, and the
   update interval ``max(segment/R, minRTT)`` of Zhu et al.'s TIMELY model);
 * the rate stays in ``[min_rate_bps, line rate]``; the flow starts at line
-  rate (TIMELY starts a host's first flow at ``C/(N+1)`` = C, Zhu et al. §4);
+  rate (TIMELY starts a host's first flow at ``C/(N+1)`` = C, Zhu et al. §4)
+  unless ``init_rate_bps``;
   there is no window (``cwnd_bytes`` = ∞ unless ``window_bytes``);
 * ``pacing``: ``packet`` paces every packet at R; ``segment`` sends each
   ``segment_bytes`` back to back at line rate and then waits so that the
@@ -34,7 +35,7 @@ Why the RTT does not stay in ``[T_low, T_high]``: the law has no fixed
 point (Zhu, Ghobadi, Misra, Padhye, CoNEXT 2016, Theorem 1: at ``g = 0`` the
 rate still grows by δ; with ``≤`` moved it has infinitely many, any RTT in
 the band, with arbitrary unfairness), so it cycles. Inside the band it is a
-proportional controller of the RTT with gain ``β·α·T_e/min_rtt`` per round
+proportional controller of the RTT with gain ``β·α·f·T_e/min_rtt`` per round
 of completions (``T_e``: time between a flow's completions) acting on an RTT
 one round trip old; above about 0.6 it overshoots below ``T_low``, where
 only ``δ`` is added, and the queue empties (docs/congestion-control.md,
@@ -52,7 +53,7 @@ states it.
 
 Left out: the NIC's completion batching beyond ``segment_bytes``, sending
 segments "at less than line rate" (the paper's exact burst rate is not
-given), per-flow start rates below line rate.
+given), a start rate per flow (``init_rate_bps`` is one start rate for every flow).
 
 >>> cc = Timely(Timely.PARAMS.resolve(), mss_bytes=1000, line_rate_bps=100e9, base_rtt_ns=5000)
 >>> cc.target_bps = 50e9; cc.on_ack(0, 16_000, 600_000, False, 0); round(cc.target_bps / 1e9, 3)
