@@ -230,6 +230,20 @@ def test_timely_segment_pacing_bursts_at_line_rate_then_waits():
     assert p.rate_bps == p.target_bps == pytest.approx(1e9 + 10e6)    # packet pacing: the NIC paces at R
 
 
+def test_timely_start_rate():
+    """A flow starts at line rate (TIMELY's C/(N+1) for a host's first flow) unless init_rate_bps; packet pacing
+    paces at it from the first packet, segment pacing sends the first segment back to back."""
+    def mk(**kw):
+        return Timely(Timely.PARAMS.resolve(kw), mss_bytes=1000, line_rate_bps=10e9, base_rtt_ns=6_500)
+
+    assert mk().target_bps == 10e9
+    z = mk(pacing="packet", init_rate_bps=5e9)
+    assert z.target_bps == z.rate_bps == 5e9
+    s = mk(init_rate_bps=5e9)
+    assert s.target_bps == 5e9 and s.rate_bps == 10e9
+    assert mk(init_rate_bps=40e9).target_bps == 10e9            # the rate never exceeds the line rate
+
+
 def test_timely_segment_pacing_needs_a_segment():
     from netsim.errors import InputError
     with pytest.raises(InputError, match="segment_bytes"):
