@@ -9,16 +9,19 @@ a FIFO: what it forwards lands in its memory and is sent on as a new
 transfer, and the library's flow control is per connection (NCCL's
 per-channel FIFO slots), so a connection held on the onward link slows only
 itself. The flow backend therefore never pauses a link *into* a relaying
-endpoint; the held flow is still held by the solve. (The packet backend's
-relay, ``RelayEndpoint``, forwards like an NVSwitch but serves transit packets
-before its own, so on the measured case below its own connections held at
-PCIe never back the NVLink up either; the flow backend shares the NVLink
-fairly between transit and own connections, as a GPU's channels do.)
+endpoint; the held flow is still held by the solve. The packet backend's
+relay (``RelayEndpoint``) models the same: links into it are never paused
+and its egress takes turns between transit and its own connections
+(``tests/validation/test_relay_fairness.py``).
 
 Measured (ASTRA-sim ``[Ring, Switch]``, npus ``[4, 2]``, 50 / 25 GB/s,
-16 MB ring all-reduce over the 8 GPUs): flow 1.306 ms with the pause, 0.977 ms
-without (the analytic backend's 0.977 ms); packet 0.886 ms (the remaining
-10 % is not diagnosed; 4 MB: 0.248 / 0.246 ms).
+16 MB ring all-reduce over the 8 GPUs, seed 0): flow 1.306 ms with the pause,
+0.977 ms without (the analytic backend's 0.977 ms); packet 0.931 ms (0.886 ms
+when it served transit first and paused into the relay). The rest is ECMP,
+not the relay: a cross-server hop has two equal-cost relayed paths, picked
+by hashing the flow id, and ids follow completion order, which differs
+between backends; with every pair's path fixed the three agree (packet
+1.094, flow and analytic 1.091 ms).
 
 Left out: the per-connection buffer limit itself (a relayed connection's rate is
 its max-min share, its queue in the relay's memory is not bounded).

@@ -5,7 +5,9 @@ packet — the control class first (ACK, NACK, CNP: never paused), then the
 data priorities (strict priority, or deficit round robin with per-priority
 quanta, Shreedhar & Varghese), then, at an endpoint's NIC, the next sending
 flow of the round robin ``ring`` (window and pacing honoured) — and starts
-its serialization. A data packet leaves its queue in exactly one of two
+its serialization. At a relaying endpoint (``relay_fair``: a GPU with
+``gpu_forwarding``, :class:`~.node.RelayEndpoint`) the transit queue and the
+own flows take turns instead (:meth:`EgressMixin._relay_pick`). A data packet leaves its queue in exactly one of two
 places, the inlined single-priority branch of ``_wake`` and
 :meth:`EgressMixin._dequeued` (several priorities): both release its buffer
 bytes, its PFC ingress count (:mod:`.pfcport`) and, with ``ecn_mark_at:
@@ -52,6 +54,10 @@ class EgressMixin:
             self.qbytes[CONTROL_PRIORITY] -= size
             self.qtotal -= size
             self.buf.used -= size
+        elif self.relay_fair and self.qtotal and self.ring:
+            pkt = self._relay_pick(now)
+            if pkt is None:
+                return
         elif self.qtotal:
             prios = self.dprios
             if len(prios) == 1:  # the common case, inlined: one data priority at this port
@@ -174,6 +180,25 @@ class EgressMixin:
         self.rr, self.fresh = i, fresh
         return None
 
+
+    def _relay_pick(self, now: int):
+        """A relaying endpoint's port with transit queued and own flows: round robin between them.
+
+        The transit queue is one member of the round robin and each own flow is
+        one (so one relayed connection and ``k`` own ones share the link
+        ``1/(k+1)`` each, the flow backend's max-min): after a transit packet,
+        each own flow in the ring may send one before the next transit packet.
+        """
+        if self.own_credit > 0:
+            pkt = self._pick_flow(now)
+            if pkt is not None:
+                self.own_credit -= 1
+                return pkt
+        pkt = self._pick_data()
+        if pkt is not None:
+            self.own_credit = len(self.ring)
+            return pkt
+        return self._pick_flow(now)
 
     def _pick_flow(self, now: int):
         ring = self.ring

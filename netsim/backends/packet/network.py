@@ -199,6 +199,9 @@ class Network:
         if isinstance(na, (Endpoint, RelayEndpoint)):
             from collections import deque
             port.ring = deque()
+            port.relay_fair = isinstance(na, RelayEndpoint)   # transit and own flows take turns (egress.py)
+        if isinstance(nb, RelayEndpoint):
+            nb.never_pause(port)
         if self.params["routing"] == "spray" or isinstance(nb, RelayEndpoint):
             port.use_generic_arrival()
         na.ports[b] = port

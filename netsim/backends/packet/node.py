@@ -27,7 +27,7 @@
   linked to each other: ASTRA-sim Ring/FullyConnected dimensions, tori,
   meshes) a GPU is an endpoint for its own packets and an NVLink-style
   forwarder (lossless on every priority, unbounded buffer, no ECN) for the
-  packets routed through it.
+  packets routed through it, sharing its egress with its own flows by turns.
 
 Lossless NVLink/PCIe/NIC hops model credit-based flow control as PFC-style
 backpressure with small thresholds (``internal_xoff_bytes`` /
@@ -244,12 +244,31 @@ class RelayEndpoint(Forwarder):
     A packet has arrived at its destination when its route is used up (``hop == len(route)``), or, sprayed
     (no route), when its ``dst`` is this GPU; anything else is forwarded like at an NVSwitch.  Ports into a
     relay GPU use the generic arrival (the network sets it), so every packet passes :meth:`receive`.
-    Arbitration: the GPU's egress port sends queued (transit) packets before its own flows' next packets, as
-    every endpoint port serves its queues before its flows; left out: round-robin between the two.
+    Arbitration: the GPU's egress port takes turns between its transit queue and its own flows
+    (``Port.relay_fair``, :meth:`~.egress.EgressMixin._relay_pick`): a relayed connection lands in the
+    GPU's memory and is sent on by the same engine as the GPU's own connections, one FIFO slot at a time,
+    so the link is shared between connections (NCCL's per-channel proxy) rather than transit first. Serving
+    transit first gave a relayed flow the whole link and starved the GPU's own (5-GPU ring, 1 MiB
+    gpu0->gpu2 through gpu1 beside gpu1->gpu2: 2.63 / 4.96 us against the flow backend's fair 5.07 / 4.96 us;
+    now 4.96 / 4.86 us). Left out: transit flows are one member of the round robin together (fair per
+    relayed connection only when one is relayed at a time).
     """
 
     def __init__(self, net, name, kind, params):
         super().__init__(net, name, kind, params, None)
+
+    @staticmethod
+    def never_pause(port) -> None:
+        """The link ``port`` feeds into this relay is never paused: per-connection flow control.
+
+        What a GPU relays lands in its memory (unbounded here, as the flow
+        backend's :mod:`netsim.backends.flow.relayhol`); each connection is
+        held back by its own window, not by a PAUSE of the whole link, which
+        would stall the sender's other connections on it (head-of-line
+        blocking a GPU's per-channel FIFOs do not have).
+        """
+        port.xoff[:N_DATA_PRIORITIES] = [float("inf")] * N_DATA_PRIORITIES
+        port.xon[:N_DATA_PRIORITIES] = [float("inf")] * N_DATA_PRIORITIES
 
     def receive(self, pkt) -> None:
         route = pkt.route

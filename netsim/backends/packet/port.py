@@ -68,7 +68,7 @@ class Port(EgressMixin, WireMixin, PfcMixin):
                  "deficit", "quantum", "rr", "fresh", "strict", "kmin", "kmax", "pmax", "mark_deq", "ecn_on",
                  "touched", "last_sample", "limit", "qtotal", "known", "hq", "eid", "pipe", "pipe_cbs",
                  "recv", "_pipe_ev", "down",
-                 "dyn_alpha", "xon_off", "storm", "wd_req", "wd", "rng")
+                 "dyn_alpha", "xon_off", "storm", "wd_req", "wd", "rng", "relay_fair", "own_credit")
     _ok = True  # SimPy event protocol: a port wake always succeeds
 
     def __init__(self, net, node, peer, rate_bps: float, delay_ps: int, err: float = 0.0):
@@ -141,6 +141,8 @@ class Port(EgressMixin, WireMixin, PfcMixin):
         self.storm = None            # PFC watchdog (pfcwatch.py): per priority, stormed (None = no watchdog)
         self.wd_req = None           # per priority: the peer's PAUSE request while stormed
         self.wd = None               # watchdog settings and saved pipe callbacks (pfcwatch.enable_watchdog)
+        self.relay_fair = False      # a relaying endpoint's port: transit shares with own flows (node.RelayEndpoint)
+        self.own_credit = 0          # own-flow packets still due before the next transit packet (relay_fair)
 
     # -- queueing ---------------------------------------------------------------------------------
     def add_prio(self, prio: int) -> None:
