@@ -20,6 +20,9 @@ this a rank could send to all its peers at full rate at once and an
 all-to-all would take ``1/(n-1)`` of its real time. Nothing else is shared:
 no queueing on other links, no incast at receivers, no ACK traffic, no ECN,
 no PFC, no congestion control (``cc`` is recorded but ignored), no loss.
+Where that is wrong — flows paced at different links meeting on a third, as
+ECMP collisions in a spine — :mod:`.contention` measures the overrun and
+reports it (``unmodelled_contention`` in ``stats()``, a warning at close).
 
 Host stack and link changes (issue 5): with ``backend.host_stack`` set (a
 :class:`netsim.hoststack.HostStack`), a flow whose path crosses a NIC pays
@@ -42,6 +45,7 @@ Two SimPy events per flow (drain, delivery).
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import simpy
@@ -51,16 +55,20 @@ from ...network.send import SendContract
 from ...records import EMPTY_TAG, FlowTag, make_record
 from ...units import PS_PER_S, ps_to_ns
 from ..base import HOST_STACK, IN_NETWORK, LINK_CHANGES, ROUTER, Backend, TraceSinks, register_backend
+from .contention import LinkLoads, UnmodelledContentionWarning
 from .params import check_cc_params, lone_flow_ps, resolve_analytic_params
 
 class _Flow:
     """One flow still draining at its pacing link: ``bits`` left, rate ``cap`` at most, then ``tail`` ps."""
 
-    __slots__ = ("bits", "cap", "rate", "tail", "lone", "meta", "event", "path")
+    __slots__ = ("bits", "cap", "rate", "tail", "lone", "meta", "event", "path", "links", "load")
 
-    def __init__(self, bits: float, cap: float, tail: float, lone: float, meta: tuple, event, path: tuple):
+    def __init__(self, bits: float, cap: float, tail: float, lone: float, meta: tuple, event, path: tuple,
+                 links: tuple):
         self.bits, self.cap, self.rate, self.tail, self.lone, self.meta, self.event, self.path = \
             bits, cap, cap, tail, lone, meta, event, path
+        self.links = links   # contention.LinkLoad of every hop
+        self.load = 0.0      # the rate counted on them (contention.LinkLoads)
 
 
 class _Share:
@@ -101,6 +109,9 @@ class AnalyticBackend(Backend):
         self.host_stack = HostStack(host_params) if (host_params or self.params["host_stack"]) else None
         self._host: dict[tuple, tuple] = {}     # (path, cc) -> (overhead_ps, rate cap bps)
         self._next_id = 0
+        self._loads = LinkLoads()               # what the model does not share (contention.py)
+        self._path_loads: dict[tuple, tuple] = {}
+        self._warned = False
         self.flows = self.completed = self.bytes_delivered = self.events = 0
 
     # -- path model --------------------------------------------------------------------------------
@@ -175,7 +186,10 @@ class AnalyticBackend(Backend):
         if self.host_stack is not None:        # host CPU cost: per-message delay, per-connection cap
             over_ps, cap = self._host_cost(path, meta[6], bott)
             tail += over_ps
-        return _Flow(bits if bits_left is None else bits_left, cap, tail, lone, meta, ev, path)
+        links = self._path_loads.get(path)
+        if links is None:
+            links = self._path_loads[path] = self._loads.of_path(path, self._path_info(path)[0])
+        return _Flow(bits if bits_left is None else bits_left, cap, tail, lone, meta, ev, path, links)
 
     def _join(self, flow: "_Flow", now: int) -> "_Share":
         """Add ``flow`` to the share of its path's first bottleneck link and reschedule that share."""
@@ -220,6 +234,11 @@ class AnalyticBackend(Backend):
                 for f in flows:
                     f.rate = share
             t_ps = min(f.bits / f.rate for f in flows) * PS_PER_S
+        now = self.env.now
+        for f in flows:                        # the loads of every link they cross (contention.py)
+            if f.rate != f.load:
+                LinkLoads.change(f.links, f.rate - f.load, now)
+                f.load = f.rate
         gen = sh.gen
         ev = self.env.timeout(max(0, int(round(t_ps))))
         self.events += 1
@@ -276,6 +295,7 @@ class AnalyticBackend(Backend):
         self._paths.clear()
         self._costs.clear()
         self._host.clear()
+        self._path_loads.clear()
 
     def _retime(self, a: str, b: str, *, reroute: bool) -> None:
         """Re-place every draining flow whose path crosses a–b (either direction) at ``now``.
@@ -290,6 +310,8 @@ class AnalyticBackend(Backend):
             if not crossing:
                 continue
             self._advance(sh, now)
+            for f in crossing:
+                LinkLoads.change(f.links, -f.load, now)
             sh.flows = [f for f in sh.flows if f not in crossing]
             moved.extend(crossing)
             touched.append(sh)
@@ -308,6 +330,7 @@ class AnalyticBackend(Backend):
         keep = []
         for f in sh.flows:
             if f.bits * PS_PER_S <= f.rate * 1.0:  # within 1 ps of done
+                LinkLoads.change(f.links, -f.load, now)
                 self._finish_at(f.meta, now + f.tail, f.lone, f.event)
             else:
                 keep.append(f)
@@ -340,11 +363,20 @@ class AnalyticBackend(Backend):
         return self.completed
 
     def stats(self) -> dict[str, Any]:
-        return {"backend": self.name, "flows": self.flows, "completed": self.completed,
-                "bytes_delivered": self.bytes_delivered, "sim_time_ns": ps_to_ns(int(self.env.now)),
-                "events": self.events}
+        out = {"backend": self.name, "flows": self.flows, "completed": self.completed,
+               "bytes_delivered": self.bytes_delivered, "sim_time_ns": ps_to_ns(int(self.env.now)),
+               "events": self.events}
+        report = self._loads.report()
+        if report is not None:                  # links the model does not share were overrun (contention.py)
+            out["unmodelled_contention"] = report.as_dict()
+        return out
 
     def close(self) -> None:
+        report = self._loads.report()
+        if report is not None and not self._warned:
+            self._warned = True
+            # one stderr line ("netsim analytic backend:0: UnmodelledContentionWarning: ..."), no source line
+            warnings.warn_explicit(report.message(), UnmodelledContentionWarning, "netsim analytic backend", 0)
         if self.sink is not None and hasattr(self.sink, "flush"):
             self.sink.flush()
 
