@@ -17,9 +17,11 @@ the threshold from here:
   as ``pfc_xoff_bytes``.
 
 Node attributes override the run's values node by node, as in the packet
-backend. Left out: the automatic XOFF raised above ECN Kmax for ECN-capable
-congestion control and cut to the shared pool (both in
-``thresholds.py``): this module gives the un-raised, un-cut value.
+backend. :func:`xoff_above_ecn` raises an automatic switch XOFF above the
+switch's largest ECN Kmax for ECN-capable congestion control, as
+``thresholds.order_pfc_after_ecn`` does. Left out: the XOFF cut to the
+shared pool (``thresholds.reserve_headroom``; it binds only when the
+headroom of every ingress nearly fills ``buffer_bytes``).
 """
 from __future__ import annotations
 
@@ -58,3 +60,27 @@ def xoff_bytes(params: Mapping, *, delay_ps: int, rate_bps: float, mtu_bytes: in
         xon, xoff = per_priority(params, "pfc_xon_bytes")[prio], per_priority(params, "pfc_xoff_bytes")[prio]
     xon = xon if xon > 0 else auto_xon
     return xoff if xoff > 0 else 2 * xon
+
+
+def xoff_above_ecn(params: Mapping, xoff: float, *, kmax_bytes: float | None, delay_ps: int, rate_bps: float,
+                   prio: int, ecn_capable_cc: bool) -> float:
+    """A switch ingress' XOFF raised to ``Kmax + round trip`` when the packet backend raises it, bytes.
+
+    ``pfc_xoff_above_ecn`` on (or auto with an ECN-capable algorithm), ECN on, the
+    XOFF automatic (``pfc_xoff_bytes`` 0 for ``prio``), static thresholds, and the
+    switch marking (``kmax_bytes``: the largest Kmax of its egress ports, ``None``
+    when none marks): ``max(xoff, kmax + round_trip_bytes)``; otherwise ``xoff``.
+
+    >>> from netsim.network.params import resolve_params
+    >>> p = resolve_params()
+    >>> xoff_above_ecn(p, 56000, kmax_bytes=975000, delay_ps=1_000_000, rate_bps=100e9, prio=3,
+    ...                ecn_capable_cc=True)      # DCTCP's K at 100 Gb/s + 28 kB
+    1003000
+    """
+    mode = params["pfc_xoff_above_ecn"]
+    if mode == "off" or (mode == "auto" and not ecn_capable_cc) or not params["ecn"] or kmax_bytes is None:
+        return xoff
+    if params["pfc_threshold"] == "dynamic" or per_priority(params, "pfc_xoff_bytes")[prio] > 0:
+        return xoff
+    gap = round_trip_bytes(delay_ps, rate_bps, int(params["mtu_bytes"]))
+    return max(xoff, kmax_bytes + gap)

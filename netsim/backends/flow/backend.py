@@ -108,7 +108,7 @@ class FlowBackend(Backend):
         self.solver = ComponentSolver(caps, self.net.users, port_max=int(self.params["flow_port_fair_max_flows"]),
                                       hol=bool(self.params["flow_pfc_hol"]))
         self.solver.relay_links = relay_ingress_links(graph, self.link_ids)
-        self.solver.gate = PauseGate(graph, self.link_ids, self.params)
+        self.solver.gate = PauseGate(graph, self.link_ids, self.params, self.cc, self.cc_params)
         self.net.solver = self.solver
         self._start = self.net.start
         #: id of the next flow (flows are numbered in ``send`` order)
