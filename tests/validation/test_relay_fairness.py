@@ -47,6 +47,25 @@ def test_packet_relay_arbitration_matches_the_flow_backend():
     assert p[0] == pytest.approx(f[0], rel=0.05) and p[1] == pytest.approx(f[1], rel=0.05)
 
 
+def _three_flows_fct_ns(backend, srcs):
+    g = load_topology("gpu_ring:gpus=5")
+    nodes = gpus(g)
+    be = create_backend(backend, g)
+    evs = [be.send(nodes[s], nodes[2], MIB) for s in srcs]
+    be.env.run()
+    return [e.value.fct_ns for e in evs]
+
+
+@pytest.mark.parametrize("srcs", [(0, 1, 1), (0, 0, 1)])
+def test_turns_per_own_flow_and_per_transit_ingress_match_the_flow_backend(srcs):
+    """One relayed + two own flows: a turn each, ~R/3 each (flow 7.50 / 7.39 / 7.39 us, packet 7.39 / 7.34 /
+    7.35 us). Two relayed (one ingress link) + one own: the relayed share one turn, as the flow backend's
+    port-fair lossless hop shares by ingress: own R/2, ~2 S / R (flow 7.50 / 7.50 / 4.96, packet 7.39 /
+    7.39 / 4.86 us)."""
+    p, f = _three_flows_fct_ns("packet", srcs), _three_flows_fct_ns("flow", srcs)
+    assert p == pytest.approx(f, rel=0.05)
+
+
 def _allreduce_ms_fixed_paths(backend, size):
     g = load_topology(RING_SWITCH)
     be = create_backend(backend, g)

@@ -186,8 +186,10 @@ class EgressMixin:
 
         The transit queue is one member of the round robin and each own flow is
         one (so one relayed connection and ``k`` own ones share the link
-        ``1/(k+1)`` each, the flow backend's max-min): after a transit packet,
-        each own flow in the ring may send one before the next transit packet.
+        ``1/(k+1)`` each, the flow backend's max-min; relayed connections share
+        their one turn, as the flow backend's port-fair lossless hop shares by
+        ingress): after a transit packet, each own flow in the ring may send one
+        before the next transit packet.
         """
         if self.own_credit > 0:
             pkt = self._pick_flow(now)

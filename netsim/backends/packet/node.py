@@ -250,8 +250,8 @@ class RelayEndpoint(Forwarder):
     so the link is shared between connections (NCCL's per-channel proxy) rather than transit first. Serving
     transit first gave a relayed flow the whole link and starved the GPU's own (5-GPU ring, 1 MiB
     gpu0->gpu2 through gpu1 beside gpu1->gpu2: 2.63 / 4.96 us against the flow backend's fair 5.07 / 4.96 us;
-    now 4.96 / 4.86 us). Left out: transit flows are one member of the round robin together (fair per
-    relayed connection only when one is relayed at a time).
+    now 4.96 / 4.86 us). Relayed connections share one turn of the round robin (the flow backend's
+    port-fair hop shares by ingress link the same way).
     """
 
     def __init__(self, net, name, kind, params):
