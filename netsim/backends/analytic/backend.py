@@ -234,11 +234,7 @@ class AnalyticBackend(Backend):
                 for f in flows:
                     f.rate = share
             t_ps = min(f.bits / f.rate for f in flows) * PS_PER_S
-        now = self.env.now
-        for f in flows:                        # the loads of every link they cross (contention.py)
-            if f.rate != f.load:
-                LinkLoads.change(f.links, f.rate - f.load, now)
-                f.load = f.rate
+        LinkLoads.count(flows, self.env.now)   # the loads of every link they cross (contention.py)
         gen = sh.gen
         ev = self.env.timeout(max(0, int(round(t_ps))))
         self.events += 1

@@ -118,6 +118,28 @@ class LinkLoads:
             ll.last_ps = now_ps
             ll.load_bps = load + delta_bps
 
+    @staticmethod
+    def count(flows, now_ps: int) -> None:
+        """Bring the loads of ``flows``' links to their current ``rate`` (each flow's ``load``: what is counted).
+
+        :meth:`change` for every flow whose rate moved, inlined (this runs at every reschedule).
+        """
+        tol = 1.0 + OVERRUN_REL_TOL
+        for f in flows:
+            d = f.rate - f.load
+            if not d:
+                continue
+            f.load = f.rate
+            for ll in f.links:
+                load = ll.load_bps
+                if load > ll.rate_bps * tol and now_ps > ll.last_ps:
+                    ll.excess_bits += (load - ll.rate_bps) * (now_ps - ll.last_ps) / PS_PER_S
+                    ratio = load / ll.rate_bps
+                    if ratio > ll.peak_ratio:
+                        ll.peak_ratio = ratio
+                ll.last_ps = now_ps
+                ll.load_bps = load + d
+
     def report(self) -> ContentionReport | None:
         """What overran so far (flows still draining count up to their last change), or ``None``."""
         over = [ll for ll in self._links.values() if ll.excess_bits > 0.0]
