@@ -187,7 +187,7 @@ class PauseGate:
             switch = attrs.get("kind") == "switch"
             v = float(xoff_bytes(p, delay_ps=delay_ps, rate_bps=rate_bps, mtu_bytes=int(p["mtu_bytes"]), prio=prio,
                                  switch_ingress=switch))
-            if switch:
+            if switch and (self._ecn_cc or p["pfc_xoff_above_ecn"] == "on"):
                 v = xoff_above_ecn(p, v, kmax_bytes=self._kmax(b, prio), delay_ps=delay_ps, rate_bps=rate_bps,
                                    prio=prio, ecn_capable_cc=self._ecn_cc)
             self._xoff[key] = v
@@ -205,7 +205,7 @@ class PauseGate:
         fixed = ecn_fixed(self._params, attrs, node, prio)
         best = None
         for (a, b) in self._ends.values():
-            if a != node:
+            if a != node or not g.has_edge(a, b):      # a failed link is gone from the graph
                 continue
             rate = float(g.edges[a, b]["rate_bps"])
             implied = ecn_overrides(self._cc, self._cc_params.get(self._cc), rate, mtu_bytes=int(p["mtu_bytes"]))
