@@ -44,23 +44,21 @@ from __future__ import annotations
 from collections import deque
 
 from ...units import PS_PER_NS
-from . import ffstate
+from . import ffcycles, ffstate
 
 #: detection window in base RTTs of the slowest active flow (netsim choice: short enough that detection and
 #: margin stay a few per cent of a 5 ms ring step; a rate that wobbles between windows is averaged over up to
 #: MAX_HISTORY_WINDOWS of them; issue #21 asks for stability "over several RTTs")
 DETECT_WINDOW_RTTS = 4
 #: fewest consecutive windows the steadiness test looks at (netsim choice, issue #21: "several")
-STEADY_WINDOWS = 4
-#: most windows kept: a flow whose rate wobbles from window to window (flows sharing a DCTCP bottleneck)
-#: is steady once the mean of this many windows is known within the tolerance (netsim choice)
-MAX_HISTORY_WINDOWS = 32
+STEADY_WINDOWS = ffcycles.FIXED_WINDOWS
+#: most windows kept: a limit cycle up to a third of this long can be tested over 3 whole cycles
+#: (netsim choice: 512 windows of 4 RTTs of 8 us hold DCQCN's ~1 ms cycle three times over)
+MAX_HISTORY_WINDOWS = 512
 #: windows of packet simulation kept before the earliest flow end (issue #21: "minus a few RTTs")
 MARGIN_WINDOWS = 2
 #: a jump shorter than this many windows is not worth the state shift (netsim choice)
 MIN_JUMP_WINDOWS = 2
-#: congestion controls it may skip (the first case of issue #21; defined with the state they need)
-DETERMINISTIC_CCS = ffstate.DETERMINISTIC_CCS
 
 
 class FastForward:
@@ -72,7 +70,7 @@ class FastForward:
         The backend whose network it watches; its ``params`` give ``fast_forward_tolerance``.
     """
 
-    __slots__ = ("callbacks", "be", "net", "tol", "hist", "running", "period_ps", "skips",
+    __slots__ = ("callbacks", "be", "net", "tol", "cycle_tol", "hist", "running", "period_ps", "skips",
                  "skipped_ps", "skipped_packets", "eligible_net", "intervals")
     _ok = True
 
@@ -81,6 +79,7 @@ class FastForward:
         self.be = backend
         self.net = backend.net
         self.tol = float(backend.params["fast_forward_tolerance"])
+        self.cycle_tol = float(backend.params["fast_forward_cycle_tolerance"])
         self.hist: deque = deque(maxlen=MAX_HISTORY_WINDOWS + 1)
         self.running = False
         self.period_ps = 0
@@ -124,7 +123,7 @@ class FastForward:
 
     def _maybe_jump(self) -> int:
         """Jump if the history is steady; returns the simulated time skipped (ps, 0 if none)."""
-        plan = ffstate.plan_jump(self.net, list(self.hist), self.tol, MARGIN_WINDOWS,
+        plan = ffcycles.plan_jump(self.net, list(self.hist), self.tol, self.cycle_tol, MARGIN_WINDOWS,
                                  MIN_JUMP_WINDOWS * self.period_ps)
         if plan is None:
             return 0
@@ -140,5 +139,6 @@ class FastForward:
         """The ``fast_forward`` block of ``summary.json``."""
         return {"skips": self.skips, "skipped_sim_time_ns": (self.skipped_ps + 500) // PS_PER_NS,
                 "skipped_packets": self.skipped_packets, "tolerance": self.tol,
+                "cycle_tolerance": self.cycle_tol,
                 "deterministic_network": self.eligible_net,
                 "skipped_intervals_ns": [[(a + 500) // PS_PER_NS, (b + 500) // PS_PER_NS] for a, b in self.intervals]}

@@ -18,11 +18,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ...transport.packet import CNP, N_DATA_PRIORITIES
+from ...transport.packet import CNP
+from ...units import PS_PER_NS
+from . import ffcc
 
 
-#: congestion controls with no random draw and no absolute-time state (the first case of issue #21)
-DETERMINISTIC_CCS = ("none", "dctcp")
+#: flow counters a snapshot keeps, in order (attributes of the flow); a jump advances all but timeouts
+FLOW_COUNTERS = ("ecn_marked_packets", "cnps_received", "cnps_sent", "retransmits", "retransmitted_bytes",
+                 "timeouts")
+#: port counters a snapshot keeps and a jump advances, in order (attributes of the port)
+PORT_COUNTERS = ("tx_packets", "tx_bytes", "ecn_marks", "drops", "pauses", "pause_time_ps")
+#: network counters a snapshot keeps and a jump advances, in order (attributes of the network)
+NET_COUNTERS = ("pfc_events", "drops", "dropped_bytes", "dropped_payload_bytes")
 
 
 @dataclass(frozen=True)
@@ -31,11 +38,13 @@ class Snapshot:
 
     t_ps: int
     fids: tuple
+    jumpable: bool           # every flow and port could be moved right now (see :func:`snapshot`)
     delivered: dict          # fid -> rcv_nxt (in-order bytes at the receiver)
-    flow_counters: dict      # fid -> (ecn_marked_packets, cnps_received, cnps_sent, retransmits, timeouts)
+    flow_counters: dict      # fid -> FLOW_COUNTERS values + the algorithm's own (ffcc.counters)
     queues: tuple            # per port (network order): bytes queued
-    port_counters: tuple     # per port: (tx_packets, tx_bytes, ecn_marks)
-    pfc_events: int
+    port_counters: tuple     # per port: PORT_COUNTERS values
+    net_counters: tuple      # NET_COUNTERS values
+    cc_rates: dict = None    # fid -> the algorithm's pacing rate (bps): a fixed point keeps it
 
 
 @dataclass(frozen=True)
@@ -44,96 +53,46 @@ class JumpPlan:
 
     dt_ps: int
     flow_bytes: dict         # fid -> payload bytes advanced (whole segments)
-    flow_counters: dict      # fid -> (ecn marks, cnps received, cnps sent) to add
-    port_counters: tuple     # per port: (tx packets, tx bytes, ecn marks) to add
+    flow_counters: dict      # fid -> increments of FLOW_COUNTERS[:-1] + the algorithm's own counters
+    port_counters: tuple     # per port: increments of PORT_COUNTERS
+    net_counters: tuple      # increments of NET_COUNTERS
+    period_windows: int = 1  # detector windows per cycle of the steady state (1: a fixed point)
+    cycles: int = 0          # whole cycles jumped (0 for a fixed point)
 
 
 def network_is_deterministic(net, params) -> bool:
-    """No random draw anywhere (no lossy link, no spraying) and no Jain window (its bytes are not advanced)."""
+    """No random loss or spraying anywhere and no Jain window (its bytes are not advanced).
+
+    (RED/ECN marking draws are allowed: each port has its own stream, :mod:`.streams`.)
+    """
     if params["routing"] == "spray" or params["jain_window_ns"] > 0:
         return False
     return not any(p.err for p in net.ports.values())
 
 
-def _random_marking(port) -> bool:
-    """Whether ``port`` marks by a random draw for some data priority (RED band with Pmax < 1)."""
-    return port.ecn_on and any(port.kmin[p] < port.kmax[p] and port.pmax[p] < 1.0
-                               for p in range(N_DATA_PRIORITIES))
-
-
 def _flow_ok(flow) -> bool:
-    """A flow the jump can move: deterministic algorithm, sending, nothing to retransmit or reorder."""
-    if flow.cc_name not in DETERMINISTIC_CCS or flow.end_ps >= 0 or flow.sender_done or flow.rtxq:
+    """A flow the jump can move now: known algorithm, sending, nothing to retransmit or reorder."""
+    if not ffcc.can_jump(flow.cc_name) or flow.end_ps >= 0 or flow.sender_done or flow.rtxq:
         return False
-    if getattr(flow, "in_recovery", False) or getattr(flow, "ooo", None):
+    if getattr(flow, "in_recovery", False) or getattr(flow, "ooo", None) or getattr(flow, "nack_sent", False):
         return False
-    if flow.ect and flow.route is not None and any(_random_marking(p) for p in flow.route):
-        return False
-    return True
+    return getattr(flow, "dupacks", 0) == 0
 
 
 def snapshot(net, now_ps: int) -> Snapshot | None:
-    """The state the steadiness test compares, or ``None`` if a flow or port rules a jump out now."""
+    """The state the steadiness test compares; ``None`` if a flow's algorithm is unknown to the jump."""
     flows = net.flows
-    if not all(_flow_ok(f) for f in flows.values()):
+    if not all(ffcc.can_jump(f.cc_name) for f in flows.values()):
         return None
     ports = list(net.ports.values())
-    if any(any(p.paused) or p.storm is not None for p in ports):   # PFC pause state is not shifted
-        return None
+    jumpable = all(_flow_ok(f) for f in flows.values()) and not any(
+        any(p.paused) or p.storm is not None for p in ports)   # PFC pause state is not shifted
     fids = tuple(sorted(flows))
-    return Snapshot(now_ps, fids, {i: flows[i].rcv_nxt for i in fids},
-                    {i: (flows[i].ecn_marked_packets, flows[i].cnps_received, flows[i].cnps_sent,
-                         flows[i].retransmits, flows[i].timeouts) for i in fids},
-                    tuple(p.qtotal for p in ports), tuple((p.tx_packets, p.tx_bytes, p.ecn_marks) for p in ports),
-                    net.pfc_events)
-
-
-def _steady(hist: list, tol: float, mtu_bytes: int) -> bool:
-    """Every flow's rate (mean window delivery) known within ``tol``; queues not drifting; no loss or pause."""
-    first, last = hist[0], hist[-1]
-    if last.pfc_events != first.pfc_events:
-        return False
-    n = len(hist) - 1
-    for fid in last.fids:
-        d = [b.delivered[fid] - a.delivered[fid] for a, b in zip(hist[:-1], hist[1:])]
-        mean = sum(d) / n
-        if min(d) <= 0:
-            return False
-        sem = math.sqrt(sum((x - mean) ** 2 for x in d) / (n - 1) / n)   # standard error of the mean
-        half = n // 2
-        drift = abs(sum(d[:half]) / half - sum(d[n - half:]) / half)
-        if sem > tol * mean or drift > 2 * tol * mean:
-            return False
-        if last.flow_counters[fid][3:] != first.flow_counters[fid][3:]:
-            return False   # a retransmission or timeout: not a steady state
-    for q0, q1, c0, c1 in zip(first.queues, last.queues, first.port_counters, last.port_counters):
-        if abs(q1 - q0) > tol * (c1[1] - c0[1]) + mtu_bytes:
-            return False
-    return True
-
-
-def plan_jump(net, hist: list, tol: float, margin_windows: int, min_jump_ps: int) -> JumpPlan | None:
-    """The jump the snapshots ``hist`` allow (``None``: not steady, or less than ``min_jump_ps``)."""
-    if not _steady(hist, tol, int(net.params["mtu_bytes"])):
-        return None
-    first, last = hist[0], hist[-1]
-    span = last.t_ps - first.t_ps
-    window = span / (len(hist) - 1)
-    rates = {f: (last.delivered[f] - first.delivered[f]) / span for f in last.fids}    # bytes per ps
-    dt = min((net.flows[f].size - last.delivered[f]) / rates[f] - margin_windows * window for f in last.fids)
-    foreign = net.sched.next_foreign_ps()
-    if foreign is not None:
-        dt = min(dt, foreign - last.t_ps)
-    dt = int(dt)
-    if dt < min_jump_ps:
-        return None
-    scale = dt / span
-    flow_bytes = {f: int(rates[f] * dt // net.flows[f].mss) * net.flows[f].mss for f in last.fids}
-    fc = {f: tuple(int(round((b - a) * scale)) for a, b in zip(first.flow_counters[f][:3], last.flow_counters[f][:3]))
-          for f in last.fids}
-    pc = tuple(tuple(int(round((b - a) * scale)) for a, b in zip(c0, c1))
-               for c0, c1 in zip(first.port_counters, last.port_counters))
-    return JumpPlan(dt, flow_bytes, fc, pc)
+    fc = {i: tuple(getattr(flows[i], a) for a in FLOW_COUNTERS) + ffcc.counters(flows[i]) for i in fids}
+    return Snapshot(now_ps, fids, jumpable, {i: flows[i].rcv_nxt for i in fids}, fc,
+                    tuple(p.qtotal for p in ports),
+                    tuple(tuple(getattr(p, a) for a in PORT_COUNTERS) for p in ports),
+                    tuple(getattr(net, a) for a in NET_COUNTERS), {i: flows[i].cc.rate_bps for i in fids})
 
 
 def _shift_packet(pkt, dt: int, flow_bytes: dict) -> None:
@@ -154,10 +113,12 @@ def jump(net, plan: JumpPlan) -> int:
                 _shift_packet(pkt, dt, fb)
         for pkt in port.pipe:
             _shift_packet(pkt, dt, fb)
-        port.tx_packets += add[0]
-        port.tx_bytes += add[1]
-        port.ecn_marks += add[2]
+        for a, x in zip(PORT_COUNTERS, add):
+            setattr(port, a, getattr(port, a) + x)
+    for a, x in zip(NET_COUNTERS, plan.net_counters):
+        setattr(net, a, getattr(net, a) + x)
     skipped = 0
+    n_own = len(FLOW_COUNTERS) - 1                     # timeouts are never advanced (none in a steady state)
     for fid, b in fb.items():
         f = net.flows[fid]
         f.next_tx += dt
@@ -171,9 +132,9 @@ def jump(net, plan: JumpPlan) -> int:
         f.snd_max += b
         f.rcv_nxt += b
         f.rx_payload_bytes += b
-        marks, cnps_r, cnps_s = plan.flow_counters[fid]
-        f.ecn_marked_packets += marks
-        f.cnps_received += cnps_r
-        f.cnps_sent += cnps_s
-        skipped += math.ceil(b / f.mss)
+        adds = plan.flow_counters[fid]
+        for a, x in zip(FLOW_COUNTERS[:n_own], adds[:n_own]):
+            setattr(f, a, getattr(f, a) + x)
+        ffcc.shift(f, dt // PS_PER_NS, adds[n_own:])
+        skipped += math.ceil(b / f.mss) + adds[3]
     return skipped

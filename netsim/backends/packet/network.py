@@ -142,7 +142,8 @@ class Network:
     def _setup_pfc_watch(self) -> None:
         """Deadlock detection (run-wide) and the PFC watchdog (per switch) of :mod:`.pfcwatch`."""
         for name in sorted(self.nodes, key=str):
-            run_wide = sorted(self._node_keys[name] & {"fast_forward", "fast_forward_tolerance"})
+            run_wide = sorted(self._node_keys[name] & {"fast_forward", "fast_forward_tolerance",
+                                                         "fast_forward_cycle_tolerance"})
             if run_wide:
                 raise InputError("fast-forward is run-wide", where=f"node {name}, attribute {run_wide[0]}",
                                  accepted="--fast-forward on|off or --set " + run_wide[0] + "=... instead")

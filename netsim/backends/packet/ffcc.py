@@ -1,0 +1,75 @@
+"""Congestion-control state across a fast-forward jump (:mod:`.fastforward`, issue #21).
+
+A jump of ``dt`` keeps every flow's congestion-control state as it is (the
+same phase of its limit cycle, :mod:`.ffcycles`) and moves the clock on by
+``dt``. So the state an algorithm keeps as an *absolute time* must move by
+``dt`` too; counters kept by the algorithm itself advance at their
+per-cycle counts. :data:`CC_STATE` names those attributes per algorithm, read
+from the algorithm's source (netsim/transport/cc/):
+
+* ``none`` and DCTCP: no absolute time; DCTCP's observation and CWR windows
+  are counted in its own acknowledged-bytes total, which the jump does not
+  move (the next ACK acknowledges the usual amount), so nothing to shift;
+* DCQCN: its three lazy timers (``_next_alpha``, ``_next_rate``,
+  ``_next_dec``, ns, ``inf`` while inactive) and its CNP and cut counters;
+* Cubic: the epoch start (ns) and classic HyStart's round start and last
+  ACK (ns); its HyStart rounds, like DCTCP's windows, count in its own
+  acknowledged-bytes total, which the jump leaves alone.
+
+An algorithm not in the table is never jumped (its state is unknown here).
+Left out: HPCC (per-packet INT state), Swift and TIMELY (delay history with
+absolute timestamps not listed here).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CcState:
+    """What a jump moves in one algorithm's state (attribute names of its object)."""
+
+    time_ns: tuple = ()        # absolute times, ns (None / inf left alone)
+    counters: tuple = ()       # running counts, advanced at their per-cycle rate
+    sub_time_ns: tuple = ()    # (sub-object attribute, its ns-time attributes...)
+
+
+#: the algorithms a jump may move, with their state (see module docstring)
+CC_STATE = {
+    "none": CcState(),
+    "dctcp": CcState(),
+    "dcqcn": CcState(time_ns=("_next_alpha", "_next_rate", "_next_dec"), counters=("cnps", "rate_cuts")),
+    "cubic": CcState(time_ns=("epoch_start_ns",), sub_time_ns=("hs_classic", "round_start_ns", "last_ack_ns")),
+}
+#: algorithms with absolute-time state: a jump that moves them must be a whole number of ns
+NS_TIMED = frozenset(n for n, s in CC_STATE.items() if s.time_ns or s.sub_time_ns)
+
+
+def can_jump(cc_name: str) -> bool:
+    """Whether the jump knows ``cc_name``'s state."""
+    return cc_name in CC_STATE
+
+
+def counters(flow) -> tuple:
+    """The algorithm's own running counters of ``flow`` (in :data:`CC_STATE` order)."""
+    return tuple(getattr(flow.cc, a, 0) for a in CC_STATE[flow.cc_name].counters)
+
+
+def _shift(obj, names, delta) -> None:
+    for a in names:
+        v = getattr(obj, a, None)
+        if v is None or (isinstance(v, float) and math.isinf(v)):
+            continue
+        setattr(obj, a, v + delta)
+
+
+def shift(flow, dt_ns: int, counter_adds: tuple) -> None:
+    """Move ``flow``'s algorithm state across a jump of ``dt_ns``; its counters by ``counter_adds``."""
+    cc = flow.cc
+    st = CC_STATE[flow.cc_name]
+    _shift(cc, st.time_ns, dt_ns)
+    if st.sub_time_ns and getattr(cc, st.sub_time_ns[0], None) is not None:
+        _shift(getattr(cc, st.sub_time_ns[0]), st.sub_time_ns[1:], dt_ns)
+    for a, add in zip(st.counters, counter_adds):
+        setattr(cc, a, getattr(cc, a) + add)

@@ -1,0 +1,192 @@
+"""The steadiness test of the packet fast-forward: fixed points and limit cycles (issue #21).
+
+:mod:`.fastforward` hands a run of detector snapshots (:class:`.ffstate.Snapshot`,
+one per window, same set of flows) to :func:`plan_jump`, which returns a
+:class:`.ffstate.JumpPlan` or ``None``. Two kinds of steady state:
+
+* **fixed point** (``none``, one DCTCP flow, flows at line rate on their own
+  links): over the last 4 to 32 windows, every flow delivered bytes in every
+  window and its mean window delivery (its rate) is known within the
+  tolerance (standard error of the mean; first and second half within twice
+  that); no queue drifted by more than tolerance x its bytes sent + one MTU;
+  no retransmission, timeout, CNP or PFC pause (a DCQCN flow receiving CNPs
+  is in a cycle, however flat its last windows look), no change of the
+  algorithm's own counters or of its pacing rate. The jump may be any length.
+* **limit cycle** (DCQCN's cut / recovery cycle, Cubic's loss epochs, DCTCP
+  flows sharing a marking queue): the period ``P`` (whole detector windows)
+  is the lag of the largest mean autocorrelation of the flows' window
+  deliveries and the port queues after it first turns negative, at least
+  :data:`MIN_AUTOCORR`; over the
+  newest ``k >= MIN_CYCLES`` whole cycles (all but the oldest, which holds
+  the start-up), every flow's bytes per cycle are
+  known within the tolerance (as above, per cycle instead of per window), its
+  first and last cycle agree within twice that, and each port's mean queue
+  over the first and last cycle agree within tolerance x its bytes sent +
+  one MTU; no timeout. The jump is a whole number of cycles, so the state it
+  keeps (queues, congestion-control state) is the state of the same phase.
+
+Either way the rates are the means over the whole windows or cycles tested;
+counters (marks, CNPs, drops, pauses, retransmissions) advance at their
+counts over those, scaled to the jump; the jump ends ``margin`` windows
+before the earliest flow would end at its rate and never after the next
+event that is not the network's.
+
+Left out: cycles whose period drifts by more than about a window over the
+tested cycles (they fail the per-cycle test and are not skipped), cycles
+longer than a third of the history kept (:data:`.fastforward.MAX_HISTORY_WINDOWS`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .ffcc import NS_TIMED
+from .ffstate import FLOW_COUNTERS, JumpPlan
+
+#: fewest windows a fixed point is tested over (netsim choice, issue #21: "several")
+FIXED_WINDOWS = 4
+#: most windows a fixed point is tested over: a wobbling rate is averaged over this many, and a start-up
+#: transient leaves the test after as many windows (netsim choice, the first case's 32)
+FIXED_MAX_WINDOWS = 32
+#: fewest whole cycles a limit cycle is tested over (issue #21 brief: stable over >= 3 cycles)
+MIN_CYCLES = 3
+#: smallest mean autocorrelation at the period for a limit cycle (netsim choice: a clear periodicity)
+MIN_AUTOCORR = 0.2
+#: index of the timeout counter in a snapshot's flow counters (never allowed in a steady state)
+_TIMEOUTS = FLOW_COUNTERS.index("timeouts")
+_RETRANSMITS = FLOW_COUNTERS.index("retransmits")
+_CNPS = FLOW_COUNTERS.index("cnps_received")
+
+
+def _rate_known(sums: np.ndarray, tol: float, drift_factor: float = 2.0) -> bool:
+    """Per-flow sums (rows: windows or cycles) all positive, mean within ``tol`` (SEM), halves within 2 tol."""
+    n = sums.shape[0]
+    if n < 2 or sums.min() <= 0:
+        return False
+    mean = sums.mean(axis=0)
+    sem = sums.std(axis=0, ddof=1) / np.sqrt(n)
+    half = n // 2
+    drift = np.abs(sums[:half].mean(axis=0) - sums[n - half:].mean(axis=0))
+    return bool(np.all(sem <= tol * mean) and np.all(drift <= drift_factor * tol * mean))
+
+
+def _matrices(hist: list) -> tuple:
+    """(window deliveries: windows x flows, queues: snapshots x ports, port bytes sent: snapshots x ports)."""
+    fids = hist[-1].fids
+    deliv = np.array([[s.delivered[f] for f in fids] for s in hist], dtype=float)
+    queues = np.array([s.queues for s in hist], dtype=float)
+    sent = np.array([[c[1] for c in s.port_counters] for s in hist], dtype=float)
+    return np.diff(deliv, axis=0), queues, sent
+
+
+def _fixed(hist: list, d: np.ndarray, queues: np.ndarray, sent: np.ndarray, tol: float, mtu: int) -> bool:
+    first, last = hist[0], hist[-1]
+    if last.net_counters[0] != first.net_counters[0]:
+        return False                                       # a PFC pause: not a fixed point
+    for f in last.fids:
+        c0, c1 = first.flow_counters[f], last.flow_counters[f]
+        if c1[_CNPS] != c0[_CNPS] or c1[_RETRANSMITS:] != c0[_RETRANSMITS:]:
+            return False   # a CNP (DCQCN cycles), a retransmission or timeout, the algorithm's own events
+        if last.cc_rates[f] != first.cc_rates[f]:
+            return False   # a rate-based algorithm still moving its rate (DCQCN's increase timer)
+    if not _rate_known(d, tol):
+        return False
+    return bool(np.all(np.abs(queues[-1] - queues[0]) <= tol * (sent[-1] - sent[0]) + mtu))
+
+
+def period_windows(d: np.ndarray, queues: np.ndarray) -> int:
+    """The lag (windows) of the largest mean autocorrelation of the columns of ``d`` and ``queues``.
+
+    Only lags after the correlation first turns negative count (short lags of a
+    slowly varying signal correlate without any period); 0 if no lag in ``[2, len / (MIN_CYCLES + 1)]`` reaches :data:`MIN_AUTOCORR`.
+
+    >>> t = np.arange(90)
+    >>> period_windows(np.stack([1 + np.sin(2 * np.pi * t / 9)], 1), np.zeros((91, 0)))
+    9
+    """
+    x = np.concatenate([d, queues[1:]], axis=1)
+    x = x[:, x.std(axis=0) > 0]
+    n = x.shape[0]
+    if x.shape[1] == 0 or n < 2 * MIN_CYCLES:
+        return 0
+    x = (x - x.mean(axis=0)) / x.std(axis=0)
+    spec = np.fft.rfft(x, 2 * n, axis=0)
+    r = np.fft.irfft(spec * np.conj(spec), 2 * n, axis=0)[:n].mean(axis=1)   # sum over overlaps, mean of columns
+    lags = np.arange(2, n // (MIN_CYCLES + 1) + 1)
+    if lags.size == 0:
+        return 0
+    ac = r[lags] / (n - lags)
+    below = np.nonzero(ac < 0)[0]          # a slowly varying signal correlates at short lags: look past
+    if below.size == 0:                    # the first lag where the correlation turns negative
+        return 0
+    i = int(below[0]) + int(np.argmax(ac[below[0]:]))
+    return int(lags[i]) if ac[i] >= MIN_AUTOCORR else 0
+
+
+def _cycle(hist, d, queues, sent, tol: float, mtu: int) -> tuple:
+    """(period windows, cycles) of a steady limit cycle over the newest whole cycles, or (0, 0)."""
+    p = period_windows(d, queues)
+    if p == 0:
+        return 0, 0
+    k = d.shape[0] // p - 1                                 # the oldest (partial) cycle is the start-up
+    if k < MIN_CYCLES:
+        return 0, 0
+    n = k * p
+    first, last = hist[-1 - n], hist[-1]
+    if any(last.flow_counters[f][_TIMEOUTS] != first.flow_counters[f][_TIMEOUTS] for f in last.fids):
+        return 0, 0
+    cyc = d[-n:].reshape(k, p, -1).sum(axis=1)
+    if not _rate_known(cyc, tol, 1.0):
+        return 0, 0
+    q = queues[-n:].reshape(k, p, -1).mean(axis=1)
+    if not np.all(np.abs(q[-1] - q[0]) <= tol * (sent[-1] - sent[-1 - n]) + mtu):
+        return 0, 0
+    return p, k
+
+
+def _scaled(c0: tuple, c1: tuple, scale: float) -> tuple:
+    return tuple(int(round((b - a) * scale)) for a, b in zip(c0, c1))
+
+
+def plan_jump(net, hist: list, tol: float, cycle_tol: float, margin_windows: int,
+              min_jump_ps: int) -> JumpPlan | None:
+    """The jump the snapshots ``hist`` allow (``None``: not steady, or less than ``min_jump_ps``).
+
+    ``tol`` is the fixed-point tolerance, ``cycle_tol`` the limit-cycle one (``fast_forward_tolerance``,
+    ``fast_forward_cycle_tolerance``).
+    """
+    last = hist[-1]
+    if not last.jumpable:
+        return None
+    d, queues, sent = _matrices(hist)
+    mtu = int(net.params["mtu_bytes"])
+    n = min(d.shape[0], FIXED_MAX_WINDOWS)
+    p, k = 1, 0
+    if not (n >= FIXED_WINDOWS and _fixed(hist[-1 - n:], d[-n:], queues[-1 - n:], sent[-1 - n:], tol, mtu)):
+        p, k = _cycle(hist, d, queues, sent, cycle_tol, mtu)
+        if p == 0:
+            return None
+        n = k * p
+    first = hist[-1 - n]
+    span = last.t_ps - first.t_ps
+    window = span / n
+    rates = {f: (last.delivered[f] - first.delivered[f]) / span for f in last.fids}    # bytes per ps
+    dt = min((net.flows[f].size - last.delivered[f]) / rates[f] - margin_windows * window for f in last.fids)
+    foreign = net.sched.next_foreign_ps()
+    if foreign is not None:
+        dt = min(dt, foreign - last.t_ps)
+    if k:                                                   # whole cycles only: the same phase
+        cycles = int(dt // (p * window))
+        dt = cycles * p * window
+    dt = int(dt)
+    if any(f.cc_name in NS_TIMED for f in net.flows.values()):
+        dt -= dt % 1000                                     # their timers are in whole ns
+    if dt < min_jump_ps or (k and dt < p * window - 1000):
+        return None
+    scale = dt / span
+    n_own = len(FLOW_COUNTERS) - 1
+    flow_bytes = {f: int(rates[f] * dt // net.flows[f].mss) * net.flows[f].mss for f in last.fids}
+    fc = {f: _scaled(first.flow_counters[f][:n_own] + first.flow_counters[f][n_own + 1:],
+                     last.flow_counters[f][:n_own] + last.flow_counters[f][n_own + 1:], scale) for f in last.fids}
+    pc = tuple(_scaled(c0, c1, scale) for c0, c1 in zip(first.port_counters, last.port_counters))
+    return JumpPlan(dt, flow_bytes, fc, pc, _scaled(first.net_counters, last.net_counters, scale), p,
+                    int(round(dt / (p * window))) if k else 0)
