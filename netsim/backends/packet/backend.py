@@ -160,10 +160,14 @@ class PacketBackend(Backend):
     # -- link changes (netsim.whatif protocol) ----------------------------------------------------
     def set_link_rate(self, a, b, rate_bps: float) -> None:
         """Link a-b runs at ``rate_bps`` from now on (:func:`.linkchange.set_link_rate`)."""
+        if self.ff is not None:
+            self.ff.thaw_all()     # a frozen component resumes before its links change
         linkchange.set_link_rate(self, a, b, rate_bps)
 
     def fail_link(self, a, b) -> None:
         """Remove link a-b now; traffic reroutes, what was on it is lost (:func:`.linkchange.fail_link`)."""
+        if self.ff is not None:
+            self.ff.thaw_all()
         linkchange.fail_link(self, a, b)
 
     # -- the seam ---------------------------------------------------------------------------------

@@ -44,12 +44,12 @@ from __future__ import annotations
 from collections import deque
 
 from ...units import PS_PER_NS
-from . import ffcycles, ffstate
+from . import ffcc, ffcomponents, ffcycles, ffstate
 
 #: detection window in base RTTs of the slowest active flow (netsim choice: short enough that detection and
 #: margin stay a few per cent of a 5 ms ring step; a rate that wobbles between windows is averaged over up to
 #: MAX_HISTORY_WINDOWS of them; issue #21 asks for stability "over several RTTs")
-DETECT_WINDOW_RTTS = 4
+DETECT_WINDOW_RTTS = ffcc.WINDOW_RTTS_WINDOWED
 #: fewest consecutive windows the steadiness test looks at (netsim choice, issue #21: "several")
 STEADY_WINDOWS = ffcycles.FIXED_WINDOWS
 #: most windows kept: a limit cycle up to a third of this long can be tested over 3 whole cycles
@@ -70,8 +70,8 @@ class FastForward:
         The backend whose network it watches; its ``params`` give ``fast_forward_tolerance``.
     """
 
-    __slots__ = ("callbacks", "be", "net", "tol", "cycle_tol", "hist", "running", "period_ps", "skips",
-                 "skipped_ps", "skipped_packets", "eligible_net", "intervals")
+    __slots__ = ("callbacks", "be", "net", "tol", "cycle_tol", "hists", "running", "period_ps", "skips",
+                 "skipped_ps", "skipped_packets", "eligible_net", "intervals", "frozen", "cycle_skips")
     _ok = True
 
     def __init__(self, backend):
@@ -80,19 +80,29 @@ class FastForward:
         self.net = backend.net
         self.tol = float(backend.params["fast_forward_tolerance"])
         self.cycle_tol = float(backend.params["fast_forward_cycle_tolerance"])
-        self.hist: deque = deque(maxlen=MAX_HISTORY_WINDOWS + 1)
+        #: per component (its flow ids): the snapshots since its flow set last changed
+        self.hists: dict = {}
         self.running = False
         self.period_ps = 0
         self.skips = 0
+        self.cycle_skips = 0
         self.skipped_ps = 0
         self.skipped_packets = 0
-        #: (from_ps, to_ps) of every jump: the network was frozen from ``from_ps`` and resumed at ``to_ps``
+        #: every jump: [from_ps, to_ps, ports, flow ids]; frozen from ``from_ps``, resumed at ``to_ps``
         self.intervals: list = []
+        #: components frozen by a jump of their own (the rest of the network running): fids -> Frozen
+        self.frozen: dict = {}
         self.eligible_net = ffstate.network_is_deterministic(self.net, backend.params)
 
     def ensure(self) -> None:
-        """A flow started: (re)start the detector and forget the history (the flow set changed)."""
-        self.hist.clear()
+        """A flow started: forget the history of what it joins, thaw a frozen component it crosses."""
+        net = self.net
+        flow = next(reversed(net.flows.values()))
+        for fids, fr in list(self.frozen.items()):
+            if ffcomponents.touches(flow, fr.comp):
+                self._thaw(fids, fr)
+        self.hists = {k: h for k, h in self.hists.items()
+                      if not any(ffcomponents.touches(flow, c) for c in ffcomponents.components_of(net, k))}
         if self.running or not self.eligible_net:
             return
         self.running = True
@@ -100,8 +110,10 @@ class FastForward:
 
     def _schedule(self, after_ps: int = 0) -> None:
         """Next tick one window after now (+ ``after_ps``: the jump just made, which moved the network)."""
-        rtt_ns = max((f.cc.base_rtt_ns for f in self.net.flows.values()), default=0)
-        self.period_ps = max(1, int(rtt_ns)) * DETECT_WINDOW_RTTS * PS_PER_NS
+        flows = self.net.flows.values()
+        rtt_ns = max((f.cc.base_rtt_ns for f in flows), default=0)
+        rtts = max((ffcc.window_rtts(f.cc_name) for f in flows), default=DETECT_WINDOW_RTTS)
+        self.period_ps = max(1, int(rtt_ns)) * rtts * PS_PER_NS
         self.callbacks = (self._tick,)
         self.net.sched.schedule(self.net.env.now + after_ps + self.period_ps, self)
 
@@ -109,36 +121,76 @@ class FastForward:
         net = self.net
         if not net.active:
             self.running = False
-            self.hist.clear()
+            self.hists.clear()
             return
-        snap = ffstate.snapshot(net, net.env.now)
-        if snap is None or (self.hist and self.hist[-1].fids != snap.fids):
-            self.hist.clear()
+        now = net.env.now
+        self.frozen = {k: fr for k, fr in self.frozen.items() if fr.t1_ps > now and all(f in net.flows for f in k)}
+        comps = ffcomponents.components(net)
+        whole = len(comps) == 1 and not self.frozen      # the whole network jumps (its own events move too)
         dt = 0
-        if snap is not None:
-            self.hist.append(snap)
-            if len(self.hist) > STEADY_WINDOWS:
-                dt = self._maybe_jump()
-        self._schedule(dt)
+        for comp in comps:
+            if comp.fids not in self.frozen:
+                dt = self._watch(comp, now, whole)
+        self._schedule(dt if whole else 0)
 
-    def _maybe_jump(self) -> int:
-        """Jump if the history is steady; returns the simulated time skipped (ps, 0 if none)."""
-        plan = ffcycles.plan_jump(self.net, list(self.hist), self.tol, self.cycle_tol, MARGIN_WINDOWS,
-                                 MIN_JUMP_WINDOWS * self.period_ps)
+    def _watch(self, comp, now: int, whole: bool) -> int:
+        """Snapshot ``comp``, jump if steady; returns the time skipped (ps)."""
+        net = self.net
+        ports = list(comp.ports)
+        snap = ffstate.snapshot(net, now, {f: net.flows[f] for f in comp.fids}, ports)
+        key = comp.fids
+        hist = self.hists.get(key)
+        if snap is None:
+            self.hists.pop(key, None)
+            return 0
+        if hist is None:
+            mine = set(key)
+            self.hists = {k: h for k, h in self.hists.items() if not mine.intersection(k)}
+            hist = self.hists[key] = deque(maxlen=MAX_HISTORY_WINDOWS + 1)
+        hist.append(snap)
+        if len(hist) <= STEADY_WINDOWS:
+            return 0
+        plan = ffcycles.plan_jump(net, list(hist), self.tol, self.cycle_tol, MARGIN_WINDOWS,
+                                  MIN_JUMP_WINDOWS * self.period_ps, component=not whole)
         if plan is None:
             return 0
-        self.skipped_packets += ffstate.jump(self.net, plan)
+        owned = None if whole else ffcomponents.owner(net, comp)
+        self.skipped_packets += ffstate.jump(net, plan, ports, owned, shift_all_ports=whole)
         self.skips += 1
+        self.cycle_skips += plan.cycles > 0
         self.skipped_ps += plan.dt_ps
-        now = self.net.env.now
-        self.intervals.append((now, now + plan.dt_ps))
-        self.hist.clear()
+        self.intervals.append([now, now + plan.dt_ps, comp.ports, comp.fids])
+        del self.hists[key]
+        if not whole:
+            self.frozen[comp.fids] = ffcomponents.Frozen(now, now + plan.dt_ps, comp, plan)
         return plan.dt_ps
+
+    def thaw_all(self) -> None:
+        """Every frozen component resumes now (a what-if is about to change a link)."""
+        for fids, fr in list(self.frozen.items()):
+            if fr.t1_ps > self.net.env.now:
+                self._thaw(fids, fr)
+        self.frozen.clear()
+
+    def _thaw(self, fids, fr) -> None:
+        """A flow starts on ``fr``'s frozen ports: the component resumes now (the jump is cut short)."""
+        net = self.net
+        del self.frozen[fids]
+        back = ffcomponents.thaw_plan(fr, net.env.now, {f: net.flows[f].mss for f in fids})
+        if back is None:
+            return
+        self.skipped_packets += ffstate.jump(net, back, list(fr.comp.ports), ffcomponents.owner(net, fr.comp))
+        self.skipped_ps += back.dt_ps
+        for iv in reversed(self.intervals):
+            if iv[0] == fr.t0_ps and iv[3] == fids:
+                iv[1] += back.dt_ps
+                break
 
     def stats(self) -> dict:
         """The ``fast_forward`` block of ``summary.json``."""
-        return {"skips": self.skips, "skipped_sim_time_ns": (self.skipped_ps + 500) // PS_PER_NS,
+        return {"skips": self.skips, "cycle_skips": self.cycle_skips,
+                "skipped_sim_time_ns": (self.skipped_ps + 500) // PS_PER_NS,
                 "skipped_packets": self.skipped_packets, "tolerance": self.tol,
-                "cycle_tolerance": self.cycle_tol,
-                "deterministic_network": self.eligible_net,
-                "skipped_intervals_ns": [[(a + 500) // PS_PER_NS, (b + 500) // PS_PER_NS] for a, b in self.intervals]}
+                "cycle_tolerance": self.cycle_tol, "deterministic_network": self.eligible_net,
+                "skipped_intervals_ns": [[(a + 500) // PS_PER_NS, (b + 500) // PS_PER_NS]
+                                         for a, b, _p, _f in self.intervals]}

@@ -148,11 +148,12 @@ def _scaled(c0: tuple, c1: tuple, scale: float) -> tuple:
 
 
 def plan_jump(net, hist: list, tol: float, cycle_tol: float, margin_windows: int,
-              min_jump_ps: int) -> JumpPlan | None:
+              min_jump_ps: int, component: bool = False) -> JumpPlan | None:
     """The jump the snapshots ``hist`` allow (``None``: not steady, or less than ``min_jump_ps``).
 
     ``tol`` is the fixed-point tolerance, ``cycle_tol`` the limit-cycle one (``fast_forward_tolerance``,
-    ``fast_forward_cycle_tolerance``).
+    ``fast_forward_cycle_tolerance``); ``component``: one component jumps while the rest runs, so
+    events outside the network do not bound the jump (the component thaws on contact instead).
     """
     last = hist[-1]
     if not last.jumpable:
@@ -167,11 +168,13 @@ def plan_jump(net, hist: list, tol: float, cycle_tol: float, margin_windows: int
             return None
         n = k * p
     first = hist[-1 - n]
+    if first.net_counters != last.net_counters:
+        return None                                        # a pause or a drop on its ports
     span = last.t_ps - first.t_ps
     window = span / n
     rates = {f: (last.delivered[f] - first.delivered[f]) / span for f in last.fids}    # bytes per ps
     dt = min((net.flows[f].size - last.delivered[f]) / rates[f] - margin_windows * window for f in last.fids)
-    foreign = net.sched.next_foreign_ps()
+    foreign = None if component else net.sched.next_foreign_ps()   # a component thaws on contact instead
     if foreign is not None:
         dt = min(dt, foreign - last.t_ps)
     if k:                                                   # whole cycles only: the same phase

@@ -79,12 +79,19 @@ def _flow_ok(flow) -> bool:
     return getattr(flow, "dupacks", 0) == 0
 
 
-def snapshot(net, now_ps: int) -> Snapshot | None:
-    """The state the steadiness test compares; ``None`` if a flow's algorithm is unknown to the jump."""
-    flows = net.flows
+def snapshot(net, now_ps: int, flows: dict | None = None, ports: list | None = None) -> Snapshot | None:
+    """The state the steadiness test compares; ``None`` if a flow's algorithm is unknown to the jump.
+
+    ``flows`` / ``ports``: one component's (:mod:`.ffcomponents`; default: the whole network). A
+    component's network counters are its ports' pauses and drops (its jump needs none of either).
+    """
+    whole = flows is None
+    flows = net.flows if whole else flows
+    if not whole and not all(f.route for f in flows.values()):
+        return None
     if not all(ffcc.can_jump(f.cc_name) for f in flows.values()):
         return None
-    ports = list(net.ports.values())
+    ports = list(net.ports.values()) if ports is None else ports
     jumpable = all(_flow_ok(f) for f in flows.values()) and not any(
         any(p.paused) or p.storm is not None for p in ports)   # PFC pause state is not shifted
     fids = tuple(sorted(flows))
@@ -92,7 +99,9 @@ def snapshot(net, now_ps: int) -> Snapshot | None:
     return Snapshot(now_ps, fids, jumpable, {i: flows[i].rcv_nxt for i in fids}, fc,
                     tuple(p.qtotal for p in ports),
                     tuple(tuple(getattr(p, a) for a in PORT_COUNTERS) for p in ports),
-                    tuple(getattr(net, a) for a in NET_COUNTERS), {i: flows[i].cc.rate_bps for i in fids})
+                    tuple(getattr(net, a) for a in NET_COUNTERS) if whole else
+                    (sum(p.pauses for p in ports), sum(p.drops for p in ports), 0, 0),
+                    {i: flows[i].cc.rate_bps for i in fids})
 
 
 def _shift_packet(pkt, dt: int, flow_bytes: dict) -> None:
@@ -102,17 +111,24 @@ def _shift_packet(pkt, dt: int, flow_bytes: dict) -> None:
         pkt.seq += flow_bytes.get(pkt.flow.fid, 0)
 
 
-def jump(net, plan: JumpPlan) -> int:
-    """Apply ``plan`` to ``net`` (see module docstring); returns the data packets skipped."""
+def jump(net, plan: JumpPlan, ports: list | None = None, owned=None, shift_all_ports: bool = False) -> int:
+    """Apply ``plan`` to ``net`` (see module docstring); returns the data packets skipped.
+
+    ``ports`` / ``owned``: one component's ports and the predicate saying which pending events are
+    its own (:mod:`.ffcomponents`); default the whole network. ``shift_all_ports``: every port's times
+    move (the whole network jumps) but only ``ports`` count. A negative ``plan`` undoes part of one.
+    """
     dt, fb = plan.dt_ps, plan.flow_bytes
-    net.sched.shift_network(dt)
-    for port, add in zip(net.ports.values(), plan.port_counters):
+    net.sched.shift_network(dt, owned)
+    counted = list(net.ports.values()) if ports is None else ports
+    for port in (net.ports.values() if shift_all_ports or ports is None else ports):
         port.busy_until += dt
         for q in port.queues:
             for pkt in q:
                 _shift_packet(pkt, dt, fb)
         for pkt in port.pipe:
             _shift_packet(pkt, dt, fb)
+    for port, add in zip(counted, plan.port_counters):
         for a, x in zip(PORT_COUNTERS, add):
             setattr(port, a, getattr(port, a) + x)
     for a, x in zip(NET_COUNTERS, plan.net_counters):

@@ -64,7 +64,7 @@ class Scheduler:
         """Make ``source`` fire at ``at_ps`` (its ``callbacks`` must be set); one heap entry."""
         heappush(self.heap, (at_ps, NORMAL, next(self.ids), source))
 
-    def shift_network(self, delta_ps: int) -> None:
+    def shift_network(self, delta_ps: int, owned=None) -> None:
         """Move every pending *network* event ``delta_ps`` later (the fast-forward jump, :mod:`.fastforward`).
 
         The tag of a network event is that it is a source, not a :class:`simpy.Event`:
@@ -78,7 +78,7 @@ class Scheduler:
         out = []
         for item in hq:
             ev = item[3]
-            if isinstance(ev, Event):
+            if isinstance(ev, Event) or (owned is not None and not owned(ev)):
                 out.append(item)
                 continue
             at = getattr(ev, "at", None)
