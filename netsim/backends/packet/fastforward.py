@@ -55,6 +55,11 @@ STEADY_WINDOWS = ffcycles.FIXED_WINDOWS
 #: most windows kept: a limit cycle up to a third of this long can be tested over 3 whole cycles
 #: (netsim choice: 512 windows of 4 RTTs of 8 us hold DCQCN's ~1 ms cycle three times over)
 MAX_HISTORY_WINDOWS = 512
+#: the limit-cycle test reads the whole history: it runs once every len/this windows (netsim choice: a
+#: cycle is found at most ~1/8 of the history late; the detector costs well under the events it watches)
+CYCLE_TESTS_PER_HISTORY = 8
+#: fewest windows before the limit-cycle test runs at all (4 cycles of 2 windows)
+CYCLE_TEST_FROM = 2 * (ffcycles.MIN_CYCLES + 1)
 #: windows of packet simulation kept before the earliest flow end (issue #21: "minus a few RTTs")
 MARGIN_WINDOWS = 2
 #: a jump shorter than this many windows is not worth the state shift (netsim choice)
@@ -150,8 +155,10 @@ class FastForward:
         hist.append(snap)
         if len(hist) <= STEADY_WINDOWS:
             return 0
+        n = len(hist) - 1
+        due = n >= CYCLE_TEST_FROM and n % max(1, n // CYCLE_TESTS_PER_HISTORY) == 0
         plan = ffcycles.plan_jump(net, list(hist), self.tol, self.cycle_tol, MARGIN_WINDOWS,
-                                  MIN_JUMP_WINDOWS * self.period_ps, component=not whole)
+                                  MIN_JUMP_WINDOWS * self.period_ps, component=not whole, test_cycle=due)
         if plan is None:
             return 0
         owned = None if whole else ffcomponents.owner(net, comp)

@@ -8,7 +8,9 @@ one per window, same set of flows) to :func:`plan_jump`, which returns a
   links): over the last 4 to 32 windows, every flow delivered bytes in every
   window and its mean window delivery (its rate) is known within the
   tolerance (standard error of the mean; first and second half within twice
-  that); no queue drifted by more than tolerance x its bytes sent + one MTU;
+  that); no queue drifted by more than tolerance x its bytes sent + one MTU,
+  nor its mean over the first and second half by more than twice the
+  tolerance x that mean + one MTU (a queue creeping up: windows still growing);
   no retransmission, timeout, CNP or PFC pause (a DCQCN flow receiving CNPs
   is in a cycle, however flat its last windows look), no change of the
   algorithm's own counters or of its pacing rate. The jump may be any length.
@@ -20,9 +22,9 @@ one per window, same set of flows) to :func:`plan_jump`, which returns a
   newest ``k >= MIN_CYCLES`` whole cycles (all but the oldest, which holds
   the start-up), every flow's bytes per cycle are
   known within the tolerance (as above, per cycle instead of per window), its
-  first and last cycle agree within twice that, and each port's mean queue
-  over the first and last cycle agree within tolerance x its bytes sent +
-  one MTU; no timeout. The jump is a whole number of cycles, so the state it
+  first and last cycle agree within that, and each port's mean queue over
+  the first and last cycle agree within the tolerance x the larger + one
+  MTU; no timeout, pause or drop. The jump is a whole number of cycles, so the state it
   keeps (queues, congestion-control state) is the state of the same phase.
 
 Either way the rates are the means over the whole windows or cycles tested;
@@ -71,10 +73,9 @@ def _rate_known(sums: np.ndarray, tol: float, drift_factor: float = 2.0) -> bool
 
 def _matrices(hist: list) -> tuple:
     """(window deliveries: windows x flows, queues: snapshots x ports, port bytes sent: snapshots x ports)."""
-    fids = hist[-1].fids
-    deliv = np.array([[s.delivered[f] for f in fids] for s in hist], dtype=float)
-    queues = np.array([s.queues for s in hist], dtype=float)
-    sent = np.array([[c[1] for c in s.port_counters] for s in hist], dtype=float)
+    deliv = np.stack([s.vectors[0] for s in hist])
+    queues = np.stack([s.vectors[1] for s in hist])
+    sent = np.stack([s.vectors[2] for s in hist])
     return np.diff(deliv, axis=0), queues, sent
 
 
@@ -90,7 +91,11 @@ def _fixed(hist: list, d: np.ndarray, queues: np.ndarray, sent: np.ndarray, tol:
             return False   # a rate-based algorithm still moving its rate (DCQCN's increase timer)
     if not _rate_known(d, tol):
         return False
-    return bool(np.all(np.abs(queues[-1] - queues[0]) <= tol * (sent[-1] - sent[0]) + mtu))
+    if not np.all(np.abs(queues[-1] - queues[0]) <= tol * (sent[-1] - sent[0]) + mtu):
+        return False
+    half = queues.shape[0] // 2                            # a queue creeping up (windows still growing)
+    q0, q1 = queues[:half].mean(axis=0), queues[-half:].mean(axis=0)
+    return bool(np.all(np.abs(q1 - q0) <= 2 * tol * np.maximum(q0, q1) + mtu))
 
 
 def period_windows(d: np.ndarray, queues: np.ndarray) -> int:
@@ -138,8 +143,8 @@ def _cycle(hist, d, queues, sent, tol: float, mtu: int) -> tuple:
     if not _rate_known(cyc, tol, 1.0):
         return 0, 0
     q = queues[-n:].reshape(k, p, -1).mean(axis=1)
-    if not np.all(np.abs(q[-1] - q[0]) <= tol * (sent[-1] - sent[-1 - n]) + mtu):
-        return 0, 0
+    if not np.all(np.abs(q[-1] - q[0]) <= tol * np.maximum(q[0], q[-1]) + mtu):
+        return 0, 0                                        # the cycle's mean queue still moving
     return p, k
 
 
@@ -148,22 +153,24 @@ def _scaled(c0: tuple, c1: tuple, scale: float) -> tuple:
 
 
 def plan_jump(net, hist: list, tol: float, cycle_tol: float, margin_windows: int,
-              min_jump_ps: int, component: bool = False) -> JumpPlan | None:
+              min_jump_ps: int, component: bool = False, test_cycle: bool = True) -> JumpPlan | None:
     """The jump the snapshots ``hist`` allow (``None``: not steady, or less than ``min_jump_ps``).
 
     ``tol`` is the fixed-point tolerance, ``cycle_tol`` the limit-cycle one (``fast_forward_tolerance``,
     ``fast_forward_cycle_tolerance``); ``component``: one component jumps while the rest runs, so
-    events outside the network do not bound the jump (the component thaws on contact instead).
+    events outside the network do not bound the jump (the component thaws on contact instead);
+    ``test_cycle``: also try the limit-cycle test (the caller spaces it out: it reads the whole history).
     """
     last = hist[-1]
     if not last.jumpable:
         return None
-    d, queues, sent = _matrices(hist)
     mtu = int(net.params["mtu_bytes"])
-    n = min(d.shape[0], FIXED_MAX_WINDOWS)
+    n = min(len(hist) - 1, FIXED_MAX_WINDOWS)
     p, k = 1, 0
-    if not (n >= FIXED_WINDOWS and _fixed(hist[-1 - n:], d[-n:], queues[-1 - n:], sent[-1 - n:], tol, mtu)):
-        p, k = _cycle(hist, d, queues, sent, cycle_tol, mtu)
+    if not (n >= FIXED_WINDOWS and _fixed(hist[-1 - n:], *_matrices(hist[-1 - n:]), tol, mtu)):
+        if not test_cycle:
+            return None
+        p, k = _cycle(hist, *_matrices(hist), cycle_tol, mtu)
         if p == 0:
             return None
         n = k * p

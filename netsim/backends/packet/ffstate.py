@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from ...transport.packet import CNP
 from ...units import PS_PER_NS
 from . import ffcc
@@ -45,6 +47,7 @@ class Snapshot:
     port_counters: tuple     # per port: PORT_COUNTERS values
     net_counters: tuple      # NET_COUNTERS values
     cc_rates: dict = None    # fid -> the algorithm's pacing rate (bps): a fixed point keeps it
+    vectors: tuple = None    # (delivered per fid, queues, port bytes sent) as float arrays, for the tests
 
 
 @dataclass(frozen=True)
@@ -96,12 +99,15 @@ def snapshot(net, now_ps: int, flows: dict | None = None, ports: list | None = N
         any(p.paused) or p.storm is not None for p in ports)   # PFC pause state is not shifted
     fids = tuple(sorted(flows))
     fc = {i: tuple(getattr(flows[i], a) for a in FLOW_COUNTERS) + ffcc.counters(flows[i]) for i in fids}
-    return Snapshot(now_ps, fids, jumpable, {i: flows[i].rcv_nxt for i in fids}, fc,
-                    tuple(p.qtotal for p in ports),
-                    tuple(tuple(getattr(p, a) for a in PORT_COUNTERS) for p in ports),
+    delivered = {i: flows[i].rcv_nxt for i in fids}
+    queues = tuple(p.qtotal for p in ports)
+    pc = tuple(tuple(getattr(p, a) for a in PORT_COUNTERS) for p in ports)
+    vec = (np.array([delivered[i] for i in fids], dtype=float), np.array(queues, dtype=float),
+           np.array([c[1] for c in pc], dtype=float))
+    return Snapshot(now_ps, fids, jumpable, delivered, fc, queues, pc,
                     tuple(getattr(net, a) for a in NET_COUNTERS) if whole else
                     (sum(p.pauses for p in ports), sum(p.drops for p in ports), 0, 0),
-                    {i: flows[i].cc.rate_bps for i in fids})
+                    {i: flows[i].cc.rate_bps for i in fids}, vec)
 
 
 def _shift_packet(pkt, dt: int, flow_bytes: dict) -> None:
