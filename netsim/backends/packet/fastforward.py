@@ -41,8 +41,6 @@ iterations.
 """
 from __future__ import annotations
 
-from collections import deque
-
 from ...units import PS_PER_NS
 from . import ffcc, ffcomponents, ffcycles, ffstate
 
@@ -76,7 +74,7 @@ class FastForward:
     """
 
     __slots__ = ("callbacks", "be", "net", "tol", "cycle_tol", "hists", "running", "period_ps", "skips",
-                 "skipped_ps", "skipped_packets", "eligible_net", "intervals", "frozen", "cycle_skips")
+                 "skipped_ps", "skipped_packets", "eligible_net", "intervals", "frozen", "cycle_skips", "comps")
     _ok = True
 
     def __init__(self, backend):
@@ -97,6 +95,7 @@ class FastForward:
         self.intervals: list = []
         #: components frozen by a jump of their own (the rest of the network running): fids -> Frozen
         self.frozen: dict = {}
+        self.comps = None
         self.eligible_net = ffstate.network_is_deterministic(self.net, backend.params)
 
     def ensure(self) -> None:
@@ -130,7 +129,10 @@ class FastForward:
             return
         now = net.env.now
         self.frozen = {k: fr for k, fr in self.frozen.items() if fr.t1_ps > now and all(f in net.flows for f in k)}
-        comps = ffcomponents.components(net)
+        fids = tuple(net.flows)
+        if self.comps is None or self.comps[0] != fids:
+            self.comps = (fids, ffcomponents.components(net))   # the same until a flow starts or ends
+        comps = self.comps[1]
         whole = len(comps) == 1 and not self.frozen      # the whole network jumps (its own events move too)
         dt = 0
         for comp in comps:
@@ -151,13 +153,13 @@ class FastForward:
         if hist is None:
             mine = set(key)
             self.hists = {k: h for k, h in self.hists.items() if not mine.intersection(k)}
-            hist = self.hists[key] = deque(maxlen=MAX_HISTORY_WINDOWS + 1)
+            hist = self.hists[key] = ffcycles.History(MAX_HISTORY_WINDOWS + 1)
         hist.append(snap)
         if len(hist) <= STEADY_WINDOWS:
             return 0
         n = len(hist) - 1
         due = n >= CYCLE_TEST_FROM and n % max(1, n // CYCLE_TESTS_PER_HISTORY) == 0
-        plan = ffcycles.plan_jump(net, list(hist), self.tol, self.cycle_tol, MARGIN_WINDOWS,
+        plan = ffcycles.plan_jump(net, hist, self.tol, self.cycle_tol, MARGIN_WINDOWS,
                                   MIN_JUMP_WINDOWS * self.period_ps, component=not whole, test_cycle=due)
         if plan is None:
             return 0

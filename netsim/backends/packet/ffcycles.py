@@ -71,12 +71,60 @@ def _rate_known(sums: np.ndarray, tol: float, drift_factor: float = 2.0) -> bool
     return bool(np.all(sem <= tol * mean) and np.all(drift <= drift_factor * tol * mean))
 
 
-def _matrices(hist: list) -> tuple:
-    """(window deliveries: windows x flows, queues: snapshots x ports, port bytes sent: snapshots x ports)."""
-    deliv = np.stack([s.vectors[0] for s in hist])
-    queues = np.stack([s.vectors[1] for s in hist])
-    sent = np.stack([s.vectors[2] for s in hist])
-    return np.diff(deliv, axis=0), queues, sent
+def _halves_agree(hist: list, tol: float) -> bool:
+    """Cheap necessary condition of a fixed point: each flow's deliveries over the two halves within 2 tol.
+
+    (Three snapshots, no arrays: it rejects most ticks of a network that is not steady at a fraction of
+    the cost of the full test.)
+    """
+    n = len(hist) - 1
+    half = n // 2
+    a, m, b = hist[0].delivered, hist[half].delivered, hist[n - half].delivered
+    z = hist[-1].delivered
+    for f, end in z.items():
+        d1, d2 = m[f] - a[f], end - b[f]
+        if abs(d1 - d2) > 2 * tol * max(d1, d2) or d1 <= 0:
+            return False
+    return True
+
+
+class History:
+    """The snapshots of one flow set, newest last, at most ``maxlen``, with their vectors stacked.
+
+    The stacked arrays grow by the rows appended since they were last read (one copy per read, not
+    one per snapshot), so a test over the whole history costs about one pass over it.
+    """
+
+    def __init__(self, maxlen: int):
+        self.maxlen = maxlen
+        self.snaps: list = []
+        self._mats = None        # (delivered, queues, sent): len(snaps) - len(_new) rows
+        self._new: list = []
+
+    def append(self, snap) -> None:
+        self.snaps.append(snap)
+        self._new.append(snap.vectors)
+        if len(self.snaps) > self.maxlen:
+            del self.snaps[0]
+            if self._mats is not None and self._mats[0].shape[0] + len(self._new) > self.maxlen:
+                self._mats = tuple(m[1:] for m in self._mats)
+
+    def __len__(self) -> int:
+        return len(self.snaps)
+
+    def __getitem__(self, i):
+        return self.snaps[i]
+
+    def matrices(self, n_rows: int) -> tuple:
+        """(window deliveries: windows x flows, queues, port bytes sent: snapshots x ports), newest ``n_rows``."""
+        if self._new:
+            new = tuple(np.stack([v[j] for v in self._new]) for j in range(3))
+            self._mats = new if self._mats is None else tuple(np.concatenate(x) for x in zip(self._mats, new))
+            self._new = []
+            if self._mats[0].shape[0] > len(self.snaps):
+                self._mats = tuple(m[-len(self.snaps):] for m in self._mats)
+        deliv, queues, sent = (m[-n_rows:] for m in self._mats)
+        return np.diff(deliv, axis=0), queues, sent
 
 
 def _fixed(hist: list, d: np.ndarray, queues: np.ndarray, sent: np.ndarray, tol: float, mtu: int) -> bool:
@@ -152,7 +200,7 @@ def _scaled(c0: tuple, c1: tuple, scale: float) -> tuple:
     return tuple(int(round((b - a) * scale)) for a, b in zip(c0, c1))
 
 
-def plan_jump(net, hist: list, tol: float, cycle_tol: float, margin_windows: int,
+def plan_jump(net, hist: History, tol: float, cycle_tol: float, margin_windows: int,
               min_jump_ps: int, component: bool = False, test_cycle: bool = True) -> JumpPlan | None:
     """The jump the snapshots ``hist`` allow (``None``: not steady, or less than ``min_jump_ps``).
 
@@ -167,10 +215,11 @@ def plan_jump(net, hist: list, tol: float, cycle_tol: float, margin_windows: int
     mtu = int(net.params["mtu_bytes"])
     n = min(len(hist) - 1, FIXED_MAX_WINDOWS)
     p, k = 1, 0
-    if not (n >= FIXED_WINDOWS and _fixed(hist[-1 - n:], *_matrices(hist[-1 - n:]), tol, mtu)):
+    if not (n >= FIXED_WINDOWS and _halves_agree(hist[-1 - n:], tol)
+            and _fixed(hist.snaps[-1 - n:], *hist.matrices(n + 1), tol, mtu)):
         if not test_cycle:
             return None
-        p, k = _cycle(hist, *_matrices(hist), cycle_tol, mtu)
+        p, k = _cycle(hist.snaps, *hist.matrices(len(hist)), cycle_tol, mtu)
         if p == 0:
             return None
         n = k * p

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from operator import attrgetter
 
 import numpy as np
 
@@ -32,6 +33,7 @@ FLOW_COUNTERS = ("ecn_marked_packets", "cnps_received", "cnps_sent", "retransmit
 PORT_COUNTERS = ("tx_packets", "tx_bytes", "ecn_marks", "drops", "pauses", "pause_time_ps")
 #: network counters a snapshot keeps and a jump advances, in order (attributes of the network)
 NET_COUNTERS = ("pfc_events", "drops", "dropped_bytes", "dropped_payload_bytes")
+_FLOW_GET, _PORT_GET, _NET_GET = attrgetter(*FLOW_COUNTERS), attrgetter(*PORT_COUNTERS), attrgetter(*NET_COUNTERS)
 
 
 @dataclass(frozen=True)
@@ -96,18 +98,18 @@ def snapshot(net, now_ps: int, flows: dict | None = None, ports: list | None = N
         return None
     ports = list(net.ports.values()) if ports is None else ports
     jumpable = all(_flow_ok(f) for f in flows.values()) and not any(
-        any(p.paused) or p.storm is not None for p in ports)   # PFC pause state is not shifted
+        True in p.paused or p.storm is not None for p in ports)   # PFC pause state is not shifted
     fids = tuple(sorted(flows))
-    fc = {i: tuple(getattr(flows[i], a) for a in FLOW_COUNTERS) + ffcc.counters(flows[i]) for i in fids}
-    delivered = {i: flows[i].rcv_nxt for i in fids}
+    fl = [flows[i] for i in fids]
+    fc = {i: _FLOW_GET(f) + ffcc.counters(f) for i, f in zip(fids, fl)}
+    delivered = {i: f.rcv_nxt for i, f in zip(fids, fl)}
     queues = tuple(p.qtotal for p in ports)
-    pc = tuple(tuple(getattr(p, a) for a in PORT_COUNTERS) for p in ports)
-    vec = (np.array([delivered[i] for i in fids], dtype=float), np.array(queues, dtype=float),
-           np.array([c[1] for c in pc], dtype=float))
+    pc = tuple(map(_PORT_GET, ports))
+    vec = (np.array([f.rcv_nxt for f in fl], dtype=float), np.array(queues, dtype=float),
+           np.array([p.tx_bytes for p in ports], dtype=float))
     return Snapshot(now_ps, fids, jumpable, delivered, fc, queues, pc,
-                    tuple(getattr(net, a) for a in NET_COUNTERS) if whole else
-                    (sum(p.pauses for p in ports), sum(p.drops for p in ports), 0, 0),
-                    {i: flows[i].cc.rate_bps for i in fids}, vec)
+                    _NET_GET(net) if whole else (sum(p.pauses for p in ports), sum(p.drops for p in ports), 0, 0),
+                    {i: f.cc.rate_bps for i, f in zip(fids, fl)}, vec)
 
 
 def _shift_packet(pkt, dt: int, flow_bytes: dict) -> None:
