@@ -53,11 +53,13 @@ STEADY_WINDOWS = ffcycles.FIXED_WINDOWS
 #: most windows kept: a limit cycle up to a third of this long can be tested over 3 whole cycles
 #: (netsim choice: 512 windows of 4 RTTs of 8 us hold DCQCN's ~1 ms cycle three times over)
 MAX_HISTORY_WINDOWS = 512
-#: the limit-cycle test reads the whole history: it runs once every len/this windows (netsim choice: a
-#: cycle is found at most ~1/8 of the history late; the detector costs well under the events it watches)
-CYCLE_TESTS_PER_HISTORY = 8
-#: fewest windows before the limit-cycle test runs at all (4 cycles of 2 windows)
-CYCLE_TEST_FROM = 2 * (ffcycles.MIN_CYCLES + 1)
+#: the limit-cycle test reads the whole history, so it runs when the history has grown by this factor
+#: since the last test (netsim choice: a cycle is found at most 1/4 of the history late, and the tests
+#: cost ~3 per doubling of the history instead of one per window)
+CYCLE_TEST_GROWTH = 1.25
+#: ... and at least once every this many windows (netsim choice: a test costs about a millisecond of CPU,
+#: a window of a loaded 100 Gb/s bottleneck a few, so the detector stays a few per cent of the run)
+CYCLE_TEST_MAX_GAP = 16
 #: windows of packet simulation kept before the earliest flow end (issue #21: "minus a few RTTs")
 MARGIN_WINDOWS = 2
 #: a jump shorter than this many windows is not worth the state shift (netsim choice)
@@ -158,7 +160,9 @@ class FastForward:
         if len(hist) <= STEADY_WINDOWS:
             return 0
         n = len(hist) - 1
-        due = n >= CYCLE_TEST_FROM and n % max(1, n // CYCLE_TESTS_PER_HISTORY) == 0
+        due = hist.appended >= hist.next_cycle_test
+        if due:
+            hist.next_cycle_test = hist.appended + min(CYCLE_TEST_MAX_GAP, max(2, int(n * (CYCLE_TEST_GROWTH - 1))))
         plan = ffcycles.plan_jump(net, hist, self.tol, self.cycle_tol, MARGIN_WINDOWS,
                                   MIN_JUMP_WINDOWS * self.period_ps, component=not whole, test_cycle=due)
         if plan is None:

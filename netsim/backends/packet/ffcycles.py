@@ -91,23 +91,35 @@ def _halves_agree(hist: list, tol: float) -> bool:
 class History:
     """The snapshots of one flow set, newest last, at most ``maxlen``, with their vectors stacked.
 
-    The stacked arrays grow by the rows appended since they were last read (one copy per read, not
-    one per snapshot), so a test over the whole history costs about one pass over it.
+    The vectors are written into preallocated arrays of twice ``maxlen`` rows (moved back to the start
+    when full: amortised constant time per snapshot), so a test reads views, not copies.
     """
 
     def __init__(self, maxlen: int):
         self.maxlen = maxlen
         self.snaps: list = []
-        self._mats = None        # (delivered, queues, sent): len(snaps) - len(_new) rows
-        self._new: list = []
+        self._mats = None
+        self._end = 0            # rows written in _mats
+        #: snapshots appended so far, and the count at which the limit-cycle test next runs (first: 4 cycles
+        #: of 2 windows; then each time the history has grown by a quarter, or taken in a quarter anew)
+        self.appended = 0
+        self.next_cycle_test = 2 * (MIN_CYCLES + 1) + 1
 
     def append(self, snap) -> None:
+        self.appended += 1
         self.snaps.append(snap)
-        self._new.append(snap.vectors)
         if len(self.snaps) > self.maxlen:
             del self.snaps[0]
-            if self._mats is not None and self._mats[0].shape[0] + len(self._new) > self.maxlen:
-                self._mats = tuple(m[1:] for m in self._mats)
+        if self._mats is None:
+            self._mats = tuple(np.empty((2 * self.maxlen, v.size)) for v in snap.vectors)
+        if self._end == 2 * self.maxlen:
+            keep = self.maxlen - 1
+            for m in self._mats:
+                m[:keep] = m[self._end - keep:self._end]
+            self._end = keep
+        for m, v in zip(self._mats, snap.vectors):
+            m[self._end] = v
+        self._end += 1
 
     def __len__(self) -> int:
         return len(self.snaps)
@@ -117,13 +129,7 @@ class History:
 
     def matrices(self, n_rows: int) -> tuple:
         """(window deliveries: windows x flows, queues, port bytes sent: snapshots x ports), newest ``n_rows``."""
-        if self._new:
-            new = tuple(np.stack([v[j] for v in self._new]) for j in range(3))
-            self._mats = new if self._mats is None else tuple(np.concatenate(x) for x in zip(self._mats, new))
-            self._new = []
-            if self._mats[0].shape[0] > len(self.snaps):
-                self._mats = tuple(m[-len(self.snaps):] for m in self._mats)
-        deliv, queues, sent = (m[-n_rows:] for m in self._mats)
+        deliv, queues, sent = (m[self._end - n_rows:self._end] for m in self._mats)
         return np.diff(deliv, axis=0), queues, sent
 
 
