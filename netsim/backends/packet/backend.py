@@ -358,6 +358,8 @@ class PacketBackend(Backend):
         for s in (self.sinks.fct, self.sinks.queues, self.sinks.pfc, self.sinks.cc):
             if s is not None:
                 s.flush()
+        if self.ff is not None:
+            self.ff.close()      # fast_forward.csv: the skipped intervals
 
 
 @register_backend("packet", PacketBackend.capabilities)

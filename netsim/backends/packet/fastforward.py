@@ -42,7 +42,7 @@ iterations.
 from __future__ import annotations
 
 from ...units import PS_PER_NS
-from . import ffcc, ffcomponents, ffcycles, ffstate
+from . import ffcc, ffcomponents, ffcycles, ffstate, fftrace
 
 #: detection window in base RTTs of the slowest active flow (netsim choice: short enough that detection and
 #: margin stay a few per cent of a 5 ms ring step; a rate that wobbles between windows is averaged over up to
@@ -172,7 +172,7 @@ class FastForward:
         self.skips += 1
         self.cycle_skips += plan.cycles > 0
         self.skipped_ps += plan.dt_ps
-        self.intervals.append([now, now + plan.dt_ps, comp.ports, comp.fids])
+        self.intervals.append([now, now + plan.dt_ps, comp.ports, comp.fids, plan.cycles])
         del self.hists[key]
         if not whole:
             self.frozen[comp.fids] = ffcomponents.Frozen(now, now + plan.dt_ps, comp, plan)
@@ -206,4 +206,10 @@ class FastForward:
                 "skipped_packets": self.skipped_packets, "tolerance": self.tol,
                 "cycle_tolerance": self.cycle_tol, "deterministic_network": self.eligible_net,
                 "skipped_intervals_ns": [[(a + 500) // PS_PER_NS, (b + 500) // PS_PER_NS]
-                                         for a, b, _p, _f in self.intervals]}
+                                         for a, b, *_rest in self.intervals]}
+
+    def close(self) -> None:
+        """Write the skipped intervals to fast_forward.csv (:mod:`.fftrace`) if the run has an output folder."""
+        sink = fftrace.skip_sink(self.be.sinks)
+        if sink is not None:
+            fftrace.write_skips(sink, self.intervals)

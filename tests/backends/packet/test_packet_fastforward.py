@@ -94,6 +94,14 @@ def test_off_writes_the_same_bytes_as_no_flag_and_on_reports_the_skips(tmp_path)
     spans = ff["skipped_intervals_ns"]
     assert len(spans) == ff["skips"] and all(a < b for a, b in spans)
     assert abs(sum(b - a for a, b in spans) - ff["skipped_sim_time_ns"]) <= len(spans)   # ns rounding only
+    # the trace of skipped intervals: one row per jump, the ports and flow ids it froze; none when off
+    assert "fast_forward.csv" not in outs["off"][0] and "fast_forward.csv" not in outs["plain"][0]
+    rows = outs["on"][0]["fast_forward.csv"].decode().splitlines()
+    assert rows[0] == "start_ns,end_ns,links,flows,cycles" and len(rows) == 1 + ff["skips"]
+    start, end, links, fids, cycles = rows[1].split(",")
+    assert [int(start), int(end)] == spans[0] and fids == "0" and cycles == "0"
+    assert set(links.split(";")) == {"left0->switch_left", "switch_left->switch_right", "switch_right->right0",
+                                     "right0->switch_right", "switch_right->switch_left", "switch_left->left0"}
 
 
 # --- accuracy and events against the reference (off) ---------------------------------------------------------
