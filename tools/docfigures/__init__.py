@@ -69,6 +69,7 @@ SCRIPTS = ("dcqcn_presets", "readme_validation", "lone_flow", "dctcp_band", "apn
            "flow_pause_gate",
            "packet_fastforward",
            "innetwork_packet",
+           "packet_fastforward_slow",
            )
 
 

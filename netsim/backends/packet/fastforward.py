@@ -1,43 +1,35 @@
-"""Steady-state fast-forward of the packet network (``--fast-forward on``; issue #21, first case).
+"""Steady-state fast-forward of the packet network (``--fast-forward on``; issue #21).
 
-What is modelled. A detector (a network event of its own, every
-``W = DETECT_WINDOW_RTTS`` x the largest base RTT of the active flows) takes
-a snapshot of every active flow's in-order delivered bytes and of every
-port's queue and counters. The network is *steady* when, over the last
-``STEADY_WINDOWS`` to ``MAX_HISTORY_WINDOWS`` windows with an unchanged set
-of flows, every flow delivered bytes in every window and the mean of its
-window deliveries (its rate) is known within ``fast_forward_tolerance``
-(standard error of the mean; first and second half of the windows agree
-within twice that), and no port's queue drifted by more than the tolerance
-x the bytes it sent plus one MTU. It then jumps
-``dt``: up to ``MARGIN_WINDOWS`` windows before the earliest flow would end
-at its measured rate, and no later than the next event that is not the
-network's (a flow start, a compute completion, a what-if, ``until``), so
-nothing outside the network sees a frozen state. The jump
-(:func:`.ffstate.jump`):
+What is modelled. A detector (a network event of its own, every window of
+:func:`.ffcc.window_rtts` base RTTs of the slowest active flow) splits the
+active flows into components (:mod:`.ffcomponents`: flows sharing an egress
+port) and snapshots each (:func:`.ffstate.snapshot`: in-order delivered
+bytes and counters of its flows, queues and counters of its ports), keeping
+up to :data:`MAX_HISTORY_WINDOWS` per component while its flow set stays the
+same. When :func:`.ffcycles.plan_jump` finds the history steady — a fixed
+point, or a limit cycle over whole cycles — the component jumps
+(:func:`.ffstate.jump`): its pending events and absolute times move ``dt``
+later, its flows' sequence spaces and counters advance at the measured rates,
+and packet simulation of it resumes at ``now + dt`` from that state.
 
-* shifts every pending network event and every absolute time held in the
-  network's state (ports, packets on wires and in queues, flow timers and
-  pacing) by ``dt`` (:meth:`.scheduler.Scheduler.shift_network`) — events
-  that are not the network's (SimPy events: processes, timeouts, flow
-  completions) keep their times;
-* advances each flow's sequence space by ``rate x dt`` in whole segments
-  (sender, receiver, and the packets of the flow in flight), so the flow
-  ends ``dt`` later in simulated time having sent those segments unsimulated;
-* advances port counters (packets, bytes, ECN marks) and flow counters (ECN
-  marks, CNPs) at their measured rates.
+* One component holding every active flow: the whole network jumps (every
+  network event moves, samplers and this detector included), never past the
+  next event that is not the network's (a flow start, a compute completion,
+  a what-if, ``until``), so nothing outside sees a frozen state.
+* Several: each steady component jumps alone (only its ports' and flows'
+  events move) while the rest runs; it is *frozen* until ``now + dt``. A flow
+  starting on a frozen component's ports (:meth:`FastForward.ensure`) or a
+  what-if on any link (:meth:`FastForward.thaw_all`) thaws it: the jump is
+  cut short there (:func:`.ffcomponents.thaw_plan`).
 
-Packet simulation resumes from the shifted state. Only deterministic cases
-are skipped: every active flow uses ``none`` or DCTCP (step marking, no
-random draw), no link is lossy, no spraying, no port is paused and no PFC
-pause happened in the windows, no retransmission or timeout in the windows,
-no Jain window; otherwise the detector only watches.
+Every jump is recorded (``summary.json`` and fast_forward.csv, :mod:`.fftrace`).
+Only runs without random loss or spraying are watched; algorithms whose
+state the jump cannot move (:data:`.ffcc.CC_STATE`) are never jumped.
 
-Left out: per connected component skipping (the whole network is one
-component here: every active flow must be steady), limit cycles (DCQCN,
-Cubic: averages over whole cycles), advancing pauses and CNPs at rates,
-marking skipped intervals in the traces, exact memoisation of repeated
-iterations.
+Left out: exact memoisation of repeated iterations; events that are not the
+network's do not bound a single component's jump (other than a flow start on
+its ports or a what-if, nothing outside reads a component's state mid-run:
+a process reading a frozen flow's bytes would see them advanced already).
 """
 from __future__ import annotations
 

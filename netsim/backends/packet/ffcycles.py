@@ -14,8 +14,8 @@ one per window, same set of flows) to :func:`plan_jump`, which returns a
   no retransmission, timeout, CNP or PFC pause (a DCQCN flow receiving CNPs
   is in a cycle, however flat its last windows look), no change of the
   algorithm's own counters or of its pacing rate. The jump may be any length.
-* **limit cycle** (DCQCN's cut / recovery cycle, Cubic's loss epochs, DCTCP
-  flows sharing a marking queue): the period ``P`` (whole detector windows)
+* **limit cycle** (DCQCN's cut / recovery cycle, DCTCP flows sharing a
+  marking queue): the period ``P`` (whole detector windows)
   is the lag of the largest mean autocorrelation of the flows' window
   deliveries and the port queues after it first turns negative, at least
   :data:`MIN_AUTOCORR`; over the
@@ -28,8 +28,8 @@ one per window, same set of flows) to :func:`plan_jump`, which returns a
   keeps (queues, congestion-control state) is the state of the same phase.
 
 Either way the rates are the means over the whole windows or cycles tested;
-counters (marks, CNPs, drops, pauses, retransmissions) advance at their
-counts over those, scaled to the jump; the jump ends ``margin`` windows
+counters (marks, CNPs, retransmissions) advance at their counts over those,
+scaled to the jump; a pause or a drop on the ports in those rules a jump out; the jump ends ``margin`` windows
 before the earliest flow would end at its rate and never after the next
 event that is not the network's.
 

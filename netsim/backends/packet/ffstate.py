@@ -1,17 +1,17 @@
-"""The state side of the packet fast-forward: snapshots, the steadiness test, the jump itself.
+"""The state side of the packet fast-forward: snapshots and the jump itself.
 
-:mod:`.fastforward` decides when; this module reads and moves the network's
-state. A :class:`Snapshot` holds what the steadiness test compares (each
-active flow's in-order delivered bytes and counters, each port's queue and
-counters); :func:`plan_jump` turns a run of snapshots into a
-:class:`JumpPlan` (or ``None``: not steady, not deterministic, or too short
-a jump); :func:`jump` applies it: all pending network events and absolute
-times + ``dt``, each flow's sequence space + its bytes, counters + their
-measured rates.
+:mod:`.fastforward` decides when and :mod:`.ffcycles` whether; this module
+reads and moves the network's state. A :class:`Snapshot` holds what the
+steadiness tests compare (each active flow's in-order delivered bytes and
+counters, each port's queue and counters, as values and as vectors);
+:func:`jump` applies a :class:`JumpPlan`: the pending events and absolute
+times of the network (or of one component, :mod:`.ffcomponents`) + ``dt``,
+each flow's sequence space + its bytes, counters + their increments, the
+congestion-control state as :mod:`.ffcc` says. A negative plan takes part
+of a jump back (a thaw).
 
-Left out: state of algorithms other than ``none`` and DCTCP (their absolute
-timers are not shifted, so they are never jumped), PFC pause state (a jump
-needs every port unpaused), per-packet INT lists (HPCC is not eligible).
+Left out: per-packet INT lists (HPCC is never jumped), PFC pause state (a
+jump needs every port unpaused).
 """
 from __future__ import annotations
 
