@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .ffstate import FLOW_COUNTERS, JumpPlan
+from .ffstate import JumpPlan
 
 
 @dataclass(frozen=True)
@@ -116,9 +116,8 @@ def thaw_plan(fr: Frozen, now_ps: int, mss: dict) -> JumpPlan | None:
     plan = fr.plan
     kept = (plan.dt_ps - left) / plan.dt_ps
     back = {f: -(b - int(b * kept // mss[f]) * mss[f]) for f, b in plan.flow_bytes.items()}
-    n_own = len(FLOW_COUNTERS) - 1
 
     def neg(c):
         return tuple(-int(round(x * (1 - kept))) for x in c)
-    fc = {f: neg(c[:n_own]) + neg(c[n_own:]) for f, c in plan.flow_counters.items()}
-    return JumpPlan(-left, back, fc, tuple(neg(c) for c in plan.port_counters), neg(plan.net_counters))
+    return JumpPlan(-left, back, {f: neg(c) for f, c in plan.flow_counters.items()},
+                    tuple(neg(c) for c in plan.port_counters), neg(plan.net_counters))

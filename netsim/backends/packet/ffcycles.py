@@ -156,7 +156,8 @@ def period_windows(d: np.ndarray, queues: np.ndarray) -> int:
     """The lag (windows) of the largest mean autocorrelation of the columns of ``d`` and ``queues``.
 
     Only lags after the correlation first turns negative count (short lags of a
-    slowly varying signal correlate without any period); 0 if no lag in ``[2, len / (MIN_CYCLES + 1)]`` reaches :data:`MIN_AUTOCORR`.
+    slowly varying signal correlate without any period); 0 if no lag in
+    ``[2, len / (MIN_CYCLES + 1)]`` reaches :data:`MIN_AUTOCORR`.
 
     >>> t = np.arange(90)
     >>> period_windows(np.stack([1 + np.sin(2 * np.pi * t / 9)], 1), np.zeros((91, 0)))
