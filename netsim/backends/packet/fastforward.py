@@ -36,14 +36,14 @@ from __future__ import annotations
 from ...units import PS_PER_NS
 from . import ffcc, ffcomponents, ffcycles, ffstate, fftrace
 
-#: detection window in base RTTs of the slowest active flow (netsim choice: short enough that detection and
-#: margin stay a few per cent of a 5 ms ring step; a rate that wobbles between windows is averaged over up to
-#: MAX_HISTORY_WINDOWS of them; issue #21 asks for stability "over several RTTs")
+#: detection window in base RTTs when no flow says otherwise (each algorithm's own is ffcc.window_rtts: short
+#: enough that detection and margin stay a few per cent of a collective step; issue #21 asks for stability
+#: "over several RTTs")
 DETECT_WINDOW_RTTS = ffcc.WINDOW_RTTS_WINDOWED
 #: fewest consecutive windows the steadiness test looks at (netsim choice, issue #21: "several")
 STEADY_WINDOWS = ffcycles.FIXED_WINDOWS
-#: most windows kept: a limit cycle up to a third of this long can be tested over 3 whole cycles
-#: (netsim choice: 512 windows of 4 RTTs of 8 us hold DCQCN's ~1 ms cycle three times over)
+#: most windows kept: a limit cycle up to a quarter of this long can be tested over 3 whole cycles after
+#: the start-up (netsim choice: 512 windows of 2 RTTs of ~6 us hold DCQCN's ~1 ms cycle six times over)
 MAX_HISTORY_WINDOWS = 512
 #: the limit-cycle test reads the whole history, so it runs when the history has grown by this factor
 #: since the last test (netsim choice: a cycle is found at most 1/4 of the history late, and the tests
