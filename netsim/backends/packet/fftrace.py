@@ -13,7 +13,8 @@ fast-forward off nothing is written (no file), so outputs stay byte-identical.
 
 Left out: the skipped intervals as events of ``trace.json`` (it is built
 from the CSV traces by :mod:`netsim.analysis.trace`, which does not read
-this file yet).
+this file yet); a run interrupted before its end writes no fast_forward.csv
+(its summary.json still lists the intervals).
 """
 from __future__ import annotations
 
