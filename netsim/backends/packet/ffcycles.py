@@ -28,8 +28,8 @@ one per window, same set of flows) to :func:`plan_jump`, which returns a
   keeps (queues, congestion-control state) is the state of the same phase.
 
 Either way the rates are the means over the whole windows or cycles tested;
-counters (marks, CNPs, retransmissions) advance at their counts over those,
-scaled to the jump; a pause or a drop on the ports in those rules a jump out; the jump ends ``margin`` windows
+counters (marks, CNPs, retransmissions) advance at their counts over those
+(over the newest half of the cycles for a limit cycle), scaled to the jump; a pause or a drop on the ports in those rules a jump out; the jump ends ``margin`` windows
 before the earliest flow would end at its rate and never after the next
 event that is not the network's.
 
@@ -248,7 +248,9 @@ def plan_jump(net, hist: History, tol: float, cycle_tol: float, margin_windows: 
         dt -= dt % 1000                                     # their timers are in whole ns
     if dt < min_jump_ps or (k and dt < p * window - 1000):
         return None
-    scale = dt / span
+    if k:       # counters from the newest half of the cycles: they still trend (DCQCN's marks fall as alpha settles)
+        first = hist[-1 - ((k + 1) // 2) * p]
+    scale = dt / (last.t_ps - first.t_ps)
     n_own = len(FLOW_COUNTERS) - 1
     flow_bytes = {f: int(rates[f] * dt // net.flows[f].mss) * net.flows[f].mss for f in last.fids}
     fc = {f: _scaled(first.flow_counters[f][:n_own] + first.flow_counters[f][n_own + 1:],
