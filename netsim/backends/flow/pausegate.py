@@ -187,7 +187,9 @@ class PauseGate:
             switch = attrs.get("kind") == "switch"
             v = float(xoff_bytes(p, delay_ps=delay_ps, rate_bps=rate_bps, mtu_bytes=int(p["mtu_bytes"]), prio=prio,
                                  switch_ingress=switch))
-            if switch and (self._ecn_cc or p["pfc_xoff_above_ecn"] == "on"):
+            # ECN on/off and the XOFF-above-ECN mode are refused on this backend (netsim/honours.py), so their
+            # defaults hold here: ECN marks, and XOFF is raised above Kmax for an ECN-capable algorithm only
+            if switch and self._ecn_cc:
                 v = xoff_above_ecn(p, v, kmax_bytes=self._kmax(b, prio), delay_ps=delay_ps, rate_bps=rate_bps,
                                    prio=prio, ecn_capable_cc=self._ecn_cc)
             self._xoff[key] = v
@@ -200,8 +202,6 @@ class PauseGate:
         attrs = g.nodes[node]
         p = dict(self._params)
         p.update(node_overrides(attrs, node=node))
-        if not p["ecn"]:
-            return None
         fixed = ecn_fixed(self._params, attrs, node, prio)
         best = None
         for (a, b) in self._ends.values():
