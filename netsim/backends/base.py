@@ -8,6 +8,12 @@ read :attr:`Backend.env` (a SimPy environment whose clock counts integer
 * ``flow`` — max-min fair fluid model, for scale;
 * ``analytic`` — closed-form alpha-beta cost per flow, no contention.
 
+A collective step whose transfers start together (a ring's first wave, the
+next hops posted at one arrival instant) may go as one :meth:`Backend.send_batch`
+call instead: the base class unrolls it into ``send`` calls in order (packet and
+analytic need nothing more); the flow backend starts the batch in one call and
+delivers its arrivals with one event per delivery time (:mod:`.flow.batch`).
+
 Because all three share this seam, the same ring all-reduce runs unchanged on
 each, and their answers can be compared on the same work. Every backend checks
 ``send`` with the one :class:`netsim.network.send.SendContract` and derives its
@@ -23,7 +29,7 @@ backends that accept it.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
 import simpy
 
@@ -65,6 +71,20 @@ CAPABILITIES = {
 FLAG_NEEDS = {"--degrade-link": LINK_CHANGES, "--fail-link": LINK_CHANGES, "--fast-forward": FAST_FORWARD}
 
 
+class Transfer(NamedTuple):
+    """One flow of a :meth:`Backend.send_batch` call: ``size_bytes`` from ``src`` to ``dst``
+    with tag ``tag`` (default congestion control and priority, as ``send`` without them)."""
+
+    src: str
+    dst: str
+    size_bytes: int
+    tag: FlowTag = EMPTY_TAG
+
+
+#: ``on_done(indices, records)`` of :meth:`Backend.send_batch`: arrivals of one delivery, in order
+BatchCallback = Callable[[list, list], None]
+
+
 class Backend(ABC):
     """A network that carries flows between named nodes of a topology graph.
 
@@ -90,6 +110,27 @@ class Backend(ABC):
         :class:`~netsim.records.FlowRecord` as value, when the last byte has
         reached ``dst``. The record is also given to the backend's sink.
         """
+
+    def send_batch(self, transfers: Sequence[Transfer], on_done: BatchCallback,
+                   keys: Sequence | None = None) -> None:
+        """Start ``transfers`` now, in order, exactly as ``send`` would one after the other.
+
+        Flows are numbered in list order. When transfers arrive, ``on_done(keys, records)`` is
+        called with their ``keys`` (the caller's, one per transfer; default: their positions
+        in ``transfers``) and their :class:`~netsim.records.FlowRecord`; arrivals are
+        reported in the order ``send``'s events would have been processed, consecutive ones
+        of one delivery possibly in one call. This default unrolls the batch into ``send``
+        calls, one call of ``on_done`` per arrival.
+        """
+        if keys is None:
+            keys = range(len(transfers))
+        for t, key in zip(transfers, keys):
+            ev = self.send(t.src, t.dst, t.size_bytes, t.tag)
+            cb = ArrivalCallback(on_done, key)
+            if ev.callbacks is None:       # already processed
+                cb(ev)
+            else:
+                ev.callbacks.append(cb)
 
     def send_in_network(self, src: str, dst: str, size_bytes: int, tag: FlowTag = EMPTY_TAG) -> simpy.Event:
         """Like :meth:`send`, but one end is a switch with ``nvls``/``sharp`` true (in-network reduction).
@@ -132,6 +173,19 @@ class Backend(ABC):
         ev = self.env.event()
         ev.succeed(rec)
         return ev
+
+
+class ArrivalCallback:
+    """The event callback of one :meth:`Backend.send_batch` transfer sent by ``send``:
+    ``on_done([key], [record])``."""
+
+    __slots__ = ("on_done", "key")
+
+    def __init__(self, on_done: BatchCallback, key):
+        self.on_done, self.key = on_done, key
+
+    def __call__(self, ev) -> None:
+        self.on_done([self.key], [ev.value])
 
 
 class TraceSinks:

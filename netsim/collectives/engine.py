@@ -14,7 +14,14 @@ that into :meth:`netsim.backends.base.Backend.send` calls, with:
 * **tags** — every flow carries the caller's :class:`~netsim.records.FlowTag`
   with ``collective`` and ``step`` filled in;
 * **callbacks, not processes** — completion of a transfer calls the next
-  action directly (one SimPy event per flow, no process per chunk).
+  action directly (no process per chunk);
+* **batches** — the transfers a step posts at one instant (a ring's first
+  wave; the next hops posted when one delivery of arrivals is handled) go to
+  the backend as one :meth:`~netsim.backends.base.Backend.send_batch` call,
+  in the order single sends would have had (the same flow ids), and come back
+  as lists of arrivals (the flow backend: one SimPy event per delivery time,
+  not per flow). :attr:`Run.batch_sends` ``False`` sends one by one (same
+  results; the check of that is tests/collectives/test_batch_sends.py).
 
 Zero-byte transfers are not sent: their dependants run at once.
 """
@@ -27,6 +34,7 @@ from typing import Callable
 
 import simpy
 
+from ..backends.base import Transfer
 from ..params import Param, ParamTable
 from ..records import FlowTag
 
@@ -133,6 +141,10 @@ class Run:
         Node -> scale-up domain key, to tell inter-domain messages (default: all intra).
     """
 
+    #: hand transfers posted together to ``backend.send_batch`` (``False``: one ``send`` per transfer,
+    #: the same flows in the same order; for tests comparing the two)
+    batch_sends = True
+
     def __init__(self, backend, kind: str, tag: FlowTag, chunk_bytes: int | None,
                  window: int = _DEF["connection_window_chunks"], latency=None, wire_factor: float = 1.0,
                  domain_of: dict | None = None):
@@ -150,6 +162,9 @@ class Run:
         self._step_ps = 0 if latency is None else round(latency.step_ns * 1000)
         self._inter_ps = 0 if latency is None else round(latency.step_inter_ns * 1000)
         self._domain_of = domain_of
+        self._batch = self.batch_sends and getattr(backend, "send_batch", None) is not None
+        self._pending: tuple[list, list] | None = None   # (transfers, keys) held by an open batch
+        self._on_arrivals = self._arrivals               # one object: the backend groups arrivals by it
 
     def tag_for(self, step: int) -> FlowTag:
         t = self._tags.get(step)
@@ -191,6 +206,15 @@ class Run:
         tag = self._tags.get(step)
         if tag is None:
             tag = self.tag_for(step)
+        if self._batch:
+            t = Transfer(conn.src, conn.dst, nbytes, tag)
+            pending = self._pending
+            if pending is None:
+                self.backend.send_batch((t,), self._on_arrivals, ((conn, on_done),))
+            else:
+                pending[0].append(t)
+                pending[1].append((conn, on_done))
+            return
         ev = self.backend.send(conn.src, conn.dst, nbytes, tag)
         delay_ps = conn.delay_ps
 
@@ -209,6 +233,42 @@ class Run:
             arrived(ev)
         else:
             ev.callbacks.append(arrived)
+
+    # -- batches ------------------------------------------------------------------------------------
+    def open_batch(self) -> bool:
+        """Hold the transfers posted from now on until :meth:`close_batch` (True if this call opened
+        the batch, so the caller must close it; False when one is open or batches are off)."""
+        if not self._batch or self._pending is not None:
+            return False
+        self._pending = ([], [])
+        return True
+
+    def close_batch(self) -> None:
+        """Hand the held transfers to the backend as one ``send_batch`` call, in posting order."""
+        transfers, keys = self._pending
+        self._pending = None
+        if transfers:
+            self.backend.send_batch(transfers, self._on_arrivals, keys)
+
+    def _arrivals(self, keys: list, records: list) -> None:
+        """Arrivals of this run's transfers (keys ``(connection, on_done)``), in delivery order:
+        what ``arrived`` does for one, with the transfers they post sent as one batch."""
+        opened = self.open_batch()
+        env = self.env
+        window = self.window
+        for (conn, on_done), rec in zip(keys, records):
+            conn.inflight -= 1
+            if on_done is not None:
+                delay_ps = conn.delay_ps
+                if delay_ps:
+                    env.timeout(delay_ps).callbacks.append(lambda _e, f=on_done, r=rec: f(r))
+                else:
+                    on_done(rec)
+            queue = conn.queue
+            while queue and conn.inflight < window:
+                self._post(conn, *queue.popleft())
+        if opened:
+            self.close_batch()
 
     def _delay_ps(self, conn: _Conn) -> int:
         """Software latency of one message on ``conn``, ps (inter-domain when its ends differ in domain)."""

@@ -54,8 +54,11 @@ def _chains(run: Run, nodes: list[str], size_bytes: int, channels: int, hops: in
                 tick()
         run.send(ch, nodes[rank], nodes[nxt], nbytes, step_offset + h, arrived)
 
+    opened = run.open_batch()           # the first wave: one send_batch call
     for ch, start, nbytes in jobs:
         hop(ch, start, 0, nbytes)
+    if opened:
+        run.close_batch()
     yield done
 
 

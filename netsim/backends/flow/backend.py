@@ -46,6 +46,7 @@ from ...units import PS_PER_S, ps_to_ns
 from ..base import CC_TRACE, HOST_STACK, IN_NETWORK, LINK_CHANGES, PFC_TRACE, QUEUE_TRACE, ROUTER, Backend, \
     TraceSinks, register_backend
 from . import dcqcnhooks  # noqa: F401  (registers the "dcqcn" rate controller)
+from .batch import send_batch
 from .components import FluidFlow, SlowStart
 from .controllers import RateController, controller_class
 from .fluid import FluidNetwork
@@ -192,6 +193,11 @@ class FlowBackend(Backend):
         self.n_flows += 1
         self._start(f, now)
         return ev
+
+    def send_batch(self, transfers, on_done, keys=None) -> None:
+        """Start ``transfers`` now in one call, flow by flow as :meth:`send` would, arrivals of one
+        delivery time in one event (:func:`.batch.send_batch`)."""
+        send_batch(self, transfers, on_done, keys)
 
     def controller(self, name: str) -> RateController:
         """The rate controller of algorithm ``name`` (built on first use)."""

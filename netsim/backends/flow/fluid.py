@@ -38,6 +38,7 @@ from simpy.events import NORMAL
 
 from ...records import FlowRecord
 from ...units import PS_PER_NS
+from .batch import ArrivalGroup, BatchMember
 from .completions import Deliveries, may_gain
 from .components import FluidFlow, HeldRates
 
@@ -230,6 +231,17 @@ class FluidNetwork:
             self._first_timer = top
         self.env.timeout(top - self.env.now).callbacks.append(self._on_timer)
 
+    def _group_arrival(self, groups: dict, member, rec, end_ps: int):
+        """Put send_batch flow ``member``'s record ``rec`` in the open :class:`~.batch.ArrivalGroup`
+        of delivery time ``end_ps`` (ps), opening and scheduling one if there is none; the group."""
+        group = groups.get(end_ps)
+        if group is None:
+            group = groups[end_ps] = ArrivalGroup(self.env)
+            self.env.schedule(group, NORMAL, end_ps - self.env.now)
+        group.members.append(member)
+        group.records.append(rec)
+        return group
+
     def _on_timer(self, _ev) -> None:
         env = self.env
         now = env.now
@@ -245,6 +257,7 @@ class FluidNetwork:
         batches: dict[int, list] = {}     # delivery time (ps) -> records delivered then
         batch = self.delivered.batch
         last_end, recs = -1, None
+        groups: dict[int, ArrivalGroup] = {}   # delivery time (ps) -> its open group of batch flows
         done_any = False
         while heap and heap[0][0] <= now:
             _, _, ver, f = heapq.heappop(heap)
@@ -254,6 +267,7 @@ class FluidNetwork:
             done_any = True
             fid = f.fid
             if f.ctl is not None:
+                groups.clear()                   # what the release schedules keeps its place
                 f.ctl.release(f)
             for l in f.links:
                 u = users[l]
@@ -271,15 +285,20 @@ class FluidNetwork:
                              round(fct / ideal, 6) if ideal > 0 else nan, t.tag, f.cc, f.prio,
                              0, 0, 0, 0, 0, t.iteration, t.op, t.group, t.collective, t.step, t.group_kind, t.job)
             ev = f.event
+            f.event = None
+            if ev.__class__ is BatchMember:      # a send_batch flow: joins its delivery time's group
+                ev = self._group_arrival(groups, ev, rec, end_ps)
+            else:
+                if groups:
+                    groups.pop(end_ps, None)     # later batch flows of this time come after this event
+                ev._ok = True          # succeed later than now: the latency term
+                ev._value = rec
+                schedule(ev, NORMAL, end_ps - now)
             if end_ps != last_end:   # one delivery per delivery time, by the first of these flows' events
                 last_end, recs = end_ps, batches.get(end_ps)
                 if recs is None:
                     recs = batches[end_ps] = batch(ev)
             recs.append(rec)
-            ev._ok = True          # succeed later than now: the latency term
-            ev._value = rec
-            schedule(ev, NORMAL, end_ps - now)
-            f.event = None
         if done_any:
             self.completion_instants += 1
             # also when nothing is dirty: the next timer is set at the settle

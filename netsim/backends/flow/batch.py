@@ -1,0 +1,151 @@
+"""Batched sends on the flow backend: :meth:`FlowBackend.send_batch` and its arrivals (issue 22).
+
+A collective step whose transfers start at one instant (a ring's first wave,
+the next hops posted when a delivery arrives) is handed over as one list of
+:class:`~netsim.backends.base.Transfer`. :func:`send_batch` starts them in
+that order exactly as :meth:`FlowBackend.send` would one after the other — the
+same flow ids (ECMP hashes them), the same path constants, the same start in
+the fluid network, before the one settle of the instant — so every rate,
+completion and record is the same. What it saves is the work per flow above
+the fluid core:
+
+* the default congestion control's controller, priority and lossless class
+  are looked up once per batch, not once per flow;
+* a flow of a batch has no SimPy event of its own: its
+  :class:`BatchMember` (the caller's callback and key) rides in the flow's
+  ``event`` slot, and at a completion instant the fluid network
+  (:meth:`.fluid.FluidNetwork._on_timer`) gathers the members delivered at one
+  time into one :class:`ArrivalGroup` event, which calls the callback once per
+  run of consecutive members that share it (the order of delivery is kept:
+  a flow delivered by its own event in between, or a rate controller releasing
+  a flow, closes the group and later members open a new one).
+
+A transfer the contract has not accepted before (a new pair, an odd size) is
+checked as ``send`` checks it; a self-send goes through ``send`` itself (a
+local copy) and reports its arrival through its event, as the base class's
+unrolled batch does.
+
+Left out: nothing of the model; the flows are the same flows.
+"""
+from __future__ import annotations
+
+from typing import Callable, NamedTuple, Sequence
+
+import simpy
+
+from ..base import ArrivalCallback, BatchCallback, Transfer
+from .components import FluidFlow, SlowStart
+
+
+class BatchMember(NamedTuple):
+    """What a flow of a batch reports on arrival: ``on_done(keys, records)`` with its ``key``."""
+
+    on_done: Callable
+    key: object
+
+
+class ArrivalGroup(simpy.Event):
+    """One SimPy event delivering the batch flows that arrive at one time, in order.
+
+    Built triggered (value ``None``) and scheduled by the fluid network at the delivery time;
+    ``members`` and ``records`` are filled in completion order before it is processed.
+    """
+
+    def __init__(self, env: simpy.Environment):
+        super().__init__(env)
+        self._ok = True
+        self._value = None
+        self.members: list[BatchMember] = []
+        self.records: list = []
+        self.callbacks.append(self._run)
+
+    def _run(self, _ev) -> None:
+        members, recs = self.members, self.records
+        n, k = len(members), 0
+        while k < n:
+            cb = members[k].on_done
+            keys, out = [members[k].key], [recs[k]]
+            k += 1
+            while k < n and members[k].on_done is cb:
+                keys.append(members[k].key)
+                out.append(recs[k])
+                k += 1
+            cb(keys, out)
+
+
+def send_batch(backend, transfers: Sequence[Transfer], on_done: BatchCallback,
+               keys: Sequence | None = None) -> None:
+    """Start ``transfers`` on flow backend ``backend`` now, in order (see the module docstring).
+
+    ``on_done(keys, records)`` is called on arrival with the transfers' ``keys`` (default:
+    their positions in ``transfers``) and :class:`~netsim.records.FlowRecord`.
+    """
+    if keys is None:
+        keys = range(len(transfers))
+    env = backend.env
+    now = env.now
+    plain = backend._plain
+    ccname, prio = backend.cc, backend._prio0
+    ctl = None
+    for t, key in zip(transfers, keys):
+        src, dst, size_bytes, tag = t
+        if not plain(src, dst, size_bytes):
+            spec = backend.contract.check(src, dst, size_bytes, tag)      # InputError as send's
+            if spec.local:                                   # a self-send: send's local copy
+                ev = backend.send(src, dst, size_bytes, tag)
+                ev.callbacks.append(ArrivalCallback(on_done, key))
+                continue
+            size_bytes = spec.size_bytes
+        if ctl is None:
+            ctl = backend.controllers.get(ccname) or backend._controller(ccname)
+            model = ctl.cc_model
+            lossless = prio in backend._lossless_prios
+            ramped = model.init_cwnd_pkts and model.ramp_scale > 0.0
+            dynamic = ctl.dynamic
+        fid = backend.next_fid
+        backend.next_fid = fid + 1
+        info = backend._pair.get((src, dst))
+        if info is None:
+            info = backend._lookup(src, dst, fid)
+        consts = info.shared.get((size_bytes, ccname))
+        if consts is None:
+            consts = backend._flow_consts(info, size_bytes, ctl)
+        wire, ideal_ns, lat, cap = consts
+        if info.switched:
+            backend.switched_flows += 1
+        f = FluidFlow()
+        f.fid = fid
+        f.src = src
+        f.dst = dst
+        f.size = size_bytes
+        f.start_ps = f.t_upd = now
+        f.links = info.links
+        f.rem = wire
+        f.rate = 0.0
+        f.finish = -1
+        f.ver = 0
+        f.cap = cap
+        f.solo = info.bott if info.bott < cap else cap
+        f.ideal_ns = ideal_ns
+        f.lat_ps = lat
+        f.event = BatchMember(on_done, key)
+        f.tag = tag
+        f.cc = ccname
+        f.prio = prio
+        f.eta = model.efficiency
+        f.lossless = lossless
+        f.win = backend._window(info, ccname) if lossless else None
+        f.bott = info.bott
+        f.mtu = info.mtu
+        f.rp = None
+        f.held = False
+        f.pf = False
+        if ramped:
+            charged = min(info.bott, model.rate_cap(info.first_rate))
+            f.ramp = SlowStart(model, info.rtt, charged, charged)
+        else:
+            f.ramp = None
+        f.ctl = ctl if dynamic and ctl.admit(f, info, cap, now) else None
+        backend.n_flows += 1
+        backend._start(f, now)
+
