@@ -54,6 +54,7 @@ _DEF = COLLECTIVE_PARAMS.defaults()
 #: one per step of every collective, 384 k in a 256-GPU GPT-3B step)
 _TAG_FIELDS = tuple(f.name for f in fields(FlowTag))
 _TAG_STEP = _TAG_FIELDS.index("step")
+_new_tuple = tuple.__new__
 
 
 @dataclass(frozen=True)
@@ -207,7 +208,7 @@ class Run:
         if tag is None:
             tag = self.tag_for(step)
         if self._batch:
-            t = Transfer(conn.src, conn.dst, nbytes, tag)
+            t = _new_tuple(Transfer, (conn.src, conn.dst, nbytes, tag))   # a Transfer, without its Python __new__
             pending = self._pending
             if pending is None:
                 self.backend.send_batch((t,), self._on_arrivals, ((conn, on_done),))

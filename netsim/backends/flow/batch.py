@@ -82,16 +82,20 @@ def send_batch(backend, transfers: Sequence[Transfer], on_done: BatchCallback,
     """
     if keys is None:
         keys = range(len(transfers))
-    env = backend.env
-    now = env.now
+    now = backend.env.now
     plain = backend._plain
     ccname, prio = backend.cc, backend._prio0
+    pair_get, start = backend._pair.get, backend._start
+    new_tuple = tuple.__new__
     ctl = None
+    n = 0
     for t, key in zip(transfers, keys):
         src, dst, size_bytes, tag = t
         if not plain(src, dst, size_bytes):
             spec = backend.contract.check(src, dst, size_bytes, tag)      # InputError as send's
             if spec.local:                                   # a self-send: send's local copy
+                backend.n_flows += n
+                n = 0
                 ev = backend.send(src, dst, size_bytes, tag)
                 ev.callbacks.append(ArrivalCallback(on_done, key))
                 continue
@@ -99,12 +103,13 @@ def send_batch(backend, transfers: Sequence[Transfer], on_done: BatchCallback,
         if ctl is None:
             ctl = backend.controllers.get(ccname) or backend._controller(ccname)
             model = ctl.cc_model
+            eta = model.efficiency
             lossless = prio in backend._lossless_prios
             ramped = model.init_cwnd_pkts and model.ramp_scale > 0.0
             dynamic = ctl.dynamic
         fid = backend.next_fid
         backend.next_fid = fid + 1
-        info = backend._pair.get((src, dst))
+        info = pair_get((src, dst))
         if info is None:
             info = backend._lookup(src, dst, fid)
         consts = info.shared.get((size_bytes, ccname))
@@ -125,27 +130,28 @@ def send_batch(backend, transfers: Sequence[Transfer], on_done: BatchCallback,
         f.finish = -1
         f.ver = 0
         f.cap = cap
-        f.solo = info.bott if info.bott < cap else cap
+        bott = f.bott = info.bott
+        f.solo = bott if bott < cap else cap
         f.ideal_ns = ideal_ns
         f.lat_ps = lat
-        f.event = BatchMember(on_done, key)
+        f.event = new_tuple(BatchMember, (on_done, key))    # a BatchMember, without its Python __new__
         f.tag = tag
         f.cc = ccname
         f.prio = prio
-        f.eta = model.efficiency
+        f.eta = eta
         f.lossless = lossless
         f.win = backend._window(info, ccname) if lossless else None
-        f.bott = info.bott
         f.mtu = info.mtu
         f.rp = None
         f.held = False
         f.pf = False
         if ramped:
-            charged = min(info.bott, model.rate_cap(info.first_rate))
+            charged = min(bott, model.rate_cap(info.first_rate))
             f.ramp = SlowStart(model, info.rtt, charged, charged)
         else:
             f.ramp = None
         f.ctl = ctl if dynamic and ctl.admit(f, info, cap, now) else None
-        backend.n_flows += 1
-        backend._start(f, now)
+        n += 1
+        start(f, now)
+    backend.n_flows += n
 
