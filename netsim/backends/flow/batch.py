@@ -32,6 +32,7 @@ from __future__ import annotations
 from typing import Callable, NamedTuple, Sequence
 
 import simpy
+from simpy.events import NORMAL
 
 from ..base import ArrivalCallback, BatchCallback, Transfer
 from .components import FluidFlow, SlowStart
@@ -73,6 +74,18 @@ class ArrivalGroup(simpy.Event):
             cb(keys, out)
 
 
+def group_arrival(env, groups: dict, member, rec, end_ps: int) -> "ArrivalGroup":
+    """Put send_batch flow ``member``'s record ``rec`` in the open :class:`ArrivalGroup` of delivery
+    time ``end_ps`` (ps) in ``groups``, opening and scheduling one on ``env`` if there is none; the group."""
+    group = groups.get(end_ps)
+    if group is None:
+        group = groups[end_ps] = ArrivalGroup(env)
+        env.schedule(group, NORMAL, end_ps - env.now)
+    group.members.append(member)
+    group.records.append(rec)
+    return group
+
+
 def send_batch(backend, transfers: Sequence[Transfer], on_done: BatchCallback,
                keys: Sequence | None = None) -> None:
     """Start ``transfers`` on flow backend ``backend`` now, in order (see the module docstring).
@@ -80,8 +93,7 @@ def send_batch(backend, transfers: Sequence[Transfer], on_done: BatchCallback,
     ``on_done(keys, records)`` is called on arrival with the transfers' ``keys`` (default:
     their positions in ``transfers``) and :class:`~netsim.records.FlowRecord`.
     """
-    if keys is None:
-        keys = range(len(transfers))
+    keys = range(len(transfers)) if keys is None else keys
     now = backend.env.now
     plain = backend._plain
     ccname, prio = backend.cc, backend._prio0

@@ -38,7 +38,7 @@ from simpy.events import NORMAL
 
 from ...records import FlowRecord
 from ...units import PS_PER_NS
-from .batch import ArrivalGroup, BatchMember
+from .batch import ArrivalGroup, BatchMember, group_arrival
 from .completions import Deliveries, may_gain
 from .components import FluidFlow, HeldRates
 
@@ -231,17 +231,6 @@ class FluidNetwork:
             self._first_timer = top
         self.env.timeout(top - self.env.now).callbacks.append(self._on_timer)
 
-    def _group_arrival(self, groups: dict, member, rec, end_ps: int):
-        """Put send_batch flow ``member``'s record ``rec`` in the open :class:`~.batch.ArrivalGroup`
-        of delivery time ``end_ps`` (ps), opening and scheduling one if there is none; the group."""
-        group = groups.get(end_ps)
-        if group is None:
-            group = groups[end_ps] = ArrivalGroup(self.env)
-            self.env.schedule(group, NORMAL, end_ps - self.env.now)
-        group.members.append(member)
-        group.records.append(rec)
-        return group
-
     def _on_timer(self, _ev) -> None:
         env = self.env
         now = env.now
@@ -287,7 +276,7 @@ class FluidNetwork:
             ev = f.event
             f.event = None
             if ev.__class__ is BatchMember:      # a send_batch flow: joins its delivery time's group
-                ev = self._group_arrival(groups, ev, rec, end_ps)
+                ev = group_arrival(env, groups, ev, rec, end_ps)
             else:
                 if groups:
                     groups.pop(end_ps, None)     # later batch flows of this time come after this event
