@@ -45,9 +45,6 @@ def _summary(out_dir) -> dict:
         return json.load(f)
 
 
-@pytest.mark.xfail(strict=True, reason="an asymmetric DiGraph is collapsed to one rate per link: the h0->sw "
-                   "direction written as 100 Gb/s runs at the reverse direction's 10 Gb/s (topology/schema.py "
-                   "checks only that the reverse edge exists)")
 def test_asymmetric_digraph_is_refused_not_collapsed(tmp_path, capsys):
     # asym.graphml: a DiGraph h0 -> sw -> h1 at 100 Gb/s, sw -> h0 and sw -> h1 at 10 Gb/s ... the forward
     # path h0 -> sw (100G) -> h1 (10G) is bottlenecked at 10G; docs/topology.md: "a symmetric nx.DiGraph is
