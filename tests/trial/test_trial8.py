@@ -57,9 +57,6 @@ def test_asymmetric_digraph_is_refused_not_collapsed(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("backend, cc", [("packet", "none"), ("flow", "dcqcn")])
-@pytest.mark.xfail(strict=True, reason="summary sim_time_ns runs on past the last flow's finish -- packet: to the "
-                   "last pending timer (RTO, 1 ms after the last send); flow + dcqcn: the fluid DCQCN ticks -- "
-                   "instead of 'when the last flow finished' (docs/packet.md); flow + none reports the finish time")
 def test_sim_time_is_when_the_last_flow_finished(tmp_path, capsys, backend, cc):
     # inc4: 4 x 1 MB into h4 at 0 over 100G: line-rate bound 4e6*8/(100e9*1438/1500) = 333.8 us + 2 us.
     # Measured: packet/none last end_ns 335,929, sim_time_ns 1,000,000 (flow/none: 335,920 and 335,919);

@@ -113,6 +113,7 @@ class AnalyticBackend(Backend):
         self._path_loads: dict[tuple, tuple] = {}
         self._warned = False
         self.flows = self.completed = self.bytes_delivered = self.events = 0
+        self.last_done_ps = 0      # when the last flow completed: summary sim_time_ns (docs/packet.md)
 
     # -- path model --------------------------------------------------------------------------------
     def _path_info(self, path: tuple) -> tuple:
@@ -169,6 +170,7 @@ class AnalyticBackend(Backend):
         if spec.local:
             self.completed += 1
             self.bytes_delivered += spec.size_bytes
+            self.last_done_ps = max(self.last_done_ps, int(self.env.now))
             return self.local_copy(fid, spec)
         now = self.env.now
         meta = (fid, src, dst, spec.size_bytes, now, tag, spec.cc, spec.priority)
@@ -351,6 +353,7 @@ class AnalyticBackend(Backend):
     def _done(self, ev) -> None:
         rec = ev.value
         self.completed += 1
+        self.last_done_ps = max(self.last_done_ps, int(self.env.now))
         self.bytes_delivered += rec.size_bytes
         if self.sink is not None:
             self.sink.add(rec)
@@ -360,7 +363,8 @@ class AnalyticBackend(Backend):
 
     def stats(self) -> dict[str, Any]:
         out = {"backend": self.name, "flows": self.flows, "completed": self.completed,
-               "bytes_delivered": self.bytes_delivered, "sim_time_ns": ps_to_ns(int(self.env.now)),
+               "bytes_delivered": self.bytes_delivered,
+               "sim_time_ns": ps_to_ns(self.last_done_ps if self.completed == self.flows else int(self.env.now)),
                "events": self.events}
         report = self._loads.report()
         if report is not None:                  # links the model does not share were overrun (contention.py)
