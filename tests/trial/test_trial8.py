@@ -69,25 +69,36 @@ def test_sim_time_is_when_the_last_flow_finished(tmp_path, capsys, backend, cc):
     assert _summary(tmp_path)["sim_time_ns"] == pytest.approx(last_end, rel=0.01)
 
 
-@pytest.mark.xfail(strict=True, reason="Swift on the packet backend collapses an idle flow whose path base RTT "
-                   "(2 ms) exceeds its fixed 25 us + 1 us/hop target: cwnd falls to 1 B (5.7 kb/s) and a 1 MB "
-                   "flow does not finish in 30 s simulated, while the flow backend's Swift finishes it at the "
-                   "ideal 9.35 ms (transport/cc/swift.py target vs flow calibration)")
-def test_swift_single_flow_on_a_long_path_agrees_across_backends():
+@pytest.mark.parametrize("backend, cc, key", [("packet", "swift", "swift.base_target_ns"),
+                                              ("flow", "swift", "swift.base_target_ns"),
+                                              ("analytic", "swift", "swift.base_target_ns"),
+                                              ("packet", "timely", "timely.t_high_ns"),
+                                              ("analytic", "timely", "timely.t_high_ns")])
+def test_swift_or_timely_on_a_path_longer_than_its_target_is_refused(tmp_path, capsys, backend, cc, key):
+    # long.yaml: h2 -(1G, 1 us)- s0 -(100G, 1 ms)- s1 -(100G, 1 us)- h1: base RTT ~2.017 ms, above Swift's
+    # fabric target 25 us + 3 hops x 1 us and TIMELY's T_high 500 us.  Found: packet Swift's cwnd fell to 1 B
+    # (the 1 MB flow unfinished at 50 ms, 5x its ideal 9.35 ms), packet TIMELY took 64.4 ms, while the flow
+    # backend gave the ideal -- a misconfiguration, now refused at send time on every backend.
+    rc, err = _cli(["flows", _d("long.yaml"), _d("slow.csv"), "--backend", backend, "--cc", cc, "--out", tmp_path,
+                    "--quiet", "--no-trace"], capsys)
+    assert rc == 2 and len(err) == 1
+    assert "h2 -> h1" in err[0] and cc in err[0] and "base RTT 2016.8 us" in err[0] and key in err[0]
+
+
+def test_swift_with_its_target_raised_agrees_across_backends():
     from netsim.flowfile import load_flows
     from netsim.simulate import run_flows
     from netsim.topology import load_topology
-    # long.yaml: h2 -(1G, 1 us)- s0 -(100G, 1 ms)- s1 -(100G, 1 us)- h1, nothing else running.
     # Ideal: 1e6 B + 696 x 62 B headers at 1 Gb/s = 8.345 ms + 1.002 ms one-way = 9.347 ms (flow: 9,347,320 ns).
     g = load_topology(_d("long.yaml"))
     flows = load_flows(_d("slow.csv"), g)
     fct = {}
     for backend in ("flow", "packet"):
-        s = run_flows(g, flows, backend=backend, cc="swift", until_ns=50_000_000)
+        s = run_flows(g, flows, backend=backend, cc="swift", cc_params={"swift": {"base_target_ns": "2100us"}},
+                      until_ns=50_000_000)
         fct[backend] = [r.fct_ns for r in s["records"]]
     assert fct["flow"] and fct["flow"][0] == pytest.approx(9_347_320, rel=0.01)
-    assert fct["packet"], "packet Swift: the 1 MB flow is unfinished at 50 ms (5x the ideal FCT)"
-    assert fct["packet"][0] == pytest.approx(fct["flow"][0], rel=0.10)
+    assert fct["packet"] and fct["packet"][0] == pytest.approx(fct["flow"][0], rel=0.10)
 
 
 @pytest.mark.xfail(strict=True, reason="an imported job's summary.json lacks pipeline_bubble_s_per_stage and "

@@ -177,6 +177,7 @@ class AnalyticBackend(Backend):
         ev = self.env.event()
         ev.callbacks.append(self._done)
         path = self._route(src, dst, fid)
+        self.contract.check_path(spec.cc, self.pathmodel.path(path), None, src, dst)  # e.g. Swift's target
         flow = self._flow_on(path, meta, ev)
         self._join(flow, now)
         return ev

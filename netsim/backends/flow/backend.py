@@ -154,7 +154,8 @@ class FlowBackend(Backend):
         if info is None:
             info = self._lookup(src, dst, fid)
         consts = info.shared.get((size_bytes, ccname))        # PathTable.flow_consts' cache, read inline
-        if consts is None:
+        if consts is None:     # first flow of this size and algorithm on paths like this one
+            self.contract.check_path(ccname, self.paths.pathmodel.path(info.path), self.cc_params, src, dst)
             consts = self._flow_consts(info, size_bytes, ctl)
         wire, ideal_ns, lat, cap = consts                        # (a FlowConsts)
         if info.switched:

@@ -197,6 +197,7 @@ class PacketBackend(Backend):
         else:
             data_route, ack_route = route, rroute
         pm = self.paths.path(path)
+        self.contract.check_path(cc_name, pm, self.cc_params_in, src, dst)   # e.g. Swift's target < base RTT
         mtu, hdr, mss, ack_b = pm.mtu_bytes, pm.header_bytes, pm.mss_bytes, pm.ack_bytes
         base_rtt_ns = pm.base_rtt_ns
         bott = pm.bottleneck_bps
