@@ -125,9 +125,6 @@ def test_imported_pipeline_job_reports_its_bubble(tmp_path, capsys):
     assert b["breakdown_s"]["bubble"] == pytest.approx(a["breakdown_s"]["bubble"], rel=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="netsim flows --backend analytic gives a 4:1 incast each flow's alone FCT "
-                   "(slowdown 1.0, 4x under the line-rate bound) and its summary.json does not say contention is "
-                   "not modelled (cluster runs do: cluster/api.py)")
 def test_analytic_flows_incast_meets_line_rate_or_says_no_contention(tmp_path, capsys):
     # 4 x 1 MB into h4 over one 100G link: the last byte cannot arrive before 4e6*8/(100e9*1438/1500) = 333.8 us.
     # Measured: every flow 85,572 ns (one flow alone), summary without a 'contention' entry.
