@@ -101,8 +101,6 @@ def test_swift_with_its_target_raised_agrees_across_backends():
     assert fct["packet"] and fct["packet"][0] == pytest.approx(fct["flow"][0], rel=0.10)
 
 
-@pytest.mark.xfail(strict=True, reason="an imported job's summary.json lacks pipeline_bubble_s_per_stage and "
-                   "books the pipeline bubble as 'other' (docs/formats.md: same keys as a netsim workload's)")
 def test_imported_pipeline_job_reports_its_bubble(tmp_path, capsys):
     # pp4_1f1b.yaml: p = 4, m = 8, T_F = 1 ms, T_B = 2 ms per stage: 1F1B bubble (p-1)(T_F+T_B) = 9 ms,
     # iteration (m+p-1)(T_F+T_B) = 33 ms.  The netsim workload reports bubble 9.016 ms per stage; its Chakra
