@@ -239,11 +239,13 @@ NO_CONTENTION_FLOWS = ("the {backend} backend models no contention between flows
 
 def _say_no_contention(summary: dict, caps, backend: str, flows) -> None:
     """With two or more network flows on a backend declaring :data:`NO_FABRIC_CONTENTION`, say so in the
-    summary (``"contention": "not modelled"``, as analytic cluster runs) and in one warning line."""
+    summary (``"contention": "not modelled"``, as analytic cluster runs) and in one warning line -- unless
+    the backend measured an overrun (``unmodelled_contention``) and gave its own warning for it."""
     if NO_FABRIC_CONTENTION not in caps or sum(1 for f in flows if f.src != f.dst) < 2:
         return
     summary["contention"] = "not modelled"
-    print("netsim: warning: " + NO_CONTENTION_FLOWS.format(backend=backend), file=sys.stderr)
+    if "unmodelled_contention" not in summary:
+        print("netsim: warning: " + NO_CONTENTION_FLOWS.format(backend=backend), file=sys.stderr)
 
 
 def _drive(env, be, until_ns, quiet: bool, n_flows: int) -> None:
