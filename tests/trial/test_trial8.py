@@ -1,10 +1,11 @@
 """Trial 8: an outside user's inputs that no other test uses (hand-written files under data8/).
 
 Every test states what a hand computation, a closed form, the docs or another
-backend says, and is a strict xfail on the commit the trial ran on (49200bd):
-each is a defect reported to the lead (code outside tests/trial/ is not this
-session's to edit). When one is fixed its xfail turns into a failure, and the
-mark goes.
+backend says. Each was a strict xfail on the commit the trial ran on (49200bd),
+a defect reported to the lead; all six are fixed (branch tfix8) and the marks
+are gone. The Swift finding became a refusal (a base RTT above Swift's fabric
+target, or TIMELY's T_high, is a misconfiguration), plus the agreement of the
+backends once the target is raised.
 """
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ def test_asymmetric_digraph_is_refused_not_collapsed(tmp_path, capsys):
     # asym.graphml: a DiGraph h0 -> sw -> h1 at 100 Gb/s, sw -> h0 and sw -> h1 at 10 Gb/s ... the forward
     # path h0 -> sw (100G) -> h1 (10G) is bottlenecked at 10G; docs/topology.md: "a symmetric nx.DiGraph is
     # converted" (every link is full duplex, the same rate each way) -- an asymmetric one must be an error.
-    # Measured: accepted; 1 MB h0 -> h1 in 837,722 ns = 10G serialisation on BOTH hops (1500 B store-and-
+    # Measured before the fix: accepted; 1 MB h0 -> h1 in 837,722 ns = 10G serialisation on BOTH hops (1500 B store-and-
     # forward at 10G = 1,200 ns, not 120 ns), i.e. the 100G h0 -> sw direction was replaced by 10G.
     rc, err = _cli(["flows", _d("asym.graphml"), _d("one.csv"), "--backend", "flow", "--out", tmp_path,
                     "--quiet", "--no-trace"], capsys)
