@@ -28,12 +28,13 @@ Files written into ``out_dir`` (streamed, so a long run keeps bounded memory):
 from __future__ import annotations
 
 import os
+import sys
 import time
 from typing import Iterable
 
 import simpy
 
-from .backends.base import HOST_STACK, HPCC_FCT, TraceSinks, backend_capabilities, create_backend
+from .backends.base import HOST_STACK, HPCC_FCT, NO_FABRIC_CONTENTION, TraceSinks, backend_capabilities, create_backend
 from .checks import check_network_params, check_node_params  # noqa: F401  (the one validator)
 from .errors import InputError
 from .records import CsvSink, ListSink
@@ -205,6 +206,7 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
         summary = dict(be.stats())
         summary.update({"cc": cc, "seed": seed, "backend": backend})
         summary.setdefault("status", flow_status(summary, len(flows), stopped=until_ns is not None))
+        _say_no_contention(summary, caps, backend, flows)
         summary["wall_time_s"] = round(time.perf_counter() - t0, 3)
         if out_dir is not None:
             outputs = close_sinks(files)
@@ -214,7 +216,9 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
                                              ack_fct_ns=getattr(be, "hpcc_ack_fct_ns", None)))
             if fct != DEFAULT_FCT_MODE:
                 summary["fct_mode"] = fct
-            write_summary(out_dir, summary, summary["status"], int(env.now // PS_PER_NS), outputs)
+            # the backend's: when the last flow completed (idle timers after it do not count), docs/packet.md
+            write_summary(out_dir, summary, summary["status"], summary.get("sim_time_ns", env.now // PS_PER_NS),
+                          outputs)
     except BaseException as exc:
         if out_dir is not None:
             stopped_run(out_dir, {"flows": len(flows), "completed": be.flows_completed(), "cc": cc,
@@ -225,6 +229,23 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
     if out_dir is None:
         summary["records"] = list(fct_sink.rows)
     return summary
+
+
+#: the warning of a backend without fabric contention (:data:`NO_FABRIC_CONTENTION`) on several flows
+NO_CONTENTION_FLOWS = ("the {backend} backend models no contention between flows past a source's first link (no "
+                       "incast at a receiver, no shared fabric link): FCTs are lone-flow times there (slowdown 1 "
+                       "by construction); use --backend flow or packet")
+
+
+def _say_no_contention(summary: dict, caps, backend: str, flows) -> None:
+    """With two or more network flows on a backend declaring :data:`NO_FABRIC_CONTENTION`, say so in the
+    summary (``"contention": "not modelled"``, as analytic cluster runs) and in one warning line -- unless
+    the backend measured an overrun (``unmodelled_contention``) and gave its own warning for it."""
+    if NO_FABRIC_CONTENTION not in caps or sum(1 for f in flows if f.src != f.dst) < 2:
+        return
+    summary["contention"] = "not modelled"
+    if "unmodelled_contention" not in summary:
+        print("netsim: warning: " + NO_CONTENTION_FLOWS.format(backend=backend), file=sys.stderr)
 
 
 def _drive(env, be, until_ns, quiet: bool, n_flows: int) -> None:

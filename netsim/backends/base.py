@@ -53,6 +53,9 @@ QUEUE_TRACE, PFC_TRACE, CC_TRACE = "queue_trace", "pfc_trace", "cc_trace"
 
 #: skips steady states of its packet network (``--fast-forward on``; netsim.backends.packet.fastforward)
 FAST_FORWARD = "fast_forward"
+#: models no contention between flows past a source's first link (no incast at a receiver, no shared
+#: fabric link): ``netsim flows`` summaries say ``"contention": "not modelled"`` (netsim.simulate)
+NO_FABRIC_CONTENTION = "no_fabric_contention"
 
 #: every capability a backend may declare, with its meaning
 CAPABILITIES = {
@@ -65,6 +68,7 @@ CAPABILITIES = {
     CC_TRACE: "cc.csv congestion-control samples",
     IN_NETWORK: "flows to/from a switch that reduces in-network (nvls/sharp): send_in_network",
     FAST_FORWARD: "packet-level steady-state fast-forward",
+    NO_FABRIC_CONTENTION: "no contention past a source's first link (summaries say contention not modelled)",
 }
 
 #: command-line flag -> the capability a backend needs to honour it

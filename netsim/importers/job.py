@@ -107,7 +107,7 @@ class ImportedJob:
     groups : dict
         Group kind → tuple of rank tuples (for summaries and hierarchical collectives).
     stage_of : tuple of int
-        Pipeline stage of each rank (0 when unknown).
+        Pipeline stage of each rank (empty: inferred from the op graph, :mod:`netsim.importers.stages`).
     gpu_map : tuple of str | None
         Rank → GPU node names (a mapping file); ``None``: the topology's GPUs in order.
     parallelism : dict
@@ -152,7 +152,11 @@ class ImportedJob:
                                  source=self.source, where="world size", value=len(names),
                                  accepted=f"a topology with at least {self.world_size} GPUs")
             chosen = tuple(names[:self.world_size])
-        stage_of = self.stage_of or (0,) * self.world_size
+        if self.stage_of:
+            stage_of = self.stage_of
+        else:        # the format does not say (Chakra): from the op graph, as the summary's bubble needs
+            from .stages import infer_stages
+            stage_of = infer_stages(self.templates, self.world_size)
         par = self.parallelism
         groups = {k: () for k in ("tp", "dp", "pp", "ep", "edp")} | dict(self.groups)
         return ImportedPlacement(chosen, groups, tuple(stage_of), dp=par.get("dp", 1),

@@ -11,10 +11,20 @@ PS = 1e-12
 
 
 def imported_summary(job, ex, be, traffic, *, times, breakdown, bds, ranks, bw, backend, cc, seed, wall,
-                     topology) -> dict:
-    """The summary dict of a run of :class:`netsim.importers.job.ImportedJob` ``job``."""
+                     topology, placement) -> dict:
+    """The summary dict of a run of :class:`netsim.importers.job.ImportedJob` ``job``.
+
+    ``pipeline_bubble_s_per_stage``: as a netsim workload's (:func:`netsim.runtime.breakdown.stage_bubbles`),
+    for the lowest rank of each stage of ``placement`` (stages inferred from the op graph when the format
+    does not state them, :mod:`netsim.importers.stages`).
+    """
     from ..runtime.api import _scheduled_events, comm_per_iteration
+    from ..runtime.breakdown import rank_bubbles
     iterations = len(times)
+    stage_ranks: dict[int, int] = {}
+    for r in range(placement.world_size):
+        stage_ranks.setdefault(placement.stage(r), r)
+    bubbles = rank_bubbles(ex, [stage_ranks[s] for s in sorted(stage_ranks)], placement.stage)
     mean = sum(times) / iterations
     counts, op_bytes, flow_bytes = comm_per_iteration(ex, traffic, iterations)
     par = job.parallelism
@@ -33,6 +43,7 @@ def imported_summary(job, ex, be, traffic, *, times, breakdown, bds, ranks, bw, 
         "breakdown_s": breakdown,
         "breakdown_iterations_s": [{k: v * PS for k, v in b.items()} for b in bds],
         "critical_ranks": ranks,
+        "pipeline_bubble_s_per_stage": [sum(col) * PS / len(bubbles) for col in zip(*bubbles)],
         "samples_per_s": None,
         "model_tflops_per_gpu": None,
         "apnet_iteration_time_s": None, "apnet_terms_s": None,

@@ -98,6 +98,8 @@ class SendContract:
         self._endpoints = {n for n, k in graph.nodes(data="kind") if k in ENDPOINT_KINDS}
         #: ``(src, dst)`` pairs :meth:`check` has accepted as a network send (two distinct endpoints)
         self._pairs: set = set()
+        self._paths_ok: set = set()     # (cc, nodes, base RTT) that :meth:`check_path` accepted
+        self._cc_resolved: dict = {}    # cc -> its resolved parameters (for check_path)
 
     def priority_of(self, cc: str) -> int:
         """The default priority of a flow of registered algorithm ``cc`` (its transport's)."""
@@ -112,6 +114,25 @@ class SendContract:
             return (src, dst) in self._pairs and type(size_bytes) is int and 0 < size_bytes <= MAX_FLOW_BYTES
         except TypeError:               # unhashable: check reports it
             return False
+
+    def check_path(self, cc: str, path, cc_params: Mapping | None, src, dst) -> None:
+        """Refuse a send of algorithm ``cc`` on ``path`` (a :class:`netsim.network.path.Path`) it cannot
+        run on: the class's ``check_path`` hook (e.g. Swift when the base RTT is at or above its
+        fabric target), under ``cc_params`` ``{cc: {key: value}}`` (other keys ignored), once per
+        algorithm, path and base RTT. Raises :class:`InputError` naming the flow's path."""
+        key = (cc, path.nodes, path.base_rtt_ns)
+        if key in self._paths_ok:
+            return
+        cls = self.registry[cc]
+        params = self._cc_resolved.get(cc)
+        if params is None:
+            over = {k: v for k, v in ((cc_params or {}).get(cc) or {}).items() if k in cls.PARAMS}
+            params = self._cc_resolved[cc] = cls.PARAMS.resolve(over)
+        refusal = cls.check_path(path.base_rtt_ns, len(path.hops), params)
+        if refusal is not None:
+            raise InputError(refusal.what, where=f"flow {src} -> {dst}, --cc {cc}", value=refusal.value,
+                             accepted=refusal.accepted)
+        self._paths_ok.add(key)
 
     def check_cc(self, name, where: str) -> str:
         """``name`` if it is a registered congestion control, else an :class:`InputError` naming ``where``."""

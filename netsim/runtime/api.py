@@ -354,7 +354,8 @@ def _summary(wl, placement, builder, ex, be, graph, traffic, *, backend, cc, see
     if getattr(wl, "format", None) is not None:        # an imported job: no model to describe
         from ..importers.summary import imported_summary
         return imported_summary(wl, ex, be, traffic, times=times, breakdown=breakdown, bds=bds, ranks=ranks, bw=bw,
-                                backend=backend, cc=cc, seed=seed, wall=wall, topology=topology)
+                                backend=backend, cc=cc, seed=seed, wall=wall, topology=topology,
+                                placement=placement)
     apnet = apnet_iteration_time(wl, builder, bw)
     bubbles = stage_bubbles(ex, placement, wl.pp)
     staged = apnet_stage_aware_iteration_time(wl, builder, bw)

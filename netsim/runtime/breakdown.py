@@ -122,16 +122,20 @@ def _compute_ops(executor) -> dict[int, list]:
 
 def stage_bubbles(executor, placement, stages: int) -> list[list[int]]:
     """Per iteration, per pipeline stage: the bubble (ps) of the stage's rank with dp and tp index 0."""
+    return rank_bubbles(executor, [placement.rank_at(0, 0, s) for s in range(stages)], placement.stage)
+
+
+def rank_bubbles(executor, ranks, stage_of) -> list[list[int]]:
+    """Per iteration, per rank of ``ranks`` (one per stage): its bubble (ps), as :func:`stage_bubbles`.
+
+    ``stage_of(rank)``: the pipeline stage of a rank (an imported job's, inferred from its op graph).
+    """
     comp = _compute_ops(executor)
     out, prev_end = [], 0
     for it in sorted(executor.iteration_end_ps):
         end = executor.iteration_end_ps[it]
-        row = []
-        for s in range(stages):
-            rank = placement.rank_at(0, 0, s)
-            row.append(iteration_breakdown(comp.get(rank, []), prev_end, end, rank, placement.stage,
-                                           tail_key="bubble")["bubble"])
-        out.append(row)
+        out.append([iteration_breakdown(comp.get(rank, []), prev_end, end, rank, stage_of,
+                                        tail_key="bubble")["bubble"] for rank in ranks])
         prev_end = end
     return out
 

@@ -127,6 +127,34 @@ def _fmt_edge(u, v) -> str:
     return f"link {u} -- {v}"
 
 
+def _check_symmetric(graph: nx.DiGraph, source) -> None:
+    """Every directed edge of ``graph`` has its reverse with the same attributes.
+
+    A link is full duplex with one rate and delay each way (docs/topology.md), so
+    an asymmetric ``DiGraph`` cannot be converted without dropping one direction's
+    values; values are compared after unit parsing (``"100Gbps"`` equals ``1e11``).
+
+    Raises
+    ------
+    TopologyError
+        Naming the directed edge, the attribute and both directions' values.
+    """
+    for u, v, fwd in graph.edges(data=True):
+        if not graph.has_edge(v, u):
+            raise TopologyError("directed link without its reverse", source=source, where=f"link {u} -> {v}",
+                                accepted="full-duplex links (an undirected graph, or both directions)")
+        rev = graph.edges[v, u]
+        a, b = dict(fwd), dict(rev)
+        _normalize_attrs(a, source, f"link {u} -> {v}")
+        _normalize_attrs(b, source, f"link {v} -> {u}")
+        for key in sorted(set(a) | set(b), key=str):
+            if a.get(key) != b.get(key):
+                raise TopologyError("asymmetric directed link (a link is full duplex: one value each way)",
+                                    source=source, where=f"link {u} -> {v}, field {key}",
+                                    value=f"{a.get(key)} one way, {b.get(key)} the other ({v} -> {u})",
+                                    accepted="the same attributes in both directions (or an undirected graph)")
+
+
 def _check_kind(attrs: dict, kinds, what: str, source, where: str) -> None:
     """The ``kind`` attribute of a node or link is present and one of ``kinds``."""
     kind = attrs.get("kind")
@@ -205,11 +233,7 @@ def validate(graph: nx.Graph, source: str | None = None) -> nx.Graph:
         raise TopologyError("parallel links (MultiGraph) are not supported", source=source,
                             accepted="a networkx.Graph; merge parallel links into one of summed rate_bps")
     if graph.is_directed():
-        for u, v in graph.edges():
-            if not graph.has_edge(v, u):
-                raise TopologyError("directed link without its reverse", source=source,
-                                    where=f"link {u} -> {v}",
-                                    accepted="full-duplex links (an undirected graph, or both directions)")
+        _check_symmetric(graph, source)
         graph = nx.Graph(graph)
     if graph.number_of_nodes() == 0:
         raise TopologyError("empty topology", source=source, accepted="at least two nodes and one link")

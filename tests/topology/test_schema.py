@@ -79,6 +79,21 @@ def test_directed_symmetric_accepted_asymmetric_rejected():
         validate(d)
 
 
+def test_directed_rates_differing_by_direction_rejected_naming_both_values():
+    d = nx.DiGraph(_graph())
+    d.edges["a", "b"]["rate_bps"] = "100Gbps"
+    d.edges["b", "a"]["rate_bps"] = 1e11          # same value in another spelling: still symmetric
+    assert validate(d.copy()).edges["a", "b"]["rate_bps"] == 1e11
+    d.edges["b", "a"]["rate_bps"] = "10Gbps"
+    with pytest.raises(TopologyError, match="a -> b, field rate_bps") as exc:
+        validate(d)
+    assert "100000000000.0 one way, 10000000000.0 the other" in str(exc.value)
+    d.edges["b", "a"]["rate_bps"] = "100Gbps"
+    d.edges["b", "a"]["delay_ns"] = "7us"
+    with pytest.raises(TopologyError, match="delay_ns"):
+        validate(d)
+
+
 def test_multigraph_rejected():
     with pytest.raises(TopologyError, match="MultiGraph"):
         validate(nx.MultiGraph(_graph()))

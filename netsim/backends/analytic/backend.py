@@ -54,7 +54,8 @@ from ...network.path import PathModel
 from ...network.send import SendContract
 from ...records import EMPTY_TAG, FlowTag, make_record
 from ...units import PS_PER_S, ps_to_ns
-from ..base import HOST_STACK, IN_NETWORK, LINK_CHANGES, ROUTER, Backend, TraceSinks, register_backend
+from ..base import HOST_STACK, IN_NETWORK, LINK_CHANGES, NO_FABRIC_CONTENTION, ROUTER, Backend, TraceSinks, \
+    register_backend
 from .contention import LinkLoads, UnmodelledContentionWarning
 from .params import check_cc_params, lone_flow_ps, resolve_analytic_params
 
@@ -82,7 +83,7 @@ class AnalyticBackend(Backend):
     """Closed-form per-flow cost; see the module docstring for what is modelled."""
 
     name = "analytic"
-    capabilities = frozenset({HOST_STACK, LINK_CHANGES, ROUTER, IN_NETWORK})
+    capabilities = frozenset({HOST_STACK, LINK_CHANGES, ROUTER, IN_NETWORK, NO_FABRIC_CONTENTION})
 
     def __init__(self, graph, *, env: simpy.Environment, params: dict, seed: int = 0, cc: str = "none",
                  cc_params: dict | None = None, sinks: TraceSinks | None = None):
@@ -113,6 +114,7 @@ class AnalyticBackend(Backend):
         self._path_loads: dict[tuple, tuple] = {}
         self._warned = False
         self.flows = self.completed = self.bytes_delivered = self.events = 0
+        self.last_done_ps = 0      # when the last flow completed: summary sim_time_ns (docs/packet.md)
 
     # -- path model --------------------------------------------------------------------------------
     def _path_info(self, path: tuple) -> tuple:
@@ -169,12 +171,14 @@ class AnalyticBackend(Backend):
         if spec.local:
             self.completed += 1
             self.bytes_delivered += spec.size_bytes
+            self.last_done_ps = max(self.last_done_ps, int(self.env.now))
             return self.local_copy(fid, spec)
         now = self.env.now
         meta = (fid, src, dst, spec.size_bytes, now, tag, spec.cc, spec.priority)
         ev = self.env.event()
         ev.callbacks.append(self._done)
         path = self._route(src, dst, fid)
+        self.contract.check_path(spec.cc, self.pathmodel.path(path), None, src, dst)  # e.g. Swift's target
         flow = self._flow_on(path, meta, ev)
         self._join(flow, now)
         return ev
@@ -351,6 +355,7 @@ class AnalyticBackend(Backend):
     def _done(self, ev) -> None:
         rec = ev.value
         self.completed += 1
+        self.last_done_ps = max(self.last_done_ps, int(self.env.now))
         self.bytes_delivered += rec.size_bytes
         if self.sink is not None:
             self.sink.add(rec)
@@ -360,7 +365,8 @@ class AnalyticBackend(Backend):
 
     def stats(self) -> dict[str, Any]:
         out = {"backend": self.name, "flows": self.flows, "completed": self.completed,
-               "bytes_delivered": self.bytes_delivered, "sim_time_ns": ps_to_ns(int(self.env.now)),
+               "bytes_delivered": self.bytes_delivered,
+               "sim_time_ns": ps_to_ns(self.last_done_ps if self.completed == self.flows else int(self.env.now)),
                "events": self.events}
         report = self._loads.report()
         if report is not None:                  # links the model does not share were overrun (contention.py)

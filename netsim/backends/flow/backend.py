@@ -121,6 +121,7 @@ class FlowBackend(Backend):
         self.n_flows = 0
         self.switched_flows = 0      # flows whose path crosses a network switch
         self.n_local = 0             # self-sends, completed at once as local copies
+        self.last_local_ps = 0       # when the last of them completed (sim_time_ns)
         self.local_bytes = 0
 
     def check_cc(self, name: str) -> None:
@@ -139,6 +140,7 @@ class FlowBackend(Backend):
                 self.next_fid = fid + 1
                 self.n_flows += 1
                 self.n_local += 1
+                self.last_local_ps = self.env.now
                 self.local_bytes += spec.size_bytes
                 return self.local_copy(fid, spec)
             size_bytes, ccname, prio = spec.size_bytes, spec.cc, spec.priority
@@ -152,7 +154,8 @@ class FlowBackend(Backend):
         if info is None:
             info = self._lookup(src, dst, fid)
         consts = info.shared.get((size_bytes, ccname))        # PathTable.flow_consts' cache, read inline
-        if consts is None:
+        if consts is None:     # first flow of this size and algorithm on paths like this one
+            self.contract.check_path(ccname, self.paths.pathmodel.path(info.path), self.cc_params, src, dst)
             consts = self._flow_consts(info, size_bytes, ctl)
         wire, ideal_ns, lat, cap = consts                        # (a FlowConsts)
         if info.switched:
@@ -260,7 +263,8 @@ class FlowBackend(Backend):
             "ecn_marks": 0,
             "pfc_pauses": dq.net.pause_events if dq else 0,
             "retransmitted_bytes": 0,
-            "sim_time_ns": ps_to_ns(self.env.now),
+            "sim_time_ns": ps_to_ns(self.env.now if self.flows_completed() < self.n_flows
+                                    else max(net.delivered.last_ps, self.last_local_ps)),  # last completion
             "events": net.events,
             "recomputations": net.recomputations,
             "completion_instants": net.completion_instants,

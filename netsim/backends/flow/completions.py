@@ -28,13 +28,14 @@ class Deliveries:
     processed: records go to the sink in the order of those events (the order of delivery).
     """
 
-    __slots__ = ("env", "sink", "n_completed", "bytes_delivered")
+    __slots__ = ("env", "sink", "n_completed", "bytes_delivered", "last_ps")
 
     def __init__(self, env: simpy.Environment, sink):
         self.env = env
         self.sink = sink
         self.n_completed = 0
         self.bytes_delivered = 0
+        self.last_ps = 0           # when the last record was delivered (summary sim_time_ns)
 
     def batch(self, first: simpy.Event) -> list:
         """The list of records to deliver with flow event ``first`` (the first of them to be
@@ -53,6 +54,8 @@ class Deliveries:
                 sink.add(rec)
         self.n_completed += len(recs)
         self.bytes_delivered += nbytes
+        if recs:
+            self.last_ps = self.env.now
 
 
 def may_gain(users: dict, cap_bytes_per_ps: float, gone: FluidFlow) -> bool:

@@ -89,7 +89,8 @@ class PacketBackend(Backend):
         self.hpcc_ack_fct_ns: dict = {}
         self._wall0 = time.perf_counter()
         self._eid0 = self.net.sched.events_scheduled()
-        self.last_ps = 0
+        self.last_ps = 0            # when the last sender retired (its last ACK): the Jain window end
+        self.last_end_ps = 0        # when the last flow finished (receiver, as fct.csv end_ns): sim_time_ns
         #: every flow object, by id (only with ``keep_flows=True``: for tests and debugging)
         self.all_flows: dict | None = {} if keep_flows else None
 
@@ -180,6 +181,7 @@ class PacketBackend(Backend):
             self.flows_started += 1
             self.completed += 1
             self.bytes_delivered += spec.size_bytes
+            self.last_end_ps = max(self.last_end_ps, self.env.now)    # a local copy completes now
             return self.local_copy(fid, spec)
         size_bytes = spec.size_bytes
         cc_name = spec.cc
@@ -195,6 +197,7 @@ class PacketBackend(Backend):
         else:
             data_route, ack_route = route, rroute
         pm = self.paths.path(path)
+        self.contract.check_path(cc_name, pm, self.cc_params_in, src, dst)   # e.g. Swift's target < base RTT
         mtu, hdr, mss, ack_b = pm.mtu_bytes, pm.header_bytes, pm.mss_bytes, pm.ack_bytes
         base_rtt_ns = pm.base_rtt_ns
         bott = pm.bottleneck_bps
@@ -291,6 +294,8 @@ class PacketBackend(Backend):
             return
         if self.env.now > self.last_ps:
             self.last_ps = self.env.now
+        if flow.end_ps > self.last_end_ps:
+            self.last_end_ps = flow.end_ps   # the receiver's last byte, as fct.csv end_ns: sim_time_ns
         net = self.net
         if net.flows.pop(flow.fid, None) is None:
             return
@@ -348,7 +353,7 @@ class PacketBackend(Backend):
             "transport_counters_after_fct_row": after_row,
             "packet_hops": hops_,
             "jain_fairness": self.jain_fairness(),
-            "sim_time_ns": ((self.last_ps if not net.flows else now) + 500) // PS_PER_NS,
+            "sim_time_ns": ((self.last_end_ps if not net.flows else now) + 500) // PS_PER_NS,
             "events": self.net.sched.events_scheduled() - self._eid0,
             **(net.pfc_watch.stats() if net.pfc_watch is not None else {}),
             **({"fast_forward": self.ff.stats()} if self.ff is not None else {}),

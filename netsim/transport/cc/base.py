@@ -28,7 +28,7 @@ the hooks it needs, registered with :func:`register`.
 from __future__ import annotations
 
 import math
-from typing import ClassVar
+from typing import ClassVar, Mapping, NamedTuple
 
 from ...params import Param, ParamTable
 
@@ -55,6 +55,14 @@ def register(cls):
     """Class decorator: make an algorithm available as ``--cc NAME``."""
     REGISTRY[cls.name] = cls
     return cls
+
+
+class PathRefusal(NamedTuple):
+    """Why an algorithm cannot run on a path (:meth:`CongestionControl.check_path`)."""
+
+    what: str        #: the problem, e.g. "base RTT at or above Swift's fabric target"
+    value: str       #: the figures: the path's base RTT and the threshold it meets
+    accepted: str    #: what would work, naming the ``--cc-param`` key to raise
 
 
 class CongestionControl:
@@ -95,6 +103,13 @@ class CongestionControl:
         self.cwnd_bytes: float = math.inf
         self.rate_bps: float = math.inf
         self.alpha: float | None = None
+
+    @classmethod
+    def check_path(cls, base_rtt_ns: float, hops: int, params: Mapping) -> PathRefusal | None:
+        """``None`` when the algorithm can run on a path of unloaded RTT ``base_rtt_ns`` and ``hops``
+        links under resolved ``params``, else why not; checked at send time on every backend
+        (:meth:`netsim.network.send.SendContract.check_path`). The default accepts every path."""
+        return None
 
     # -- lazily evaluated timers ------------------------------------------------
     def advance(self, now_ns: int) -> None:

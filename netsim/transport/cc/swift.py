@@ -196,3 +196,25 @@ class Swift(CongestionControl):
     def sample(self):
         rate = None if math.isinf(self.rate_bps) else self.rate_bps
         return self.cwnd_bytes, rate, None
+
+
+from .base import PathRefusal  # noqa: E402  (kept apart from the class: see check_path)
+
+
+def _swift_check_path(cls, base_rtt_ns: float, hops: int, params) -> PathRefusal | None:
+    """Refuse a path whose base RTT is at or above the fabric target without flow scaling
+    (``base_target_ns + hops · hop_scale_ns``): every ACK would then see delay ≥ target and
+    shrink the window, down to ``min_cwnd`` on an idle path, a setting no deployment runs."""
+    target = float(params["base_target_ns"]) + hops * float(params["hop_scale_ns"])
+    if base_rtt_ns < target:
+        return None
+    return PathRefusal(
+        "base RTT at or above Swift's fabric target: every ACK would shrink the window",
+        f"base RTT {base_rtt_ns / 1e3:.1f} us, target {target / 1e3:.1f} us (base_target_ns "
+        f"{float(params['base_target_ns']) / 1e3:g} us + {hops} hops x hop_scale_ns "
+        f"{float(params['hop_scale_ns']) / 1e3:g} us)",
+        f"a base RTT below the target: raise it with --cc-param swift.base_target_ns (above "
+        f"{math.ceil(base_rtt_ns / 1e3)}us)")
+
+
+Swift.check_path = classmethod(_swift_check_path)

@@ -262,3 +262,23 @@ class Timely(CongestionControl):
     def sample(self):
         cw = None if math.isinf(self.cwnd_bytes) else self.cwnd_bytes
         return cw, self.target_bps, None
+
+
+from .base import PathRefusal  # noqa: E402  (kept apart from the class: see check_path)
+
+
+def _timely_check_path(cls, base_rtt_ns: float, hops: int, params) -> PathRefusal | None:
+    """Refuse a path whose base RTT is at or above ``t_high_ns`` (the preset's when unset): every
+    completion would then be a multiplicative decrease, down to ``min_rate_bps`` on an idle path."""
+    preset = PRESETS[params.get("preset") or DEFAULT_PRESET]
+    t_high = float(preset["t_high_ns"] if params.get("t_high_ns") is None else params["t_high_ns"])
+    if base_rtt_ns < t_high:
+        return None
+    return PathRefusal(
+        "base RTT at or above TIMELY's T_high: every completion would cut the rate",
+        f"base RTT {base_rtt_ns / 1e3:.1f} us, t_high_ns {t_high / 1e3:g} us",
+        f"a base RTT below T_high: raise it with --cc-param timely.t_high_ns (above "
+        f"{math.ceil(base_rtt_ns / 1e3)}us)")
+
+
+Timely.check_path = classmethod(_timely_check_path)

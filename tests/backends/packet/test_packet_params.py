@@ -178,8 +178,8 @@ def test_jain_window_counts_only_bytes_inside_the_window():
     s = run_flows(g, flows)
     end = s["sim_time_ns"]
     first = min(r.end_ns for r in s["records"])
-    assert first < end / 2
-    late = run_flows(g, flows, params={"jain_start_ns": int(end / 2), "jain_window_ns": int(end)})
+    assert first < end * 0.6     # sim_time_ns: the 3 MB flow's end (its receiver), fct.csv end_ns
+    late = run_flows(g, flows, params={"jain_start_ns": int(end * 0.6), "jain_window_ns": int(end)})
     assert late["jain_fairness"] == pytest.approx(0.5, abs=1e-9)
     whole = run_flows(g, flows, params={"jain_start_ns": 0, "jain_window_ns": 10 * end})
     assert whole["jain_fairness"] == pytest.approx(0.8, abs=1e-6)
