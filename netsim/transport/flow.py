@@ -83,11 +83,17 @@ def _stale_tick(ev) -> None:
 
 
 def _pace_fire(ev) -> None:
-    """A pacing tick fired: the flow may send again; kick its port."""
+    """A pacing tick fired: the flow may send again; kick its port (``Port.kick``, inlined)."""
     flow = ev.flow
     ev.flow = None
     flow.pace_ev = None
-    flow.port.kick(ev.at)
+    port = flow.port
+    if not port.wake_pending:
+        at = ev.at
+        if at >= port.busy_until:
+            port._wake(None, at)
+        else:
+            port.schedule_wake()
 
 
 class Flow(ABC):
@@ -136,7 +142,9 @@ class Flow(ABC):
         self.inflation = 0
         self.rtxq: deque = deque()
         self.in_ring = False
-        self.next_tx = 0.0
+        #: earliest send time of the next packet, whole ps (pacing and the host-stack cap, rounded up: an
+        #: integer time compares with the integer clock exactly as the real-valued one it rounds)
+        self.next_tx = 0
         #: host-stack per-connection cap as ps per payload byte (0.0 = uncapped; netsim.hoststack)
         self.cap_ps_per_byte = 0.0
         self.pace_ev = None
@@ -213,13 +221,18 @@ class Flow(ABC):
         cc.advance(now_ns)
         cc.on_send(now_ns, payload)
         rate = cc.rate_bps
-        if rate < self.port.rate_bps:
-            self.next_tx = now + wire * 8e12 / rate
+        if rate < self.port.rate_bps:   # paced: next send at now + wire time at ``rate``, rounded up to the ps
+            t = now + wire * 8e12 / rate
+            nt = int(t)
+            self.next_tx = nt + 1 if nt < t else nt
         cap = self.cap_ps_per_byte
         if cap:
             t = now + payload * cap
-            if t > self.next_tx:
-                self.next_tx = t
+            nt = int(t)
+            if nt < t:
+                nt += 1
+            if nt > self.next_tx:
+                self.next_tx = nt
         if self.rto_deadline is None:
             self.arm_timer(now)
         return pkt
@@ -228,12 +241,10 @@ class Flow(ABC):
         """The NIC skipped this flow because of pacing: wake the NIC at ``next_tx`` (rounded up).
 
         One pacing tick per flow, reused (at most one is pending: ``pace_ev``).
+        ``next_tx`` is already whole ps (:meth:`next_packet` rounds it up).
         """
         if self.pace_ev is None:
-            nt = self.next_tx
-            at = int(nt)
-            if at < nt:
-                at += 1
+            at = self.next_tx
             ev = self.pace_ev = self._pace_tick
             ev.callbacks = self._pace_cbs
             ev.at = at
@@ -331,8 +342,8 @@ class Flow(ABC):
         """Send an ACK/NACK (``data_pkt`` given) or a CNP back to the sender in the control class.
 
         An ACK/NACK reuses the delivered data packet's object (it is dead once
-        delivered), keeping its ``ts``/``rtx`` for the RTT echo and turning
-        its CE mark into ECE where the transport echoes it.
+        delivered), keeping its ``ts``/``rtx`` for the RTT echo, its INT list
+        as ``echo`` and turning its CE mark into ECE where the transport echoes it.
         """
         if data_pkt is None:
             pkt = Packet(self, kind, seq, self.ack_bytes, 0, CONTROL_PRIORITY, False, self.rroute, self.src, 0)
@@ -348,6 +359,10 @@ class Flow(ABC):
             pkt.ce = False
             pkt.route = self.rroute
             pkt.dst = self.src
+            intl = pkt.intl
+            if intl is not None:     # the INT echo rides in ``echo``: the reverse path's egresses skip the hook
+                pkt.echo = intl
+                pkt.intl = None
         pkt.hop = 1
         self.rport.send_control(pkt, now)
 

@@ -63,11 +63,16 @@ class Packet:
     intl : list | None
         DATA of an algorithm using in-band telemetry (HPCC): one
         :class:`~netsim.transport.telemetry.IntHop` per switch egress so far;
-        its ACK echoes the list. ``None`` otherwise.
+        ``None`` otherwise, and on control packets: an ACK carries the list it
+        echoes in ``echo`` instead, so no egress port offers it to the INT hook.
+    echo : list | None
+        ACK/NACK of a data packet that carried INT: that packet's list, as
+        the receiver got it. ``None`` otherwise.
     """
 
     __slots__ = ("flow", "kind", "seq", "size", "payload", "prio", "ect", "ce",
-                 "route", "hop", "in_port", "pfc_port", "ts", "ece", "rtx", "dst", "ts_arr", "intl")
+                 "route", "hop", "in_port", "pfc_port", "ts", "ece", "rtx", "dst", "ts_arr", "intl",
+                 "echo")
 
     def __init__(self, flow, kind: int, seq: int, size: int, payload: int, prio: int, ect: bool,
                  route, dst, ts: int = 0):
@@ -88,6 +93,7 @@ class Packet:
         self.rtx = False
         self.dst = dst
         self.intl = None
+        self.echo = None
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return (f"Packet({KIND_NAMES[self.kind]} flow={getattr(self.flow, 'fid', None)} seq={self.seq} "

@@ -18,7 +18,7 @@ keep the backed-off RTO, as no retransmission gives a sample); a NACK rewinds
 (``cc.on_loss`` once, ``cc.on_recovery_end`` when everything sent before it is
 acknowledged); the retransmit timer is the backstop (go back to ``snd_una``).
 ACKs never carry ECE here: RoCE congestion signals travel as CNPs. An ACK
-that echoes in-band telemetry (HPCC, :mod:`.telemetry`) is handed to
+that echoes in-band telemetry (HPCC, :mod:`.telemetry`; the list in ``pkt.echo``) is handed to
 ``cc.on_telemetry`` before ``cc.on_ack``.
 
 Left out: PSN wrap, read/atomic verbs, selective repeat.
@@ -89,8 +89,9 @@ class RoceFlow(Flow):
             acked = self._new_ack(now, ack, pkt)
             now_ns = now // 1000
             cc.advance(now_ns)
-            if pkt.intl is not None and self.wants_int:
-                cc.on_telemetry(now_ns, pkt.intl, ack, self.snd_nxt)
+            echo = pkt.echo
+            if echo is not None and self.wants_int:
+                cc.on_telemetry(now_ns, echo, ack, self.snd_nxt)
             cc.on_ack(now_ns, acked, self._last_rtt, False, self.in_flight())
             if self.in_recovery and ack > self.recover:
                 self.in_recovery = False

@@ -7,8 +7,9 @@ appends an :class:`IntHop` — the port's queue length after the dequeue
 (including this packet), the time (ps) and the link rate (bit/s) — as the
 HPCC switch does at dequeue (Li et al., SIGCOMM'19 §4.1; HPCC ns-3
 ``SwitchNode::SwitchNotifyDequeue``). The receiver's ACK reuses the data
-packet (:meth:`netsim.transport.flow.Flow.send_control`), so the list is
-echoed to the sender unchanged. Host NIC ports do not stamp (the sender's
+packet (:meth:`netsim.transport.flow.Flow.send_control`) and moves the
+list to its ``echo`` field, so it is echoed to the sender unchanged and the
+reverse path does not stamp it. Host NIC ports do not stamp (the sender's
 own NIC is never the bottleneck it reacts to; HPCC's NICs do not either).
 
 The wire cost is the INT header carried by data packets and their ACKs:
@@ -31,7 +32,6 @@ from __future__ import annotations
 
 from operator import itemgetter
 
-from .packet import DATA
 
 _new = tuple.__new__
 
@@ -76,10 +76,13 @@ def stamp(port, pkt, now_ps: int) -> None:
     """Egress hook: ``port`` starts transmitting ``pkt`` at ``now_ps``; append its hop if a switch.
 
     Called by the packet backend's egress port for every packet whose
-    ``intl`` is not ``None`` (the one line of the hook); ACKs carrying an
-    echo and packets leaving a host NIC are left alone.
+    ``intl`` is not ``None`` (the one line of the hook): data packets only,
+    as an ACK carries the list it echoes in ``echo``
+    (:meth:`netsim.transport.flow.Flow.send_control`). Packets leaving a
+    host NIC are left alone: only a port whose ``int_stamps`` is set (its
+    node forwards: a switch) stamps.
     """
-    if pkt.kind != DATA or not hasattr(port.node, "admit"):   # only forwarding nodes (switches) stamp
+    if not port.int_stamps:
         return
     # the port's own counter of every byte it sent (``tx_bytes``, counted after this hook) plus this packet
     pkt.intl.append(_new(IntHop, (port, port.qtotal, port.tx_bytes + pkt.size, now_ps, port.rate_bps)))

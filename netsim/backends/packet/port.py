@@ -68,7 +68,8 @@ class Port(EgressMixin, WireMixin, PfcMixin):
                  "deficit", "quantum", "rr", "fresh", "strict", "kmin", "kmax", "pmax", "mark_deq", "ecn_on",
                  "touched", "last_sample", "limit", "qtotal", "known", "hq", "eid", "pipe", "pipe_cbs",
                  "recv", "_pipe_ev", "down",
-                 "dyn_alpha", "xon_off", "storm", "wd_req", "wd", "rng", "relay_fair", "own_credit")
+                 "dyn_alpha", "xon_off", "storm", "wd_req", "wd", "rng", "relay_fair", "own_credit",
+                 "int_stamps")
     _ok = True  # SimPy event protocol: a port wake always succeeds
 
     def __init__(self, net, node, peer, rate_bps: float, delay_ps: int, err: float = 0.0):
@@ -78,6 +79,8 @@ class Port(EgressMixin, WireMixin, PfcMixin):
         self.eid = net.sched.ids
         self.net = net
         self.node = node            # sending Node
+        #: this egress appends INT hop records (:mod:`netsim.transport.telemetry`): its node forwards (a switch)
+        self.int_stamps = hasattr(node, "admit")
         self.peer = peer            # receiving Node
         self.name = node.name
         self.peer_name = peer.name
@@ -224,9 +227,24 @@ class Port(EgressMixin, WireMixin, PfcMixin):
         heappush(self.hq, (self.busy_until, NORMAL, next(self.eid), self))
 
     def add_sender(self, flow, now: int) -> None:
-        """``flow`` (of this endpoint) has data it may send at ``now`` (ps): join the round robin, kick."""
-        self.ring.append(flow)
-        self.kick(now)
+        """``flow`` (of this endpoint) has data it may send at ``now`` (ps): join the round robin, kick.
+
+        A flow that is alone on an idle port with nothing queued and is paced
+        past ``now`` only gets its pacing tick: exactly what the wake-up would
+        end in (``_pick_flow`` finds it paced), without running it.
+        """
+        ring = self.ring
+        ring.append(flow)
+        if self.wake_pending:
+            return
+        if now >= self.busy_until:
+            if flow.next_tx > now and not self.qtotal and len(ring) == 1:
+                if not self.paused[flow.prio]:
+                    flow.wait_pacing()
+                return
+            self._wake(None, now)
+        else:
+            self.schedule_wake()
 
     def remove_sender(self, flow) -> None:
         """``flow`` no longer sends through this port (it was rerouted)."""
