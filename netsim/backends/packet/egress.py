@@ -95,7 +95,8 @@ class EgressMixin:
                 return
         else:
             return
-        if pkt.intl is not None: int_stamp(self, pkt, now)  # noqa: E701  (INT hook: netsim.transport.telemetry)
+        if pkt.intl is not None and self.int_stamps:  # INT hook (netsim.transport.telemetry); not at a NIC
+            int_stamp(self, pkt, now)
         t = pkt.size * self.ps_per_byte + self.rem
         ser = int(t)
         self.rem = t - ser
