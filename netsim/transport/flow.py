@@ -83,17 +83,12 @@ def _stale_tick(ev) -> None:
 
 
 def _pace_fire(ev) -> None:
-    """A pacing tick fired: the flow may send again; kick its port (``Port.kick``, inlined)."""
+    """A pacing tick fired: the flow may send again; kick its port (through ``Port.kick``: the
+    transport sees only the port's interface)."""
     flow = ev.flow
     ev.flow = None
     flow.pace_ev = None
-    port = flow.port
-    if not port.wake_pending:
-        at = ev.at
-        if at >= port.busy_until:
-            port._wake(None, at)
-        else:
-            port.schedule_wake()
+    flow.port.kick(ev.at)
 
 
 class Flow(ABC):
