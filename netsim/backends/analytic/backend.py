@@ -41,10 +41,15 @@ and has no effect here. ``send`` is checked by the one
 :class:`netsim.network.send.SendContract`; path MTU, bottleneck, ideal FCT
 and host-stack cost come from :class:`netsim.network.path.PathModel`.
 Two SimPy events per flow (drain, delivery).
+
+Modules: this one holds the backend (routing, events, records, link
+changes); :mod:`.pathcost` a flow's cost on its path alone (lone-flow time,
+wire bits, pacing link, host-stack cost, cached per path); :mod:`.sharing`
+the rates of the flows sharing a pacing link; :mod:`.contention` the
+overruns of the links it does not share.
 """
 from __future__ import annotations
 
-import math
 import warnings
 from typing import Any
 
@@ -57,26 +62,9 @@ from ...units import PS_PER_S, ps_to_ns
 from ..base import HOST_STACK, IN_NETWORK, LINK_CHANGES, NO_FABRIC_CONTENTION, ROUTER, Backend, TraceSinks, \
     register_backend
 from .contention import LinkLoads, UnmodelledContentionWarning
-from .params import check_cc_params, lone_flow_ps, resolve_analytic_params
-
-class _Flow:
-    """One flow still draining at its pacing link: ``bits`` left, rate ``cap`` at most, then ``tail`` ps."""
-
-    __slots__ = ("bits", "cap", "rate", "tail", "lone", "meta", "event", "path", "links", "load")
-
-    def __init__(self, bits: float, cap: float, tail: float, lone: float, meta: tuple, event, path: tuple,
-                 links: tuple):
-        self.bits, self.cap, self.rate, self.tail, self.lone, self.meta, self.event, self.path = \
-            bits, cap, cap, tail, lone, meta, event, path
-        self.links = links   # contention.LinkLoad of every hop
-        self.load = 0.0      # the rate counted on them (contention.LinkLoads)
-
-
-class _Share:
-    __slots__ = ("rate_bps", "flows", "last_ps", "gen")
-
-    def __init__(self, rate_bps: float, now: int):
-        self.rate_bps, self.flows, self.last_ps, self.gen = rate_bps, [], now, 0
+from .params import check_cc_params, resolve_analytic_params
+from .pathcost import PathCosts
+from .sharing import PacedFlow, PacingShare, advance, assign_rates
 
 
 class AnalyticBackend(Backend):
@@ -101,42 +89,26 @@ class AnalyticBackend(Backend):
         from ...topology.routing import Router
         self.router = Router(graph, seed=seed)
         self.pathmodel = PathModel(graph, self.params)
-        self._paths: dict[tuple, tuple] = {}  # path -> (rates, delays, bottleneck_bps, mtu, hdr)
         self._routes: dict[tuple, list] = {}  # (src, dst) -> equal-cost paths (at most 2 kept)
-        self._costs: dict[tuple, tuple] = {}  # (path, size) -> see _cost
-        self._shares: dict[tuple, _Share] = {}  # fair: first directed link -> its active flows
+        self._shares: dict[tuple, PacingShare] = {}  # first directed link -> its active flows (sharing.py)
         self._fifo = self.params["source_sharing"] == "fifo"
         # netsim.hoststack.HostStack: from --set host.KEY / host_stack=on (as the packet backend), or the runtime's
         self.host_stack = HostStack(host_params) if (host_params or self.params["host_stack"]) else None
-        self._host: dict[tuple, tuple] = {}     # (path, cc) -> (overhead_ps, rate cap bps)
         self._next_id = 0
         self._loads = LinkLoads()               # what the model does not share (contention.py)
-        self._path_loads: dict[tuple, tuple] = {}
+        self.costs = PathCosts(self.pathmodel, self._loads)   # per-path costs, cached (pathcost.py)
         self._warned = False
         self.flows = self.completed = self.bytes_delivered = self.events = 0
         self.last_done_ps = 0      # when the last flow completed: summary sim_time_ns (docs/packet.md)
 
-    # -- path model --------------------------------------------------------------------------------
-    def _path_info(self, path: tuple) -> tuple:
-        info = self._paths.get(path)
-        if info is None:
-            pm = self.pathmodel.path(path)
-            rates = [r for r, _ in pm.hops]
-            delays = [d for _, d in pm.hops]
-            info = self._paths[path] = (rates, delays, pm.bottleneck_bps, pm.mtu_bytes, pm.header_bytes)
-        return info
-
+    # -- path model (pathcost.py) -----------------------------------------------------------------
     def path_alpha_beta(self, src: str, dst: str, flow_id: int = 0) -> tuple[float, float]:
         """``(a_s, B_bps)`` of the path: latency of a full-packet flow and payload bandwidth.
 
-        ``a`` = propagation + one full packet's store-and-forward on every hop but
-        the bottleneck; ``B`` = bottleneck rate x payload/mtu.
-        A flow whose size is a multiple of the payload takes exactly ``a + 8 S / B``.
+        :meth:`.pathcost.PathCosts.alpha_beta` of the routed path: a flow whose
+        size is a multiple of the payload takes exactly ``a + 8 S / B``.
         """
-        rates, delays, bott, mtu, hdr = self._path_info(tuple(self.router.path(src, dst, flow_id)))
-        k = rates.index(bott)
-        a_ps = sum(delays) * 1000.0 + sum(mtu * 8 * PS_PER_S / r for i, r in enumerate(rates) if i != k)
-        return a_ps / PS_PER_S, bott * (mtu - hdr) / mtu
+        return self.costs.alpha_beta(tuple(self.router.path(src, dst, flow_id)))
 
     # -- the seam ----------------------------------------------------------------------------------
     def _route(self, src: str, dst: str, fid: int) -> tuple:
@@ -144,23 +116,6 @@ class AnalyticBackend(Backend):
         if paths is None:
             paths = self._routes[(src, dst)] = [tuple(p) for p in self.router.paths(src, dst, limit=2)]
         return paths[0] if len(paths) == 1 else tuple(self.router.path(src, dst, fid))
-
-    def _cost(self, path: tuple, size_bytes: int) -> tuple:
-        """``(lone_ps, wire_bits, tail_ps, link, bottleneck_bps)`` of ``size_bytes`` on ``path`` (cached)."""
-        key = (path, size_bytes)
-        c = self._costs.get(key)
-        if c is None:
-            rates, delays, bott, mtu, hdr = self._path_info(path)
-            lone = lone_flow_ps(rates, delays, size_bytes, mtu, hdr)
-            npk = max(1, math.ceil(size_bytes / (mtu - hdr)))
-            bits = (size_bytes + npk * hdr) * 8.0
-            k = rates.index(bott)
-            # the first bottleneck link is where this flow's bytes are paced
-            c = (lone, bits, lone - bits * PS_PER_S / bott, (path[k], path[k + 1]), bott)
-            if len(self._costs) > 200_000:
-                self._costs.clear()
-            self._costs[key] = c
-        return c
 
     def send(self, src: str, dst: str, size_bytes: int, tag: FlowTag = EMPTY_TAG, *,
              cc: str | None = None, priority: int | None = None) -> simpy.Event:
@@ -183,92 +138,41 @@ class AnalyticBackend(Backend):
         self._join(flow, now)
         return ev
 
-    def _flow_on(self, path: tuple, meta: tuple, ev, bits_left: float | None = None) -> "_Flow":
-        """A :class:`_Flow` of ``meta``'s size on ``path`` (``bits_left``: wire bits still to drain)."""
-        lone, bits, tail, link, bott = self._cost(path, meta[3])
+    def _flow_on(self, path: tuple, meta: tuple, ev, bits_left: float | None = None) -> PacedFlow:
+        """A :class:`.sharing.PacedFlow` of ``meta``'s size on ``path`` (``bits_left``: bits still to drain)."""
+        lone, bits, tail, link, bott = self.costs.cost(path, meta[3])
         cap = bott
         if self.host_stack is not None:        # host CPU cost: per-message delay, per-connection cap
-            over_ps, cap = self._host_cost(path, meta[6], bott)
+            over_ps, cap = self.costs.host_cost(path, meta[6], bott, self.host_stack)
             tail += over_ps
-        links = self._path_loads.get(path)
-        if links is None:
-            links = self._path_loads[path] = self._loads.of_path(path, self._path_info(path)[0])
-        return _Flow(bits if bits_left is None else bits_left, cap, tail, lone, meta, ev, path, links)
+        links = self.costs.links(path)
+        return PacedFlow(bits if bits_left is None else bits_left, cap, tail, lone, meta, ev, path, links)
 
-    def _join(self, flow: "_Flow", now: int) -> "_Share":
+    def _join(self, flow: PacedFlow, now: int) -> PacingShare:
         """Add ``flow`` to the share of its path's first bottleneck link and reschedule that share."""
-        _, _, _, link, bott = self._cost(flow.path, flow.meta[3])
+        _, _, _, link, bott = self.costs.cost(flow.path, flow.meta[3])
         sh = self._shares.get(link)
         if sh is None:
-            sh = self._shares[link] = _Share(bott, now)
-        self._advance(sh, now)
+            sh = self._shares[link] = PacingShare(bott, now)
+        advance(sh, now)
         sh.rate_bps = bott          # the pacing link's rate now (a link change may have moved it)
         sh.flows.append(flow)
         self._reschedule(sh)
         return sh
 
-    # -- processor sharing of a source's first link --------------------------------------------------
-    def _advance(self, sh: "_Share", now: int) -> None:
-        dt = (now - sh.last_ps) / PS_PER_S
-        if dt > 0:
-            for f in sh.flows:
-                f.bits -= f.rate * dt
-        sh.last_ps = now
-
-    def _reschedule(self, sh: "_Share") -> None:
+    # -- processor sharing of a source's first link (sharing.py) ------------------------------------
+    def _reschedule(self, sh: PacingShare) -> None:
         sh.gen += 1
         if not sh.flows:
             return
-        flows = sh.flows
-        if self._fifo:                         # one after another: only the head drains
-            for f in flows:
-                f.rate = 0.0
-            f = flows[0]
-            f.rate = min(sh.rate_bps, f.cap)
-            t_ps = max(f.bits, 0.0) / f.rate * PS_PER_S
-        elif len(flows) == 1:
-            f = flows[0]
-            f.rate = min(sh.rate_bps, f.cap)
-            t_ps = max(f.bits, 0.0) / f.rate * PS_PER_S
-        else:
-            share = sh.rate_bps / len(flows)  # every flow here is bottlenecked by this link: equal shares
-            if any(f.cap < share for f in flows):
-                self._water_fill(sh)          # host-stack caps below the fair share
-            else:
-                for f in flows:
-                    f.rate = share
-            t_ps = min(f.bits / f.rate for f in flows) * PS_PER_S
-        LinkLoads.count(flows, self.env.now)   # the loads of every link they cross (contention.py)
+        t_ps = assign_rates(sh, self._fifo)
+        LinkLoads.count(sh.flows, self.env.now)   # the loads of every link they cross (contention.py)
         gen = sh.gen
         ev = self.env.timeout(max(0, int(round(t_ps))))
         self.events += 1
         ev.callbacks.append(lambda _e: self._drained(sh) if sh.gen == gen else None)
 
-    @staticmethod
-    def _water_fill(sh: "_Share") -> None:
-        """Max-min shares of one link among flows with per-flow caps (host-stack limits)."""
-        left, n = sh.rate_bps, len(sh.flows)
-        for f in sorted(sh.flows, key=lambda f: f.cap):
-            f.rate = min(f.cap, left / n)
-            left -= f.rate
-            n -= 1
-
-    # -- host stack and link changes (netsim.hoststack, netsim.whatif protocol) -----------------------
-    def _host_cost(self, path: tuple, cc: str, bott: float) -> tuple:
-        """(per-message overhead ps, per-connection rate cap bps) of a flow on ``path``.
-
-        :meth:`netsim.network.path.PathModel.host_cost`, the rule every backend applies;
-        ``(0, bott)`` for paths that pay none. The cap never exceeds the bottleneck ``bott``.
-        """
-        key = (path, cc)
-        v = self._host.get(key)
-        if v is None:
-            from ...hoststack import transport_of
-            hc = self.pathmodel.host_cost(self.pathmodel.path(path), cc, transport_of(cc), self.host_stack)
-            v = (0.0, bott) if hc is None else (float(hc.overhead_ps), min(bott, hc.cap_bps))
-            self._host[key] = v
-        return v
-
+    # -- link changes (netsim.whatif protocol) -------------------------------------------------------
     def set_link_rate(self, a: str, b: str, rate_bps: float) -> None:
         """Link a–b runs at ``rate_bps`` from now on.
 
@@ -291,11 +195,7 @@ class AnalyticBackend(Backend):
         self._retime(a, b, reroute=True)
 
     def _forget_paths(self) -> None:
-        self.pathmodel.invalidate()
-        self._paths.clear()
-        self._costs.clear()
-        self._host.clear()
-        self._path_loads.clear()
+        self.costs.forget()
 
     def _retime(self, a: str, b: str, *, reroute: bool) -> None:
         """Re-place every draining flow whose path crosses a–b (either direction) at ``now``.
@@ -309,7 +209,7 @@ class AnalyticBackend(Backend):
             crossing = [f for f in sh.flows if hit.intersection(zip(f.path, f.path[1:]))]
             if not crossing:
                 continue
-            self._advance(sh, now)
+            advance(sh, now)
             for f in crossing:
                 LinkLoads.change(f.links, -f.load, now)
             sh.flows = [f for f in sh.flows if f not in crossing]
@@ -324,9 +224,9 @@ class AnalyticBackend(Backend):
         for link in [k for k, sh in self._shares.items() if not sh.flows]:
             del self._shares[link]
 
-    def _drained(self, sh: "_Share") -> None:
+    def _drained(self, sh: PacingShare) -> None:
         now = self.env.now
-        self._advance(sh, now)
+        advance(sh, now)
         keep = []
         for f in sh.flows:
             if f.bits * PS_PER_S <= f.rate * 1.0:  # within 1 ps of done
