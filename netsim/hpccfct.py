@@ -143,6 +143,7 @@ def write_fct_txt(out_dir: str, graph, *, params: dict | None = None, seed: int 
     dict
         Rows written per file: ``{"fct.txt": flows, "fct_nodes.csv": nodes}``.
     """
+    from .network.flowkey import NO_KEY, route_key
     from .topology import Router
     sizes = WireSizes.from_params(params)
     mode = str((params or {}).get("routing", "ecmp"))
@@ -157,7 +158,7 @@ def write_fct_txt(out_dir: str, graph, *, params: dict | None = None, seed: int 
     rows = []
     for r in recs:
         fid, size = int(r["flow_id"]), int(r["size_bytes"])
-        path = router.path(r["src"], r["dst"], fid)
+        path = router.path(r["src"], r["dst"], route_key(int(r.get("path_key") or NO_KEY), fid))  # the backend's path
         links = _links(graph, path)
         mss = _mtu_on(graph, path, sizes.mtu_bytes) - sizes.header_bytes
         if ack_fct_ns is not None and fid in ack_fct_ns:

@@ -75,11 +75,13 @@ class FlowRecord:
     step: int = -1
     group_kind: str = ""
     job: str = ""          # cluster runs only: written as CLUSTER_FCT_COLUMNS' last column
+    path_key: int = -1     # the ECMP key the flow was routed with (netsim.network.flowkey); -1: not routed
 
     def row(self) -> tuple:
         return tuple(getattr(self, c) for c in FCT_COLUMNS)
 
 
+#: fct.csv's columns, in this order (``path_key`` last: the column added after the others)
 FCT_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(FlowRecord) if f.name != "job")
 #: fct.csv of a cluster run (:mod:`netsim.cluster`): the single-job columns, then the job
 CLUSTER_FCT_COLUMNS: tuple[str, ...] = FCT_COLUMNS + ("job",)

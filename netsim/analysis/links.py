@@ -22,6 +22,7 @@ from collections import defaultdict
 import numpy as np
 import pandas as pd
 
+from .traceagg import row_keys
 from .traffic import natural_key
 
 
@@ -89,8 +90,10 @@ def link_utilization(fct: pd.DataFrame, graph, bin_ns: int | None = None, router
     """Utilization (0..1) of each directed link ``u->v`` over time.
 
     Rows = bin start (ns); columns = links that carried traffic. Each flow is
-    mapped to ``router.path(src, dst, flow_id)`` (a ``netsim.topology.Router``
-    built on ``graph`` with ``seed`` if not given).
+    mapped to ``router.path(src, dst, key)`` with its ECMP key (``path_key``,
+    :func:`~.traceagg.row_keys`: the path its backend routed it on; a
+    ``netsim.topology.Router`` built on ``graph`` with ``seed`` if not given).
+    Local copies (``src == dst``) cross no link.
     """
     if router is None:
         from ..topology import Router  # late import: topology may be absent in unit tests
@@ -101,8 +104,10 @@ def link_utilization(fct: pd.DataFrame, graph, bin_ns: int | None = None, router
     bin_ns = bin_ns or abin
     edges = time_edges(t0, t1, bin_ns)
     per_link: dict[tuple, list[int]] = defaultdict(list)
-    for i, (fid, s, d) in enumerate(zip(fct["flow_id"].to_numpy(), fct["src"], fct["dst"])):
-        path = router.path(s, d, int(fid))
+    for i, (key, s, d) in enumerate(zip(row_keys(fct), fct["src"], fct["dst"])):
+        if s == d:
+            continue
+        path = router.path(s, d, key)
         for u, v in zip(path, path[1:]):
             per_link[(u, v)].append(i)
     starts, ends, sizes = (fct[c].to_numpy() for c in ("start_ns", "end_ns", "size_bytes"))

@@ -27,6 +27,7 @@ _FCT_KINDS = {
     "cc": "str", "priority": "int", "retransmitted_bytes": "int", "ecn_marked_packets": "int",
     "retransmits": "int", "timeouts": "int", "cnps_received": "int", "iteration": "int",
     "op": "str", "group": "str", "collective": "str", "step": "int", "group_kind": "str",
+    "path_key": "int",
 }
 
 TABLES: dict[str, dict[str, str]] = {

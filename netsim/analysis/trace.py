@@ -11,7 +11,8 @@ Layout of the timeline:
 * one process per **link** with the flows that crossed it as async events
   (``ph: "b"``/``"e"``, unique ``id``), so overlapping flows stack. Without a
   topology a "link" is the ``src->dst`` node pair; with ``graph`` every flow
-  is mapped to the directed links of its path (``netsim.topology.Router``);
+  is mapped to the directed links of the path its backend routed it on
+  (``netsim.topology.Router`` with the row's ECMP key ``path_key``);
 * optionally one counter track per switch port from ``queues.csv``.
 
 Timestamps are µs (the format's unit) with ns precision; ``displayTimeUnit``
@@ -38,7 +39,7 @@ import pandas as pd
 
 from ..records import atomic_output
 from .io import Run
-from .traceagg import FlowLinks, bin_bytes, coarsen, link_key, throughput_events, used_links
+from .traceagg import FlowLinks, bin_bytes, coarsen, link_key, row_keys, throughput_events, used_links
 from .tracesource import FLOW_COLUMNS, TraceSource
 from .traffic import natural_key
 
@@ -142,8 +143,13 @@ def _flow_links(fct: pd.DataFrame, router, limit: int) -> dict[str, list[int]] |
     """Link name -> rows of the flows on it; None once more than ``limit`` flow-link pairs."""
     links: dict[str, list[int]] = {}
     n = 0
-    for i, (fid, s, d) in enumerate(zip(fct["flow_id"].to_numpy(), fct["src"], fct["dst"])):
-        path = (s, d) if router is None else router.path(s, d, int(fid))
+    for i, (key, s, d) in enumerate(zip(row_keys(fct), fct["src"], fct["dst"])):
+        if router is None:
+            path = (s, d)
+        elif s == d:            # a local copy: on no link
+            continue
+        else:
+            path = router.path(s, d, key)   # the path the backend routed it on (its ECMP key)
         n += len(path) - 1
         if n > limit:
             return None

@@ -10,7 +10,8 @@ memory is ``links x bins`` floats plus one chunk, whatever the flow count.
 
 Left out: the rate inside a flow's lifetime is not resolved (a flow that
 sent in bursts shows as its mean rate), and links are those of the route
-the :class:`~netsim.topology.Router` gives (not rerouted after a link failure).
+the :class:`~netsim.topology.Router` gives for the flow's ECMP key
+(:func:`row_keys`; not rerouted after a link failure).
 """
 from __future__ import annotations
 
@@ -18,7 +19,18 @@ from typing import Callable, Iterable
 
 import numpy as np
 
+from ..network.flowkey import NO_KEY
 from .traffic import natural_key
+
+
+def row_keys(df) -> list[int]:
+    """The ECMP key of each fct row: its ``path_key`` (what the backend routed it with), or its
+    ``flow_id`` for rows without one (written before path keys existed; :func:`netsim.network.flowkey.route_key`)."""
+    fid = df["flow_id"].to_numpy(np.int64)
+    if "path_key" not in df.columns:
+        return fid.tolist()
+    pk = df["path_key"].to_numpy(np.int64)
+    return np.where(pk != NO_KEY, pk, fid).tolist()
 
 
 def link_key(name: str) -> tuple:
@@ -42,16 +54,18 @@ class FlowLinks:
         self._id = {n: i for i, n in enumerate(self.names)}
         self._unique: dict[tuple, tuple | None] = {}
 
-    def of(self, src: str, dst: str, flow_id: int) -> tuple:
-        """Ids of the links ``flow_id`` from ``src`` to ``dst`` crossed."""
+    def of(self, src: str, dst: str, key: int) -> tuple:
+        """Ids of the links the flow from ``src`` to ``dst`` with ECMP key ``key`` crossed (none: a local copy)."""
         if self.router is None:
             return (self._id[f"{src}->{dst}"],)
+        if src == dst:
+            return ()
         key = (src, dst)
         ids = self._unique.get(key, False)
         if ids is False:  # routes without an ECMP choice are the same for every flow of the pair
             path = self.router.unique_path(src, dst)
             ids = self._unique[key] = None if path is None else self._path_ids(path)
-        return ids if ids is not None else self._path_ids(self.router.path(src, dst, int(flow_id)))
+        return ids if ids is not None else self._path_ids(self.router.path(src, dst, key))
 
     def _path_ids(self, path) -> tuple:
         return tuple(self._id[f"{u}->{v}"] for u, v in zip(path, path[1:]))
@@ -61,7 +75,7 @@ def bin_bytes(chunks: Iterable, links: FlowLinks, t0_ns: int, width_ns: int, n_b
     """Bytes each link carried in each bin: an array ``(len(links.names), n_bins)``.
 
     ``chunks`` yields frames with ``flow_id, src, dst, size_bytes, start_ns,
-    end_ns``; bin ``k`` is ``[t0_ns + k*width_ns, t0_ns + (k+1)*width_ns)`` and
+    end_ns`` (and ``path_key``: :func:`row_keys`); bin ``k`` is ``[t0_ns + k*width_ns, t0_ns + (k+1)*width_ns)`` and
     must cover every flow.
     """
     n_links = len(links.names)
@@ -69,8 +83,8 @@ def bin_bytes(chunks: Iterable, links: FlowLinks, t0_ns: int, width_ns: int, n_b
     diff = np.zeros(n_links * (n_bins + 1))
     for df in chunks:
         lids, rows = [], []
-        for i, (fid, s, d) in enumerate(zip(df["flow_id"].tolist(), df["src"].tolist(), df["dst"].tolist())):
-            ids = links.of(s, d, fid)
+        for i, (key, s, d) in enumerate(zip(row_keys(df), df["src"].tolist(), df["dst"].tolist())):
+            ids = links.of(s, d, key)
             lids.extend(ids)
             rows.extend([i] * len(ids))
         if not lids:

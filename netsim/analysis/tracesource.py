@@ -18,7 +18,8 @@ from .io import Run, _pick, coerce, empty_frame, read_table
 #: Flow rows read at a time when streaming fct (about 30 MiB as a typed frame).
 FLOW_CHUNK_ROWS = 200_000
 #: The fct columns a trace uses.
-FLOW_COLUMNS = ("flow_id", "size_bytes", "start_ns", "end_ns", "op", "group", "tag", "iteration", "src", "dst")
+FLOW_COLUMNS = ("flow_id", "size_bytes", "start_ns", "end_ns", "op", "group", "tag", "iteration", "src", "dst",
+                "path_key")
 
 
 @dataclass

@@ -55,7 +55,7 @@ class FlowLedger:
 
     :meth:`link_bytes` sums the bytes of each job's flows over every directed
     link of the path the backend routed them on (``router.path(src, dst,
-    flow_id)``, the call every backend makes), for the interference table.
+    path_key)``, the call every backend makes), for the interference table.
     Bytes are summed per path while the run goes (one dict update per flow)
     and spread over the links at the end.
     """
@@ -83,7 +83,7 @@ class FlowLedger:
             if path is False:
                 path = self._unique[pair] = self.router.unique_path(*pair)
             if path is None:                        # several equal-cost routes: the flow's own
-                path = self.router.path(rec.src, rec.dst, rec.flow_id)
+                path = self.router.path(rec.src, rec.dst, rec.path_key)
             self.path_bytes[(job, path)] += rec.size_bytes
         if self.out is not None:
             self.out.add((*rec.row(), job))

@@ -13,7 +13,8 @@ Modelled:
   NVSwitches, never through another GPU), the route from that node takes the
   shortest NVLink-only path, else the shortest path over all links;
 * ECMP: :meth:`Router.path` picks one equal-hop path per flow by hashing
-  ``(src, dst, flow_id, seed)`` with CRC-32, then at each branching hop
+  ``(src, dst, key, seed)`` with CRC-32 — ``key`` is the flow's ECMP key,
+  the same on every backend (:mod:`netsim.network.flowkey`) — then at each branching hop
   mixing in the CRC-32 of the hop's name through MurmurHash3's ``fmix32``
   finalizer (per-switch hashing: no polarization between tiers);
   :meth:`Router.next_hops` gives every equal-cost next hop for per-packet
@@ -226,8 +227,11 @@ class Router:
             n += 1
         return n
 
-    def path(self, src: Hashable, dst: Hashable, flow_id=0) -> tuple:
-        """The flow's ECMP path ``(src, ..., dst)``; deterministic in (src, dst, flow_id, seed).
+    def path(self, src: Hashable, dst: Hashable, key=0) -> tuple:
+        """The flow's ECMP path ``(src, ..., dst)``; deterministic in (src, dst, key, seed).
+
+        ``key`` is the flow's ECMP key: what the backends route with is
+        :meth:`netsim.network.flowkey.FlowKeys.key` (``fct.csv``'s ``path_key``).
 
         Raises
         ------
@@ -236,7 +240,7 @@ class Router:
         """
         s, d = self._check(src, dst)
         names, ncrc = self._names, self._ncrc
-        h = zlib.crc32(f"{src}|{dst}|{flow_id}|{self.seed}".encode())
+        h = zlib.crc32(f"{src}|{dst}|{key}|{self.seed}".encode())
         out = [names[s]]
         u = s
         while u != d:

@@ -15,12 +15,12 @@ def _write(path, header, rows):
 
 
 def fct_row(flow_id, src, dst, size, start, end, ideal, *, tag="", cc="", priority=0,
-            iteration=-1, op="", group="", collective="", step=-1, group_kind=""):
+            iteration=-1, op="", group="", collective="", step=-1, group_kind="", path_key=-1):
     d = dict(flow_id=flow_id, src=src, dst=dst, size_bytes=size, start_ns=start, end_ns=end,
              fct_ns=end - start, ideal_fct_ns=ideal, slowdown=round((end - start) / ideal, 6),
              tag=tag, cc=cc, priority=priority, retransmitted_bytes=0, ecn_marked_packets=0,
              retransmits=0, timeouts=0, cnps_received=0, iteration=iteration, op=op, group=group,
-             collective=collective, step=step, group_kind=group_kind)
+             collective=collective, step=step, group_kind=group_kind, path_key=path_key)
     return [d[c] for c in FCT_COLUMNS]
 
 

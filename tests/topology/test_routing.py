@@ -19,7 +19,7 @@ def _spine_loads(router, graph, n_flows, seed):
     made = 0
     while made < n_flows:
         s, d = rng.sample(hosts, 2)
-        p = router.path(s, d, flow_id=made)
+        p = router.path(s, d, key=made)
         spines = [n for n in p if n.startswith("spine")]
         if not spines:
             continue  # same leaf
@@ -42,7 +42,7 @@ def test_ecmp_same_pair_many_flows_uniform_over_fat_tree_paths():
     r = Router(g)
     all_paths = r.paths("h0", "h15")
     assert len(all_paths) == 4 and {len(p) for p in all_paths} == {7}  # (k/2)^2 inter-pod paths, 6 hops
-    counts = Counter(r.path("h0", "h15", flow_id=i) for i in range(1000))
+    counts = Counter(r.path("h0", "h15", key=i) for i in range(1000))
     assert set(counts) == set(all_paths)
     assert max(counts.values()) <= 1.5 * 250
 
@@ -108,7 +108,7 @@ def test_gpu_routes_nvlink_inside_server_and_nic_outside():
         for dst in gs[3::7]:
             if src == dst:
                 continue
-            p = r.path(src, dst, flow_id=i)
+            p = r.path(src, dst, key=i)
             assert all(g.nodes[n]["kind"] not in ("gpu", "host") for n in p[1:-1])
             if g.nodes[src]["server"] != g.nodes[dst]["server"]:
                 assert p[1] == f"{g.nodes[src]['server']}.pcie{g.nodes[src]['index']}"

@@ -65,11 +65,6 @@ def test_flow_matches_packet_iteration_on_new_topology(topology, overrides):
     assert abs(_gap(topology, overrides=overrides)) <= 0.10
 
 
-@pytest.mark.xfail(strict=True, reason="ECMP realisation, not head-of-line blocking: flow 3.352 ms vs packet "
-                   "4.077 ms (-17.8 %) at seed 0 because the backends number the DP ring's flows in completion "
-                   "order, so ECMP (hashed on the flow id) puts different flows on the two 100 Gb/s spine links "
-                   "into leaf1 (packet: all four s0->s2 / s1->s3 flows of dp*.bucket1 on spine0; flow: three). "
-                   "Seeds 1-4: -12.6 / -5.2 / -10.5 / +7.0 %; one spine (no ECMP): -5.8 % (the test below)")
 @pytest.mark.slow  # long validation run (> 7 s); run with -m slow
 def test_flow_matches_packet_with_mixed_nic_rates_lossless():
     assert abs(_gap(MIXED_NICS)) <= 0.10

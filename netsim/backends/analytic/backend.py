@@ -55,6 +55,7 @@ from typing import Any
 
 import simpy
 
+from ...network.flowkey import FlowKeys
 from ...network.path import PathModel
 from ...network.send import SendContract
 from ...records import EMPTY_TAG, FlowTag, make_record
@@ -81,6 +82,7 @@ class AnalyticBackend(Backend):
         params, host_params = split_host_params(params)
         self.params = resolve_analytic_params(params)
         self.contract = SendContract(graph, self.params, cc or "none")
+        self.flowkeys = FlowKeys()              # ECMP keys, the same on every backend
         check_cc_params(cc_params)
         self.cc = self.contract.default_cc
         self.seed = seed
@@ -111,11 +113,12 @@ class AnalyticBackend(Backend):
         return self.costs.alpha_beta(tuple(self.router.path(src, dst, flow_id)))
 
     # -- the seam ----------------------------------------------------------------------------------
-    def _route(self, src: str, dst: str, fid: int) -> tuple:
+    def _route(self, src: str, dst: str, key: int) -> tuple:
+        """The path of a flow with ECMP key ``key`` (:mod:`netsim.network.flowkey`)."""
         paths = self._routes.get((src, dst))
         if paths is None:
             paths = self._routes[(src, dst)] = [tuple(p) for p in self.router.paths(src, dst, limit=2)]
-        return paths[0] if len(paths) == 1 else tuple(self.router.path(src, dst, fid))
+        return paths[0] if len(paths) == 1 else tuple(self.router.path(src, dst, key))
 
     def send(self, src: str, dst: str, size_bytes: int, tag: FlowTag = EMPTY_TAG, *,
              cc: str | None = None, priority: int | None = None) -> simpy.Event:
@@ -129,10 +132,11 @@ class AnalyticBackend(Backend):
             self.last_done_ps = max(self.last_done_ps, int(self.env.now))
             return self.local_copy(fid, spec)
         now = self.env.now
-        meta = (fid, src, dst, spec.size_bytes, now, tag, spec.cc, spec.priority)
+        key = self.flowkeys.key(src, dst, tag)
+        meta = (fid, src, dst, spec.size_bytes, now, tag, spec.cc, spec.priority, key)
         ev = self.env.event()
         ev.callbacks.append(self._done)
-        path = self._route(src, dst, fid)
+        path = self._route(src, dst, key)
         self.contract.check_path(spec.cc, self.pathmodel.path(path), None, src, dst)  # e.g. Swift's target
         flow = self._flow_on(path, meta, ev)
         self._join(flow, now)
@@ -216,8 +220,8 @@ class AnalyticBackend(Backend):
             moved.extend(crossing)
             touched.append(sh)
         for f in sorted(moved, key=lambda f: f.meta[0]):   # flow-id order: deterministic shares
-            fid, src, dst = f.meta[0], f.meta[1], f.meta[2]
-            path = tuple(self.router.path(src, dst, fid)) if reroute else f.path
+            src, dst, key = f.meta[1], f.meta[2], f.meta[8]
+            path = tuple(self.router.path(src, dst, key)) if reroute else f.path
             self._join(self._flow_on(path, f.meta, f.event, bits_left=f.bits), now)
         for sh in touched:
             self._reschedule(sh)
@@ -239,12 +243,12 @@ class AnalyticBackend(Backend):
 
     def _finish_at(self, meta: tuple, end_ps: float, lone_ps: float, ev: simpy.Event) -> simpy.Event:
         """Make ``ev`` succeed at ``end_ps`` with the flow's record (one scheduled event)."""
-        fid, src, dst, size, start_ps, tag, cc, prio = meta
+        fid, src, dst, size, start_ps, tag, cc, prio, key = meta
         now = self.env.now
         end = max(int(round(end_ps)), now)
         ideal_ns = max(1, ps_to_ns(int(round(lone_ps)))) if lone_ps > 0 else 0
         rec = make_record(fid, src, dst, size, ps_to_ns(start_ps), ps_to_ns(end), ideal_ns, tag, cc=cc,
-                          priority=prio)
+                          priority=prio, path_key=key)
         # what simpy.Timeout does in its constructor, applied to the event already handed out
         ev._ok = True
         ev._value = rec

@@ -40,6 +40,7 @@ from typing import Any
 import simpy
 
 from ...network.fabric import DATA_PRIORITIES
+from ...network.flowkey import FlowKeys
 from ...network.send import SendContract
 from ...records import EMPTY_TAG, FlowTag
 from ...units import PS_PER_S, ps_to_ns
@@ -76,6 +77,7 @@ class FlowBackend(Backend):
         self.params = resolve_network_params(params or {})
         self.seed = seed
         self.contract = SendContract(graph, self.params, cc or "none")
+        self._flowkey = FlowKeys().key          # ECMP keys, the same on every backend
         self.cc = self.contract.default_cc
         self._plain, self._prio0 = self.contract.plain, self.contract.priority_of(self.cc)
         check_ecn_honoured(self.params, self.cc)
@@ -146,13 +148,14 @@ class FlowBackend(Backend):
             size_bytes, ccname, prio = spec.size_bytes, spec.cc, spec.priority
         fid = self.next_fid
         self.next_fid = fid + 1
+        key = self._flowkey(src, dst, tag)
         env = self.env
         now = env.now
         ctl = self.controllers.get(ccname) or self._controller(ccname)
         model = ctl.cc_model
         info = self._pair.get((src, dst))
         if info is None:
-            info = self._lookup(src, dst, fid)
+            info = self._lookup(src, dst, key)
         consts = info.shared.get((size_bytes, ccname))        # PathTable.flow_consts' cache, read inline
         if consts is None:     # first flow of this size and algorithm on paths like this one
             self.contract.check_path(ccname, self.paths.pathmodel.path(info.path), self.cc_params, src, dst)
@@ -162,6 +165,7 @@ class FlowBackend(Backend):
             self.switched_flows += 1
         f = FluidFlow()
         f.fid = fid
+        f.key = key
         f.src = src
         f.dst = dst
         f.size = size_bytes

@@ -272,7 +272,7 @@ class FluidNetwork:
             fct, t = end_ns - start_ns, f.tag
             rec = FlowRecord(fid, f.src, f.dst, f.size, start_ns, end_ns, fct, ideal,
                              round(fct / ideal, 6) if ideal > 0 else nan, t.tag, f.cc, f.prio,
-                             0, 0, 0, 0, 0, t.iteration, t.op, t.group, t.collective, t.step, t.group_kind, t.job)
+                             0, 0, 0, 0, 0, t.iteration, t.op, t.group, t.collective, t.step, t.group_kind, t.job, f.key)
             ev = f.event
             f.event = None
             if ev.__class__ is BatchMember:      # a send_batch flow: joins its delivery time's group

@@ -90,7 +90,7 @@ class LinkChanges:
 
         The fluid model loses nothing: a rerouted flow keeps its remaining
         bytes (advanced to now at its old rate) and continues on
-        ``router.path(src, dst, flow_id)``; its latency term follows the new
+        ``router.path(src, dst, key)`` (its ECMP key); its latency term follows the new
         path, its ideal FCT stays that of its original path.
 
         Raises
@@ -113,7 +113,7 @@ class LinkChanges:
         fluid.mark_dirty((lab, lba))
         for fid, f in moved:
             try:
-                path = tuple(net.router.path(f.src, f.dst, fid))
+                path = tuple(net.router.path(f.src, f.dst, f.key))   # its ECMP key
             except RoutingError as e:
                 raise RoutingError(f"link {a}:{b} failed at {ps_to_ns(now)} ns and flow {fid} "
                                    f"{f.src}->{f.dst} has no path left ({e})") from None

@@ -67,15 +67,16 @@ class PathTable:
             self.models[name] = m
         return m
 
-    def lookup(self, src: str, dst: str, fid: int) -> "PathInfo":
-        """Path of a flow and its cached constants (one cache entry per single-path pair)."""
-        key = (src, dst)
-        if key not in self.pair:
+    def lookup(self, src: str, dst: str, key: int) -> "PathInfo":
+        """Path of a flow with ECMP key ``key`` (:mod:`netsim.network.flowkey`) and its cached
+        constants (one cache entry per single-path pair)."""
+        pair = (src, dst)
+        if pair not in self.pair:
             path = self.router.unique_path(src, dst) if hasattr(self.router, "unique_path") else None
-            self.pair[key] = None if path is None else self.info(path)
-        info = self.pair[key]
+            self.pair[pair] = None if path is None else self.info(path)
+        info = self.pair[pair]
         if info is None:
-            info = self.info(tuple(self.router.path(src, dst, fid)))
+            info = self.info(tuple(self.router.path(src, dst, key)))
         return info
 
     def info(self, path: tuple) -> "PathInfo":

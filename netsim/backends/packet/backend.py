@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import math
 import time
+from typing import NamedTuple
 
 from ...errors import InputError
+from ...network.flowkey import FlowKeys
 from ...network.params import resolve_params
 from ...network.path import PathModel
 from ...network.send import SendContract, cc_registry  # noqa: F401  (cc_registry: used by tests)
@@ -33,6 +35,19 @@ from .fastforward import FastForward
 from .hpccfct import hpcc_ip, hpcc_row  # noqa: F401  (hpcc_ip: re-exported)
 from .innetwork import InNetworkSwitches, switch_ends
 from .network import Network
+
+
+class FlowMeta(NamedTuple):
+    """What a flow's ``fct.csv`` row needs besides the transport's counters (``flow.record``)."""
+
+    tag: FlowTag
+    ideal_fct_ns: int
+    event: object           #: the simpy.Event handed out by ``send``
+    path: tuple
+    mtu_bytes: int
+    header_bytes: int
+    bottleneck_bps: float
+    path_key: int           #: the ECMP key it was routed with (netsim.network.flowkey)
 
 
 class PacketBackend(Backend):
@@ -58,6 +73,7 @@ class PacketBackend(Backend):
         self._host_cost_cache: dict = {}
         self.seed = seed
         self.contract = SendContract(graph, p, cc or "none")
+        self.flowkeys = FlowKeys()              # ECMP keys, the same on every backend
         self.registry = self.contract.registry
         self.cc_default = self.contract.default_cc
         self.paths = PathModel(graph, p)
@@ -187,7 +203,8 @@ class PacketBackend(Backend):
         cc_name = spec.cc
         cls = self.registry[cc_name]
         p = self.params
-        path = self.router.path(src, dst, fid)
+        key = self.flowkeys.key(src, dst, tag)
+        path = self.router.path(src, dst, key)
         net = self.net
         route = net.route_ports(path)
         rpath = tuple(reversed(path))
@@ -239,7 +256,7 @@ class PacketBackend(Backend):
             flow.win_hi_ps = flow.win_lo_ps + p["jain_window_ns"] * PS_PER_NS
         ideal = int(round(pm.ideal_fct_ns(size_bytes)))
         ev = self.env.event()
-        flow.record = (tag, ideal, ev, path, mtu, hdr, bott)
+        flow.record = _new(FlowMeta, (tag, ideal, ev, path, mtu, hdr, bott, key))
         net.flows[fid] = flow
         if self.all_flows is not None:
             self.all_flows[fid] = flow
@@ -261,13 +278,13 @@ class PacketBackend(Backend):
 
     # -- completion -------------------------------------------------------------------------------
     def _received(self, flow) -> None:
-        tag, ideal, ev, path, mtu, hdr, bott = flow.record
+        tag, ideal, ev, path, mtu, hdr, bott, key = flow.record
         start_ns = (flow.start_ps + 500) // PS_PER_NS
         end_ns = (flow.end_ps + 500) // PS_PER_NS
         rec = make_record(flow.fid, str(flow.src), str(flow.dst), flow.size, start_ns, end_ns, ideal, tag,
                           cc=flow.cc_name, priority=flow.prio, retransmitted_bytes=flow.retransmitted_bytes,
                           ecn_marked_packets=flow.ecn_marked_packets, retransmits=flow.retransmits,
-                          timeouts=flow.timeouts, cnps_received=flow.cnps_received)
+                          timeouts=flow.timeouts, cnps_received=flow.cnps_received, path_key=key)
         self.completed += 1
         self.bytes_delivered += flow.size
         self.accounting.recorded_row(flow, rec)
@@ -370,3 +387,6 @@ class PacketBackend(Backend):
 @register_backend("packet", PacketBackend.capabilities)
 def _factory(graph, *, env, params, seed, cc, cc_params, sinks, **kw):
     return PacketBackend(graph, env=env, params=params, seed=seed, cc=cc, cc_params=cc_params, sinks=sinks, **kw)
+
+
+_new = tuple.__new__     # FlowMeta(...) without its Python-level __new__ (once per flow)

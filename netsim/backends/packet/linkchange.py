@@ -73,7 +73,7 @@ def fail_link(be, a, b) -> None:
         old = (f.port, f.rport) + ((f.route or ()) + (f.rroute or ()) if not spray else ())
         if not any(q in dead for q in old):
             continue
-        path = be.router.path(f.src, f.dst, fid)   # RoutingError if disconnected
+        path = be.router.path(f.src, f.dst, f.record.path_key)   # the flow's ECMP key; RoutingError if disconnected
         route = net.route_ports(path)
         rroute = net.route_ports(tuple(reversed(path)))
         for q in route:
