@@ -42,6 +42,7 @@ class FlowTag:
     step: int = -1
     group_kind: str = ""
     job: str = ""               #: the cluster job (netsim.cluster) whose flow this is; "" in single-job runs
+    row: int = -1               #: the flow file's row (from 0) this flow is; -1 for flows of a workload (ECMP key only)
 
 
 EMPTY_TAG = FlowTag()

@@ -194,7 +194,7 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
             at = int(f.start_ns) * PS_PER_NS
             if at > env.now:
                 yield env.timeout(at - env.now)
-            be.send(f.src, f.dst, int(f.size_bytes), FlowTag(tag=f.tag or ""), cc=f.cc or None,
+            be.send(f.src, f.dst, int(f.size_bytes), FlowTag(tag=f.tag or "", row=i), cc=f.cc or None,
                     priority=f.priority)
 
     env.process(starter(env))

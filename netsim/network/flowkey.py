@@ -12,12 +12,14 @@ workload says about the flow:
   ``group_kind``, ``tag``), joined with the ASCII unit separator;
 * an **occurrence counter** ``n``: how many flows with the same text were
   sent before this one. Repeats come from chunks of one collective step on
-  one pair (the engine's connections send them in order) and from a flow
-  file's rows with the same ``src, dst, tag`` (sent in file order: start
-  time, then row), so the n-th repeat is the same flow on every backend.
+  one pair (the engine's connections send them in order), so the n-th
+  repeat is the same flow on every backend.
 
 The key is the CRC-32 of the text (``n = 0``) or of the text, the separator
-and ``#n`` (``n >= 1``): a 32-bit integer, written to ``fct.csv`` as
+and ``#n`` (``n >= 1``): a 32-bit integer. A flow of a flow file (``netsim
+flows``: its tag's ``row`` is set) is keyed by its row instead (from 0; for a
+file in start order that is its flow id, so its paths are those of the
+releases that hashed flow ids). Either way the key is written to ``fct.csv`` as
 ``path_key`` so that analysis re-derives the path the backend used. Local
 copies (``src == dst``) are not routed and get no key (:data:`NO_KEY`).
 
@@ -85,7 +87,9 @@ class FlowKeys:
         self._seen: dict[int, int] = {}     # 64-bit digest of a flow text -> flows sent with it
 
     def key(self, src: str, dst: str, tag: FlowTag) -> int:
-        """The key of the next flow from ``src`` to ``dst`` with ``tag`` (counts it)."""
+        """The key of the next flow from ``src`` to ``dst`` with ``tag`` (counts it; a flow-file row: its row)."""
+        if tag.row >= 0:
+            return tag.row
         text = flow_text(src, dst, tag)
         raw = text.encode()
         digest = zlib.crc32(raw) << 32 | zlib.adler32(raw)

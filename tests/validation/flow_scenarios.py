@@ -84,7 +84,7 @@ def run_flows_on(backend: str, graph, flows: list[Flow], *, cc: str = "none", pa
     events: list = [None] * len(flows)
 
     def start(i, src, dst, size, t_ns):
-        events[i] = b.send(src, dst, size, FlowTag(tag=f"f{i}"))
+        events[i] = b.send(src, dst, size, FlowTag(tag=f"f{i}", row=i))   # keyed by row, as netsim flows
 
     order = sorted(range(len(flows)), key=lambda i: (flows[i][3], i))
 

@@ -17,7 +17,7 @@ def _run(backend, sc):
     q, p = ListSink(), ListSink()
     b = create_backend(backend, g, env=env, cc="dcqcn", cc_params={"dcqcn": {"preset": "paper"}}, sinks=TraceSinks(fct=ListSink(), queues=q, pfc=p))
     for i, (s, d, size, _) in enumerate(sc.flows):
-        b.send(s, d, size, FlowTag(tag=f"f{i}"))
+        b.send(s, d, size, FlowTag(tag=f"f{i}", row=i))   # keyed by row, as netsim flows
     env.run()
     b.close()
     peak = {}

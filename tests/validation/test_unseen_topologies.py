@@ -5,15 +5,15 @@ the packet backend's iteration time, and the analytic backend's lone-flow
 time must equal the store-and-forward closed form. Topologies: a rail fabric
 with two GPUs per NIC behind 2:1 oversubscribed spines, a PCIe-only server
 (GPUs meet at the root complex), a k = 4 fat tree of hosts, servers with
-different NIC rates. Cases marked ``xfail(strict=True)`` are gaps reported to
-the lead (flow backend code QA may not edit); the reason gives the numbers.
+different NIC rates.
 
 Measured (2 cores, this commit), iteration time packet / flow:
 RAIL4x2 gpt-1.5b-small (h100) 2.526 / 2.613 ms (+3.5 %);
 PCIe-only server 0.952 / 0.938 ms (-1.5 %);
-mixed 400/200/100 Gbps RoCE NICs, cc none 4.077 / 3.352 ms (-17.8 %; seeds 1-4 -12.6 / -5.2 / -10.5 / +7.0 %, ECMP
-draws that differ between the backends; one spine 2.857 / 2.692 ms, -5.8 %);
-the same with DCQCN 4.267 / 4.529 ms (+6.1 %);
+mixed 400/200/100 Gbps RoCE NICs, cc none 3.812 / 3.610 ms (-5.3 %; it was 4.077 / 3.352 ms, -17.8 %, while
+the backends hashed ECMP on flow ids, which follow completion order and so put different flows on the two
+spine links: now every backend routes on netsim.network.flowkey); one spine 2.857 / 2.692 ms, -5.8 %;
+the same with DCQCN: flow 13.1 % longer (docs/figures/flow_unseen.json);
 RAIL2x4 ZeRO-3 dp 4 (h100), Cubic 9.416 / 10.908 ms (+15.8 %) with slow start charged at the lone-flow
 rate, 9.416 / 9.755 ms (+3.6 %, DCTCP the same) charged at the first share; cc none 2.979 / 3.026 ms (+1.6 %);
 fat tree k = 4 permutation of 500 kB flows, last completion 136.4 / 132.8 us (-2.7 %, cc none) and
