@@ -4,7 +4,8 @@ import simpy
 
 from netsim.backends.base import TraceSinks, create_backend
 from netsim.errors import RoutingError
-from netsim.records import ListSink
+from netsim.network.flowkey import flow_key
+from netsim.records import EMPTY_TAG, ListSink
 from netsim.topology import load_topology
 
 PS_PER_NS = 1000
@@ -76,8 +77,9 @@ def test_degrade_not_reusing_memoized_solution():
     assert after == pytest.approx(4 * before, rel=0.05)
 
 
-def _spine_link(b, src, dst, fid):
-    path = b.router.path(src, dst, fid)
+def _spine_link(b, src, dst):
+    """A spine link on the path of the (first untagged) flow from ``src`` to ``dst`` (its ECMP key)."""
+    path = b.router.path(src, dst, flow_key(src, dst, EMPTY_TAG))
     return next((u, v) for u, v in zip(path, path[1:]) if str(v).startswith("spine") or str(u).startswith("spine"))
 
 
@@ -88,7 +90,7 @@ def test_fail_spine_link_mid_flow_reroutes():
     src, dst = hosts[0], hosts[-1]
     size = 20_000_000
     ev = b.send(src, dst, size)
-    a, c = _spine_link(b, src, dst, 0)
+    a, c = _spine_link(b, src, dst)
     old_spine = a if str(a).startswith("spine") else c
     ref_g, ref_env, ref, _ = make(topo)
     ref_ev = ref.send(src, dst, size)
@@ -100,7 +102,7 @@ def test_fail_spine_link_mid_flow_reroutes():
     assert not g.has_edge(a, c)
     assert b.stats()["bytes_delivered"] == size and b.stats()["completed"] == 1
     assert rec.size_bytes == size
-    new_path = b.router.path(src, dst, 0)
+    new_path = b.router.path(src, dst, rec.path_key)
     assert old_spine not in new_path
     # both spines have the same capacity: the rerouted flow finishes (nearly) on time
     assert rec.fct_ns == pytest.approx(base, rel=0.02)
@@ -116,21 +118,18 @@ def test_fail_shares_surviving_spine():
     pairs, spines = [], set()
     srcs = [h for h in hosts if g.has_edge(h, "leaf0")]
     dsts = [h for h in hosts if g.has_edge(h, "leaf1")]
-    fid = 0
     for s, d in zip(srcs, dsts):
-        sp = [n for n in b.router.path(s, d, fid) if str(n).startswith("spine")][0]
+        sp = [n for n in b.router.path(s, d, flow_key(s, d, EMPTY_TAG)) if str(n).startswith("spine")][0]
         if sp not in spines:
             spines.add(sp)
-            pairs.append((s, d, fid))
-        fid += 1
+            pairs.append((s, d))
     if len(pairs) < 2:
         pytest.skip("ECMP picked one spine for every pair")
     size = 10_000_000
     evs = []
-    for s, d, f in pairs[:2]:
-        b.next_fid = f
+    for s, d in pairs[:2]:
         evs.append(b.send(s, d, size))
-    a, c = _spine_link(b, pairs[0][0], pairs[0][1], pairs[0][2])
+    a, c = _spine_link(b, *pairs[0])
     b.fail_link(a, c)
     env.run()
     assert b.stats()["bytes_delivered"] == 2 * size

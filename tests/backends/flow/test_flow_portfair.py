@@ -73,7 +73,7 @@ def _incast_fcts(fairness):
     evs = [b.send(f"h{i}", "h0", 1_000_000) for i in range(4, 12)]
     env.run()
     r = Router(g)
-    ports = [r.path(f"h{i}", "h0", k)[1:3] for k, i in enumerate(range(4, 12))]  # (leaf, spine)
+    ports = [r.path(e.value.src, "h0", e.value.path_key)[1:3] for e in evs]  # (leaf, spine) of its ECMP key
     return [e.value.fct_ns for e in evs], ports
 
 
