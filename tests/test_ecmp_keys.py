@@ -186,3 +186,17 @@ def test_link_loads_of_analysis_equal_the_packet_ports_byte_counters():
     data_ports = [(u, v) for (u, v) in be.net.ports if (u == "leaf0" and v.startswith("spine"))
                   or (u.startswith("spine") and v == "leaf1")]
     assert checked == sum(1 for q in data_ports if be.net.ports[q].tx_bytes) >= 3
+
+
+def test_the_seed_changes_the_paths_not_the_keys(paths_seen):
+    g = leaf_spine(2, 4, 4)
+    flows = _flow_file()
+    keys, paths = {}, {}
+    for seed in (0, 1):
+        paths_seen["flow"].clear()
+        recs = run_flows(g, flows, backend="flow", seed=seed)["records"]
+        keys[seed] = {r.flow_id: r.path_key for r in recs}
+        paths[seed] = dict(paths_seen["flow"])
+    assert keys[0] == keys[1]
+    moved = sum(paths[0][i] != paths[1][i] for i in paths[0])
+    assert moved >= len(flows) // 3         # another seed, another ECMP realisation
