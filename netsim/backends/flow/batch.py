@@ -97,7 +97,7 @@ def send_batch(backend, transfers: Sequence[Transfer], on_done: BatchCallback,
     now = backend.env.now
     plain = backend._plain
     ccname, prio = backend.cc, backend._prio0
-    pair_get, start = backend._pair.get, backend._start
+    pair_get, start, flowkey = backend._pair.get, backend._start, backend._flowkey
     new_tuple = tuple.__new__
     ctl = None
     n = 0
@@ -121,9 +121,8 @@ def send_batch(backend, transfers: Sequence[Transfer], on_done: BatchCallback,
             dynamic = ctl.dynamic
         fid = backend.next_fid
         backend.next_fid = fid + 1
-        info = pair_get((src, dst))
-        if info is None:
-            info = backend._lookup(src, dst, fid)
+        pkey = flowkey(src, dst, tag)       # its ECMP key (netsim.network.flowkey), as send
+        info = pair_get((src, dst)) or backend._lookup(src, dst, pkey)
         consts = info.shared.get((size_bytes, ccname))
         if consts is None:
             consts = backend._flow_consts(info, size_bytes, ctl)
@@ -132,6 +131,7 @@ def send_batch(backend, transfers: Sequence[Transfer], on_done: BatchCallback,
             backend.switched_flows += 1
         f = FluidFlow()
         f.fid = fid
+        f.key = pkey
         f.src = src
         f.dst = dst
         f.size = size_bytes
@@ -155,8 +155,7 @@ def send_batch(backend, transfers: Sequence[Transfer], on_done: BatchCallback,
         f.win = backend._window(info, ccname) if lossless else None
         f.mtu = info.mtu
         f.rp = None
-        f.held = False
-        f.pf = False
+        f.held = f.pf = False
         if ramped:
             charged = min(bott, model.rate_cap(info.first_rate))
             f.ramp = SlowStart(model, info.rtt, charged, charged)
