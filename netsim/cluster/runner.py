@@ -36,6 +36,12 @@ class JobView:
         return self._backend.send(src, dst, size_bytes, tag, cc=cc,
                                   priority=self._priority if priority is None else priority)
 
+    def send_batch(self, transfers, on_done, keys=None) -> None:
+        """The backend's batch path does not take a priority: unroll into this view's :meth:`send`
+        (the base backend's default), so every flow of the batch gets the job's class."""
+        from ..backends.base import Backend
+        Backend.send_batch(self, transfers, on_done, keys)
+
     def __getattr__(self, name):
         return getattr(self._backend, name)
 
