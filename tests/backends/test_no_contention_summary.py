@@ -26,11 +26,11 @@ INCAST = [FlowSpec("h0", "h2", 100_000, 0), FlowSpec("h1", "h2", 100_000, 0)]
 
 def test_analytic_incast_summary_says_contention_not_modelled(capsys):
     assert NO_FABRIC_CONTENTION in backend_capabilities("analytic")
-    with pytest.warns(UserWarning, match="overran"):      # the backend's own measurement of the overrun
-        s = run_flows(_star(), INCAST, backend="analytic")
+    s = run_flows(_star(), INCAST, backend="analytic")
     assert [r.slowdown for r in s["records"]] == [1.0, 1.0]      # each flow's lone time: the 2:1 incast ignored
     assert s["contention"] == "not modelled" and s["unmodelled_contention"]["worst_link"] == "sw->h2"
-    assert "warning" not in capsys.readouterr().err              # one warning: the backend's
+    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert len(err) == 1 and "overran" in err[0]                 # one warning: the backend's own measurement
 
 
 def test_analytic_flows_without_overrun_still_say_so_in_one_line(capsys):

@@ -50,7 +50,7 @@ overruns of the links it does not share.
 """
 from __future__ import annotations
 
-import warnings
+import sys
 from typing import Any
 
 import simpy
@@ -62,7 +62,7 @@ from ...records import EMPTY_TAG, FlowTag, make_record
 from ...units import PS_PER_S, ps_to_ns
 from ..base import HOST_STACK, IN_NETWORK, LINK_CHANGES, NO_FABRIC_CONTENTION, ROUTER, Backend, TraceSinks, \
     register_backend
-from .contention import LinkLoads, UnmodelledContentionWarning
+from .contention import LinkLoads
 from .params import check_cc_params, resolve_analytic_params
 from .pathcost import PathCosts
 from .sharing import PacedFlow, PacingShare, advance, assign_rates
@@ -281,8 +281,8 @@ class AnalyticBackend(Backend):
         report = self._loads.report()
         if report is not None and not self._warned:
             self._warned = True
-            # one stderr line ("netsim analytic backend:0: UnmodelledContentionWarning: ..."), no source line
-            warnings.warn_explicit(report.message(), UnmodelledContentionWarning, "netsim analytic backend", 0)
+            # one ``netsim: warning:`` line on stderr, as the packet backend's PFC reports (not a Python warning)
+            print(f"netsim: warning: {report.message()}", file=sys.stderr)
         if self.sink is not None and hasattr(self.sink, "flush"):
             self.sink.flush()
 

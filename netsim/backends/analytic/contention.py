@@ -13,8 +13,8 @@ draining flows that cross it (each flow's rate at its pacing link) and
 integrates the part above the link's rate over time: ``excess_bytes`` is
 what the model sent across a link beyond its capacity. A run with any
 excess reports :class:`ContentionReport` in the backend's ``stats()``
-(``summary.json``, key ``unmodelled_contention``) and warns once
-(:class:`UnmodelledContentionWarning`) when the backend is closed; a run
+(``summary.json``, key ``unmodelled_contention``) and prints one
+``netsim: warning:`` line when the backend is closed; a run
 without reports nothing, so its outputs are unchanged.
 
 Left out: correcting the times (that needs a max-min over every link, the
@@ -30,10 +30,6 @@ from ...units import PS_PER_S
 
 #: relative load above a link's rate that counts as an overrun (float sums of shares drift by ~1e-15)
 OVERRUN_REL_TOL = 1e-9
-
-
-class UnmodelledContentionWarning(UserWarning):
-    """Concurrent flows overran a link the analytic model does not share (its times are optimistic)."""
 
 
 @dataclass(frozen=True)
