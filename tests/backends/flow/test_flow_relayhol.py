@@ -32,7 +32,8 @@ def test_relay_links_are_the_links_into_relaying_gpus():
 def test_ring_allreduce_through_relaying_gpus_is_not_held_back_by_pauses():
     """16 MB over the 8 GPUs: the cross-server ring hops are relayed over NVLink by a neighbour GPU.
     With a head-of-line pause of the NVLink into the relay (for the relayed connection held at
-    its PCIe), the flow backend took 1.306 ms; without, the analytic backend's max-min 0.977 ms."""
+    its PCIe), the flow backend took 1.306 ms; without, the analytic backend's max-min 0.977 ms (both on
+    flow-id ECMP; on the shared ECMP key, netsim.network.flowkey, 0.866 ms on both)."""
     g = load_topology(RING_SWITCH)
     size = 16_000_000
     assert _allreduce_ms("flow", g, size) == pytest.approx(_allreduce_ms("analytic", g, size), rel=0.01)
@@ -40,9 +41,10 @@ def test_ring_allreduce_through_relaying_gpus_is_not_held_back_by_pauses():
 
 @pytest.mark.slow  # a packet-level 16 MB all-reduce: ~15 s under load
 def test_ring_allreduce_through_relaying_gpus_flow_vs_packet():
-    """Packet 0.931 ms, flow 0.977 ms (-4.7 %, seed 0; 4 MB: 0.249 / 0.248 ms; 64 MB: 3.769 / 3.891 ms; before the
-    relay took turns and stopped pausing its ingress: 0.886, 0.246, 3.541 ms). The gap is ECMP: the two backends hash different flow
-    ids onto the cross-server hops' two relayed paths (tests/validation/test_relay_fairness.py pins them)."""
+    """On the shared ECMP key (netsim.network.flowkey: both backends take the same relayed paths), seed 0:
+    packet 0.8925 ms, flow 0.866 ms (-3.0 %); 4 MB 0.2316 / 0.2248 ms. On flow-id ECMP (different paths per
+    backend) it was 0.931 / 0.977 ms, and 0.886 ms on packet before the relay took turns and stopped pausing
+    its ingress (tests/validation/test_relay_fairness.py pins the paths)."""
     g = load_topology(RING_SWITCH)
     size = 16_000_000
     assert _allreduce_ms("flow", g, size) == pytest.approx(_allreduce_ms("packet", g, size), rel=0.05)
