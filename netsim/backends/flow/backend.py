@@ -39,7 +39,7 @@ from typing import Any
 
 import simpy
 
-from ...network.fabric import DATA_PRIORITIES
+from ...network.fabric import DATA_PRIORITIES, MAX_FLOW_BYTES
 from ...network.send import SendContract
 from ...records import EMPTY_TAG, FlowTag
 from ...units import PS_PER_S, ps_to_ns
@@ -56,6 +56,9 @@ from .relayhol import relay_ingress_links
 from .pausegate import PauseGate, standing_window
 from .settings import check_ecn_honoured, resolve_network_params
 from .solver import ComponentSolver
+
+#: ``send``'s marker of a pair not in the path table (``None`` there is a pair with several paths)
+_UNSEEN = object()
 
 
 class FlowBackend(Backend):
@@ -77,7 +80,7 @@ class FlowBackend(Backend):
         self.seed = seed
         self.contract = SendContract(graph, self.params, cc or "none")
         self.cc = self.contract.default_cc
-        self._plain, self._prio0 = self.contract.plain, self.contract.priority_of(self.cc)
+        self._prio0 = self.contract.priority_of(self.cc)
         check_ecn_honoured(self.params, self.cc)
         self.cc_params = cc_params or {}
         self.sinks = sinks or TraceSinks()
@@ -131,8 +134,13 @@ class FlowBackend(Backend):
     # -- the seam ---------------------------------------------------------------
     def send(self, src: str, dst: str, size_bytes: int, tag: FlowTag = EMPTY_TAG, *,
              cc: str | None = None, priority: int | None = None) -> simpy.Event:
-        if cc is None and priority is None and self._plain(src, dst, size_bytes):
-            ccname, prio = self.cc, self._prio0      # the contract accepted this pair before (no SendSpec)
+        try:
+            info = self._pair.get((src, dst), _UNSEEN)   # in the path table: the contract accepted the pair before
+        except TypeError:                                # unhashable: the contract reports it
+            info = _UNSEEN
+        if info is not _UNSEEN and cc is None and priority is None and type(size_bytes) is int \
+                and 0 < size_bytes <= MAX_FLOW_BYTES:
+            ccname, prio = self.cc, self._prio0          # the contract's rules 1-4 hold (no SendSpec built)
         else:
             spec = self.contract.check(src, dst, size_bytes, tag, cc, priority)
             if spec.local:
@@ -144,13 +152,14 @@ class FlowBackend(Backend):
                 self.local_bytes += spec.size_bytes
                 return self.local_copy(fid, spec)
             size_bytes, ccname, prio = spec.size_bytes, spec.cc, spec.priority
+            if info is _UNSEEN:
+                info = None
         fid = self.next_fid
         self.next_fid = fid + 1
         env = self.env
         now = env.now
         ctl = self.controllers.get(ccname) or self._controller(ccname)
         model = ctl.cc_model
-        info = self._pair.get((src, dst))
         if info is None:
             info = self._lookup(src, dst, fid)
         consts = info.shared.get((size_bytes, ccname))        # PathTable.flow_consts' cache, read inline
@@ -180,8 +189,13 @@ class FlowBackend(Backend):
         f.cc = ccname
         f.prio = prio
         f.eta = model.efficiency
-        f.lossless = f.prio in self._lossless_prios
-        f.win = self._window(info, ccname) if f.lossless else None   # pausegate.py
+        if prio in self._lossless_prios:
+            f.lossless = True
+            w = info.consts.get(ccname, _UNSEEN)     # the standing window (pausegate.py), cached by algorithm
+            f.win = self._window(info, ccname) if w is _UNSEEN else w
+        else:
+            f.lossless = False
+            f.win = None
         f.bott = info.bott
         f.mtu = info.mtu
         f.rp = None
@@ -208,10 +222,9 @@ class FlowBackend(Backend):
 
     def _window(self, info, ccname: str):
         """The :class:`~.pausegate.StandingWindow` of a ``ccname`` flow on ``info``'s path (cached)."""
-        key = ("win", ccname)
-        w = info.consts.get(key, key)
-        if w is key:
-            w = info.consts[key] = standing_window(ccname, self.cc_params, self.params,
+        w = info.consts.get(ccname, _UNSEEN)          # key: the algorithm's name (beside dcqcnhooks' "rp_line")
+        if w is _UNSEEN:
+            w = info.consts[ccname] = standing_window(ccname, self.cc_params, self.params,
                                                    self.pathmodel.path(info.path))
         return w
 
