@@ -72,13 +72,16 @@ _PROBE = """
 import json, sys
 from netsim.bench.flow import ring_allreduce_star
 ring_allreduce_star(8, 10**6)
+from netsim.bench import load
+assert "flow_ring_allreduce_256" in load(["flow_ring_allreduce_256"])
 print(json.dumps(sorted(m for m in sys.modules if m.startswith("netsim."))))
 """
 
 
 def test_flow_ring_imports_only_what_it_uses():
     """A flow ring all-reduce (cc none) imports no cc algorithm module, no topology builder or reader,
-    and no collective algorithm but ring."""
+    no collective algorithm but ring, and of the benchmark modules only the one that defines the
+    benchmark asked for."""
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     out = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, env=env, check=True)
     mods = set(json.loads(out.stdout))
@@ -87,4 +90,16 @@ def test_flow_ring_imports_only_what_it_uses():
     unused |= {f"netsim.topology.{m}" for m in ("builders", "io", "hpcc", "buildspec", "summary")}
     unused |= {f"netsim.collectives.{m}" for m in ("tree", "alltoall", "halving_doubling", "hierarchical",
                                                     "nvls", "collnet")}
+    unused |= {f"netsim.bench.{m}" for m in ("packet", "cc", "training", "flowgpt", "outputs", "routing")}
     assert not mods & unused, sorted(mods & unused)
+
+
+def test_bench_area_names_match_the_registered_benchmarks():
+    """The names read from the bench modules' source are the ones those modules register."""
+    from netsim.bench import BENCHES, area_names, load, load_all
+    where = area_names()
+    registered = load_all()
+    assert where and set(where) <= set(registered)
+    for name, area in where.items():
+        assert registered[name].__module__ == f"netsim.bench.{area}", name
+    assert load(["incast16"]) is BENCHES and load([]) is BENCHES
