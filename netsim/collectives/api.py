@@ -1,14 +1,14 @@
 """Public entry points: :func:`run_collective` (a SimPy process) and :func:`collective` (a generator).
 
 Both validate their arguments up front (bad input -> :class:`~netsim.errors.InputError`
-listing what is accepted), then dispatch to the algorithm modules, which only
-ever call ``backend.send`` and wait on events of ``backend.env``.
+listing what is accepted), then dispatch to the algorithm modules (each imported
+on the first call that uses it, :data:`ALGORITHM_MODULES`), which only ever call
+``backend.send`` and wait on events of ``backend.env``.
 """
 from __future__ import annotations
 
-from typing import Generator
-
 import importlib
+from typing import Generator
 
 import simpy
 
