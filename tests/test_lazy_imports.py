@@ -86,7 +86,7 @@ def test_flow_ring_imports_only_what_it_uses():
     out = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, env=env, check=True)
     mods = set(json.loads(out.stdout))
     assert "netsim.backends.flow.backend" in mods and "netsim.collectives.ring" in mods
-    unused = {f"netsim.transport.cc.{m}" for m in ("cubic", "dcqcn", "dctcp", "hpcc", "swift", "timely", "config")}
+    unused = {f"netsim.transport.cc.{m}" for m in ("cubic", "dcqcn", "dctcp", "hpcc", "swift", "timely")}
     unused |= {f"netsim.topology.{m}" for m in ("builders", "io", "hpcc", "buildspec", "summary")}
     unused |= {f"netsim.collectives.{m}" for m in ("tree", "alltoall", "halving_doubling", "hierarchical",
                                                     "nvls", "collnet")}
