@@ -34,8 +34,12 @@ from typing import Callable, NamedTuple, Sequence
 import simpy
 from simpy.events import NORMAL
 
+from ...network.fabric import MAX_FLOW_BYTES
 from ..base import ArrivalCallback, BatchCallback, Transfer
 from .components import FluidFlow, SlowStart
+
+#: marker of a pair not in the path table (``None`` there is a pair with several paths)
+_UNSEEN = object()
 
 
 class BatchMember(NamedTuple):
@@ -95,7 +99,6 @@ def send_batch(backend, transfers: Sequence[Transfer], on_done: BatchCallback,
     """
     keys = range(len(transfers)) if keys is None else keys
     now = backend.env.now
-    plain = backend._plain
     ccname, prio = backend.cc, backend._prio0
     pair_get, start = backend._pair.get, backend._start
     new_tuple = tuple.__new__
@@ -103,7 +106,11 @@ def send_batch(backend, transfers: Sequence[Transfer], on_done: BatchCallback,
     n = 0
     for t, key in zip(transfers, keys):
         src, dst, size_bytes, tag = t
-        if not plain(src, dst, size_bytes):
+        try:
+            info = pair_get((src, dst), _UNSEEN)     # in the path table: the contract accepted the pair before
+        except TypeError:                            # unhashable: the contract reports it
+            info = _UNSEEN
+        if info is _UNSEEN or type(size_bytes) is not int or not 0 < size_bytes <= MAX_FLOW_BYTES:
             spec = backend.contract.check(src, dst, size_bytes, tag)      # InputError as send's
             if spec.local:                                   # a self-send: send's local copy
                 backend.n_flows += n
@@ -112,6 +119,8 @@ def send_batch(backend, transfers: Sequence[Transfer], on_done: BatchCallback,
                 ev.callbacks.append(ArrivalCallback(on_done, key))
                 continue
             size_bytes = spec.size_bytes
+            if info is _UNSEEN:
+                info = None
         if ctl is None:
             ctl = backend.controllers.get(ccname) or backend._controller(ccname)
             model = ctl.cc_model
@@ -121,7 +130,6 @@ def send_batch(backend, transfers: Sequence[Transfer], on_done: BatchCallback,
             dynamic = ctl.dynamic
         fid = backend.next_fid
         backend.next_fid = fid + 1
-        info = pair_get((src, dst))
         if info is None:
             info = backend._lookup(src, dst, fid)
         consts = info.shared.get((size_bytes, ccname))
