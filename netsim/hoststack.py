@@ -124,8 +124,8 @@ def transport_of(cc_name: str | None) -> str:
     """
     if not cc_name or cc_name == "none":
         return "roce"
-    from .transport.cc.base import REGISTRY
-    cls = REGISTRY.get(cc_name)
+    from .transport.cc import load_cc
+    cls = load_cc(cc_name)
     return getattr(cls, "transport", "tcp") if cls is not None else "tcp"
 
 

@@ -34,6 +34,7 @@ from typing import Any, Callable, Iterable, NamedTuple, Sequence
 import simpy
 
 from ..records import EMPTY_TAG, FlowTag
+from . import BUILTIN_BACKENDS  # noqa: F401  (the shipped backends, named in the package module)
 from ..units import PS_PER_NS
 
 
@@ -234,10 +235,6 @@ def register_backend(name: str, capabilities: Iterable[str] = (), *, params=None
         BACKEND_PARAMS[name] = params or resolve_params
         return factory
     return deco
-
-
-#: the backends shipped in this package, each a subpackage registering itself on import
-BUILTIN_BACKENDS = ("packet", "flow", "analytic")
 
 
 def _load_backends(name: str | None = None) -> None:

@@ -9,6 +9,8 @@ Modules ``netsim.bench.<area>`` register their benchmarks on import.
 from __future__ import annotations
 
 import importlib
+import os
+import re
 import time
 from typing import Callable
 
@@ -26,13 +28,49 @@ def benchmark(name: str):
 
 
 def load_all() -> dict[str, Callable[[], dict]]:
+    """Every benchmark of every area (imports them all)."""
+    for area in AREAS:
+        _import_area(area)
+    return BENCHES
+
+
+def load(names=()) -> dict[str, Callable[[], dict]]:
+    """The benchmarks, importing only the areas that define ``names`` (:func:`area_names`); every
+    area when ``names`` is empty or names one that no area defines (then the caller reports it)."""
+    where = area_names() if names else {}
+    areas = {where.get(n) for n in names}
+    if not names or None in areas:
+        return load_all()
+    for area in sorted(areas):
+        _import_area(area)
+    return BENCHES
+
+
+def area_names() -> dict[str, str]:
+    """Benchmark name -> area, read from each area's source (its ``@benchmark("NAME")`` lines) without
+    importing it: a run of one benchmark compiles one area, not seven."""
+    out = {}
+    here = os.path.dirname(os.path.abspath(__file__))
     for area in AREAS:
         try:
-            importlib.import_module(f"{__name__}.{area}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}.{area}":
-                raise
-    return BENCHES
+            with open(os.path.join(here, f"{area}.py"), encoding="utf-8") as fh:
+                text = fh.read()
+        except FileNotFoundError:
+            continue
+        for name in _BENCH_LINE.findall(text):
+            out.setdefault(name, area)
+    return out
+
+
+_BENCH_LINE = re.compile(r'^@benchmark\("([^"]+)"\)', re.MULTILINE)
+
+
+def _import_area(area: str) -> None:
+    try:
+        importlib.import_module(f"{__name__}.{area}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{area}":
+            raise
 
 
 def simpy_ceiling(events: int = 400_000) -> float:

@@ -20,11 +20,11 @@ from __future__ import annotations
 import argparse
 import os
 
+from ..backends import BUILTIN_BACKENDS as BACKENDS  # the shipped backends' names
 from ..errors import InputError
 
 from ..honours import ANALYTIC_HONOURS, FLOW_IGNORES, check_honoured  # noqa: F401  (re-exported)
 
-BACKENDS = ("packet", "flow", "analytic")
 #: largest ``--seed``: seeds are written to outputs (summary.json, repeats.csv, Parquet) as signed 64-bit integers
 #: and numpy's SeedSequence takes only non-negative integers
 SEED_MAX = 2**63 - 1

@@ -1,24 +1,19 @@
 """Public entry points: :func:`run_collective` (a SimPy process) and :func:`collective` (a generator).
 
 Both validate their arguments up front (bad input -> :class:`~netsim.errors.InputError`
-listing what is accepted), then dispatch to the algorithm modules, which only
-ever call ``backend.send`` and wait on events of ``backend.env``.
+listing what is accepted), then dispatch to the algorithm modules (each imported
+on the first call that uses it, :data:`ALGORITHM_MODULES`), which only ever call
+``backend.send`` and wait on events of ``backend.env``.
 """
 from __future__ import annotations
 
+import importlib
 from typing import Generator
 
 import simpy
 
 from ..errors import InputError
 from ..records import EMPTY_TAG, FlowTag
-from . import alltoall as _a2a
-from . import halving_doubling as _hd
-from . import collnet as _collnet
-from . import nvls as _nvls
-from . import hierarchical as _hier
-from . import ring as _ring
-from . import tree as _tree
 from . import protocol as _proto
 from .engine import COLLECTIVE_PARAMS, CollectiveResult, Run
 from .tuning import PROTOCOLS
@@ -38,6 +33,16 @@ KINDS: tuple[str, ...] = tuple(ALGORITHMS)
 #: declaring ``in_network``: nvls, :mod:`.nvls`; collnet, :mod:`.collnet`)
 EXTRA_ALGORITHMS = ("auto",) + _proto.IN_NETWORK
 SW_LATENCY_CHOICES = ("off", "nccl")
+#: algorithm -> the module of this package that runs it, imported on the first call that needs it
+ALGORITHM_MODULES: dict[str, str] = {
+    "ring": "ring", "tree": "tree", "halving_doubling": "halving_doubling", "hierarchical": "hierarchical",
+    "direct": "alltoall", "pairwise": "alltoall", "nvls": "nvls", "collnet": "collnet",
+}
+
+
+def _alg(algorithm: str):
+    """The module of ``algorithm`` (:data:`ALGORITHM_MODULES`), imported on first use."""
+    return importlib.import_module(f"{__package__}.{ALGORITHM_MODULES[algorithm]}")
 
 
 def _fail(msg: str, where: str, value, accepted: str):
@@ -88,7 +93,7 @@ def _validate(backend, kind, nodes, size_bytes, algorithm, channels, chunk_bytes
                   f"{n} rows of {n} non-negative ints")
     if algorithm == "hierarchical":
         node_groups = _groups(graph, nodes, node_groups)
-    elif algorithm == "halving_doubling" and kind != "allreduce" and not _hd.is_pow2(n):
+    elif algorithm == "halving_doubling" and kind != "allreduce" and not _alg(algorithm).is_pow2(n):
         algorithm = "ring"  # documented fallback
     return kind, algorithm, nodes, node_groups
 
@@ -144,15 +149,18 @@ def collective(backend, kind: str, nodes: list[str], size_bytes: int, *, algorit
     algorithm = pl.algorithm
     switch = _nvls_checked(graph, kind, nodes, pl) if algorithm == "nvls" else None
     sharp = _collnet_checked(graph, kind, nodes, pl, node_groups) if algorithm == "collnet" else None
-    if algorithm == "halving_doubling" and kind != "allreduce" and not _hd.is_pow2(len(nodes)):
+    if algorithm == "halving_doubling" and kind != "allreduce" and not _alg(algorithm).is_pow2(len(nodes)):
         algorithm = "ring"  # documented fallback (auto never picks it)
     env = backend.env
     lat = pl.latency
     window = window or COLLECTIVE_PARAMS["connection_window_chunks"].default
     domain_of = _proto.domains(graph) if lat.step_inter_ns != lat.step_ns and graph is not None else None
-    in_chunk = chunk_bytes or _nvls.NVLS_PARAMS["nvls_chunk_bytes"].default     # NCCL's in-network chunk
-    run_in = None if switch is None and sharp is None else \
-        Run(_nvls.InNetworkPort(backend), kind, tag, in_chunk, window, latency=lat, wire_factor=pl.wire_factor)
+    run_in = None
+    if switch is not None or sharp is not None:
+        _nvls = _alg("nvls")
+        in_chunk = chunk_bytes or _nvls.NVLS_PARAMS["nvls_chunk_bytes"].default     # NCCL's in-network chunk
+        run_in = Run(_nvls.InNetworkPort(backend), kind, tag, in_chunk, window, latency=lat,
+                     wire_factor=pl.wire_factor)
     run = run_in if switch is not None else Run(backend, kind, tag, chunk_bytes, window, latency=lat,
                                                  wire_factor=pl.wire_factor, domain_of=domain_of)
     start = env.now
@@ -162,9 +170,9 @@ def collective(backend, kind: str, nodes: list[str], size_bytes: int, *, algorit
         if lat.launch_ns:
             yield env.timeout(round(lat.launch_ns * 1000))
         if switch is not None:
-            yield from _nvls.run_nvls(run, kind, nodes, size_bytes, channels, switch)
+            yield from _alg("nvls").run_nvls(run, kind, nodes, size_bytes, channels, switch)
         elif sharp is not None:
-            yield from _collnet.allreduce(run, run_in, size_bytes, channels, *sharp)
+            yield from _alg("collnet").allreduce(run, run_in, size_bytes, channels, *sharp)
         else:
             yield from _dispatch(run, kind, algorithm, nodes, size_bytes, channels, root, sizes, node_groups)
     flows, sent = run.flows, run.bytes_sent
@@ -183,6 +191,7 @@ def _nvls_checked(graph, kind, nodes, pl) -> str | None:
     """The NVSwitch an NVLS call runs through (None when nothing is sent); InputError when it cannot run."""
     if len(nodes) < 2:
         return None
+    _nvls = _alg("nvls")
     _nvls.check_kind(kind)
     if pl.protocol != "simple":
         _fail("nvls runs the Simple protocol only (NCCL enables no LL/LL128 for NVLS)", "collective protocol",
@@ -194,6 +203,7 @@ def _collnet_checked(graph, kind, nodes, pl, node_groups):
     """``(server groups, SHARP switch per rail)`` of a CollNet call (None when nothing is sent)."""
     if len(nodes) < 2:
         return None
+    _collnet = _alg("collnet")
     _collnet.check_kind(kind)
     if pl.protocol != "simple":
         _fail("collnet runs the Simple protocol only (NCCL enables no LL/LL128 for CollNet)",
@@ -204,14 +214,14 @@ def _collnet_checked(graph, kind, nodes, pl, node_groups):
 
 
 def _dispatch(run, kind, algorithm, nodes, size, channels, root, sizes, node_groups):
+    mod = _alg(algorithm)
     if kind == "alltoall":
-        m = sizes if sizes is not None else _a2a.uniform_matrix(len(nodes), size)
-        return (_a2a.direct if algorithm == "direct" else _a2a.pairwise)(run, nodes, m, channels)
+        m = sizes if sizes is not None else mod.uniform_matrix(len(nodes), size)
+        return (mod.direct if algorithm == "direct" else mod.pairwise)(run, nodes, m, channels)
     if kind == "sendrecv":
-        return _a2a.sendrecv(run, nodes, size, channels)
+        return mod.sendrecv(run, nodes, size, channels)
     if algorithm == "hierarchical":
-        return _hier.allreduce(run, nodes, size, channels, node_groups)
-    mod = {"ring": _ring, "tree": _tree, "halving_doubling": _hd}[algorithm]
+        return mod.allreduce(run, nodes, size, channels, node_groups)
     fn = getattr(mod, kind)
     if kind in ("broadcast", "reduce"):
         return fn(run, nodes, size, channels, root=root)
@@ -235,9 +245,11 @@ def run_collective(backend, kind: str, nodes: list[str], size_bytes: int, *, alg
         _proto.plan(None, kind_n, nodes_n, size_bytes, algo_n, "simple", "off", getattr(backend, "name", "this"),
                     _in_network(backend))
         if algo_n == "nvls" and len(nodes_n) > 1:
+            _nvls = _alg("nvls")
             _nvls.check_kind(kind_n)
             _nvls.nvls_switch(getattr(backend, "graph", None), nodes_n)
         if algo_n == "collnet" and len(nodes_n) > 1:
+            _collnet = _alg("collnet")
             _collnet.check_kind(kind_n)
             groups = _groups(getattr(backend, "graph", None), nodes_n, node_groups)
             _collnet.check_groups(groups)

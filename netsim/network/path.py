@@ -177,8 +177,8 @@ class PathModel:
             from ..topology.query import nic_kind_of
             transport = NIC_TRANSPORT.get(nic_kind_of(self.graph, path.nic), "tcp")
         elif cc_name not in (None, "", "none"):
-            from ..transport.cc.base import REGISTRY
+            from ..transport.cc import load_cc
             # an algorithm of a kernel-bypass stack (Swift in Snap) pays no kernel-TCP cost on its tcp class
-            transport = getattr(REGISTRY.get(cc_name), "host_transport", transport)
+            transport = getattr(load_cc(cc_name), "host_transport", transport)
         return HostCost(int(host_stack.message_overhead_ns(transport)),
                         float(host_stack.rate_cap_bps(transport, path.nic_line_bps)), path.nic_line_bps, transport)

@@ -38,9 +38,7 @@ netsim.errors.InputError: flow size_bytes: flow size must be an integer number o
 """
 from __future__ import annotations
 
-import importlib
 import numbers
-import pkgutil
 from contextlib import contextmanager
 from typing import Iterator, Mapping, NamedTuple
 
@@ -64,11 +62,9 @@ class SendSpec(NamedTuple):
 
 
 def cc_registry() -> dict:
-    """All congestion-control classes by name (imports every module of ``netsim.transport.cc``)."""
-    from ..transport import cc as ccpkg
-    for info in sorted(pkgutil.iter_modules(ccpkg.__path__), key=lambda m: m.name):
-        importlib.import_module(f"{ccpkg.__name__}.{info.name}")
-    return ccpkg.REGISTRY
+    """All congestion-control classes by name (imports every built-in module of ``netsim.transport.cc``)."""
+    from ..transport.cc import load_all
+    return load_all()
 
 
 def default_priority(params: Mapping, transport: str) -> int:
@@ -90,30 +86,21 @@ class SendContract:
     """
 
     def __init__(self, graph, params: Mapping, default_cc: str):
+        from ..transport.cc import CLASSES, cc_names, cc_transport
         self.graph = graph
-        self.registry = cc_registry()
+        #: every known algorithm's class by name, each imported on first read (checking a name imports nothing)
+        self.registry = CLASSES
+        self._names = cc_names()
+        self._transport = {name: cc_transport(name) for name in self._names}
         self.default_cc = self.check_cc(default_cc or "none", "--cc")
-        self._transport = {name: getattr(cls, "transport", "roce") for name, cls in self.registry.items()}
         self._prio = {name: default_priority(params, t) for name, t in self._transport.items()}
         self._endpoints = {n for n, k in graph.nodes(data="kind") if k in ENDPOINT_KINDS}
-        #: ``(src, dst)`` pairs :meth:`check` has accepted as a network send (two distinct endpoints)
-        self._pairs: set = set()
         self._paths_ok: set = set()     # (cc, nodes, base RTT) that :meth:`check_path` accepted
         self._cc_resolved: dict = {}    # cc -> its resolved parameters (for check_path)
 
     def priority_of(self, cc: str) -> int:
         """The default priority of a flow of registered algorithm ``cc`` (its transport's)."""
         return self._prio[cc]
-
-    def plain(self, src, dst, size_bytes) -> bool:
-        """True when :meth:`check` ``(src, dst, size_bytes)`` (default cc and priority) is known
-        to accept a network send: ``check`` has accepted the pair before, and the size passes
-        rule 2 as an ``int``. The fast path of a backend's ``send`` (no :class:`SendSpec` built);
-        False says nothing: call :meth:`check`."""
-        try:
-            return (src, dst) in self._pairs and type(size_bytes) is int and 0 < size_bytes <= MAX_FLOW_BYTES
-        except TypeError:               # unhashable: check reports it
-            return False
 
     def check_path(self, cc: str, path, cc_params: Mapping | None, src, dst) -> None:
         """Refuse a send of algorithm ``cc`` on ``path`` (a :class:`netsim.network.path.Path`) it cannot
@@ -136,9 +123,9 @@ class SendContract:
 
     def check_cc(self, name, where: str) -> str:
         """``name`` if it is a registered congestion control, else an :class:`InputError` naming ``where``."""
-        if not isinstance(name, str) or name not in self.registry:
+        if not isinstance(name, str) or name not in self._transport:
             raise InputError("unknown congestion control", where=where, value=name,
-                             accepted="one of " + ", ".join(sorted(self.registry)))
+                             accepted="one of " + ", ".join(self._names))
         return name
 
     def _endpoint(self, node, role: str) -> None:
@@ -202,8 +189,6 @@ class SendContract:
         name = self.default_cc if cc is None else self.check_cc(cc, "flow cc")
         prio = self._prio[name] if priority is None else self._priority(priority)
         local = src == dst
-        if not local:
-            self._pairs.add((src, dst))
         # tuple.__new__ directly: what SendSpec(...) does, without its Python-level __new__
         return _new(SendSpec, (src, dst, size_bytes, tag, name, prio, self._transport[name], local))
 

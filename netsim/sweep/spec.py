@@ -29,10 +29,10 @@ from typing import Any
 
 import yaml
 
+from ..backends import BUILTIN_BACKENDS as BACKENDS  # the shipped backends' names
 from ..errors import InputError
 
 COMMANDS = ("flows", "run")
-BACKENDS = ("packet", "flow", "analytic")
 BASE_KEYS = ("name", "description", "command", "topology", "flows", "workload", "backend", "cc",
              "seed", "iterations", "set", "cc_param", "workload_set", "extra_args",
              "grid", "zip", "repetitions")

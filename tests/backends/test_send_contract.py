@@ -130,7 +130,10 @@ def test_a_pair_sent_before_is_checked_like_a_new_one():
         be.send(a, b, 7000)
         be.env.run()
         assert [(r.flow_id, r.size_bytes, r.priority) for r in sink.rows] == [(0, 5000, 3), (1, 7000, 3)], name
-    assert contract.plain(a, b, 10) is False            # this contract has not accepted the pair yet
-    contract.check(a, b, 10)
-    assert contract.plain(a, b, 10) and not contract.plain(a, b, 0) and not contract.plain(b, a, 10)
-    assert not contract.plain([a], b, 10) and not contract.plain(a, b, 10.0)
+    for name, (be, _sink) in bes.items():   # the pair was sent before: odd arguments are still the contract's errors
+        for args in (([a], b, 10), (a, [b], 10), (a, b, 10.0), (a, b, [10]), (a, b, 0)):
+            with pytest.raises(InputError) as exc:
+                be.send(*args)
+            with pytest.raises(InputError) as want:
+                contract.check(*args)
+            assert str(exc.value) == str(want.value), (name, args)

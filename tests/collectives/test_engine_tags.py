@@ -12,7 +12,7 @@ class _Backend:
 
 
 def test_tag_for_step_keeps_every_other_field():
-    base = FlowTag("wl", 3, "dp1.bucket2", "dp1", "ignored", 9, "dp", "job-a")
+    base = FlowTag("wl", 3, "dp1.bucket2", "dp1", "ignored", 9, "dp", "job-a", 7)
     assert all(getattr(base, f.name) != f.default for f in fields(FlowTag))   # no field left at its default
     run = Run(_Backend(), "allreduce", base, None)
     for step in (0, 5, 0):

@@ -11,6 +11,7 @@ factory. Modules, by part:
 The fluid network
     :mod:`.backend` — the seam: ``send`` builds a flow and hands it to the fluid network; ``stats``.
     :mod:`.batch` — ``send_batch``: a collective step's transfers started in one call, arrivals grouped per instant.
+    :mod:`.newflow` — one flow built from its send (path info, constants, ECMP key, controller): shared by both.
     :mod:`.fluid` — the fluid network: links, active flows, completion heap, the settle of an instant.
     :mod:`.completions` — which departures need no solve.
     :mod:`.components` — connected components of flows, arrivals that need no solve; the flow record.

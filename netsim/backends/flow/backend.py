@@ -48,10 +48,10 @@ from ..base import CC_TRACE, HOST_STACK, IN_NETWORK, LINK_CHANGES, PFC_TRACE, QU
     TraceSinks, register_backend
 from . import dcqcnhooks  # noqa: F401  (registers the "dcqcn" rate controller)
 from .batch import send_batch
-from .components import FluidFlow, SlowStart
 from .controllers import RateController, controller_class
 from .fluid import FluidNetwork
 from .linkchange import LinkChanges
+from .newflow import UNSEEN, new_flow, resolve
 from .paths import PathTable
 from .relayhol import relay_ingress_links
 from .pausegate import PauseGate, standing_window
@@ -79,7 +79,7 @@ class FlowBackend(Backend):
         self.contract = SendContract(graph, self.params, cc or "none")
         self._flowkey = FlowKeys().key          # ECMP keys, the same on every backend
         self.cc = self.contract.default_cc
-        self._plain, self._prio0 = self.contract.plain, self.contract.priority_of(self.cc)
+        self._prio0 = self.contract.priority_of(self.cc)
         check_ecn_honoured(self.params, self.cc)
         self.cc_params = cc_params or {}
         self.sinks = sinks or TraceSinks()
@@ -133,73 +133,36 @@ class FlowBackend(Backend):
     # -- the seam ---------------------------------------------------------------
     def send(self, src: str, dst: str, size_bytes: int, tag: FlowTag = EMPTY_TAG, *,
              cc: str | None = None, priority: int | None = None) -> simpy.Event:
-        if cc is None and priority is None and self._plain(src, dst, size_bytes):
-            ccname, prio = self.cc, self._prio0      # the contract accepted this pair before (no SendSpec)
+        info = resolve(self._pair.get, src, dst, size_bytes)
+        if info is not UNSEEN and cc is None and priority is None:
+            ccname, prio = self.cc, self._prio0          # the contract's rules 1-4 hold (no SendSpec built)
         else:
             spec = self.contract.check(src, dst, size_bytes, tag, cc, priority)
             if spec.local:
-                fid = self.next_fid
-                self.next_fid = fid + 1
-                self.n_flows += 1
-                self.n_local += 1
-                self.last_local_ps = self.env.now
-                self.local_bytes += spec.size_bytes
-                return self.local_copy(fid, spec)
+                return self._local(spec)
             size_bytes, ccname, prio = spec.size_bytes, spec.cc, spec.priority
+            if info is UNSEEN:
+                info = None
         fid = self.next_fid
         self.next_fid = fid + 1
-        key = self._flowkey(src, dst, tag)
         env = self.env
         now = env.now
         ctl = self.controllers.get(ccname) or self._controller(ccname)
-        model = ctl.cc_model
-        info = self._pair.get((src, dst))
-        if info is None:
-            info = self._lookup(src, dst, key)
-        consts = info.shared.get((size_bytes, ccname))        # PathTable.flow_consts' cache, read inline
-        if consts is None:     # first flow of this size and algorithm on paths like this one
-            self.contract.check_path(ccname, self.paths.pathmodel.path(info.path), self.cc_params, src, dst)
-            consts = self._flow_consts(info, size_bytes, ctl)
-        wire, ideal_ns, lat, cap = consts                        # (a FlowConsts)
-        if info.switched:
-            self.switched_flows += 1
-        f = FluidFlow()
-        f.fid = fid
-        f.key = key
-        f.src = src
-        f.dst = dst
-        f.size = size_bytes
-        f.start_ps = f.t_upd = now
-        f.links = links = info.links
-        f.rem = wire
-        f.rate = 0.0
-        f.finish = -1
-        f.ver = 0
-        f.cap = cap
-        f.solo = info.bott if info.bott < cap else cap
-        f.ideal_ns = ideal_ns
-        f.lat_ps = lat
-        f.event = ev = simpy.Event(env)
-        f.tag = tag
-        f.cc = ccname
-        f.prio = prio
-        f.eta = model.efficiency
-        f.lossless = f.prio in self._lossless_prios
-        f.win = self._window(info, ccname) if f.lossless else None   # pausegate.py
-        f.bott = info.bott
-        f.mtu = info.mtu
-        f.rp = None
-        f.held = False
-        f.pf = False
-        if model.init_cwnd_pkts and model.ramp_scale > 0.0:
-            charged = min(info.bott, model.rate_cap(info.first_rate))   # as in the latency term
-            f.ramp = SlowStart(model, info.rtt, charged, charged)
-        else:
-            f.ramp = None
-        f.ctl = ctl if ctl.dynamic and ctl.admit(f, info, cap, now) else None
+        ev = simpy.Event(env)
+        f = new_flow(self, info, src, dst, size_bytes, tag, ccname, prio, ctl, fid, now, ev)
         self.n_flows += 1
         self._start(f, now)
         return ev
+
+    def _local(self, spec) -> simpy.Event:
+        """A self-send (``spec.local``): its local copy, numbered as a flow."""
+        fid = self.next_fid
+        self.next_fid = fid + 1
+        self.n_flows += 1
+        self.n_local += 1
+        self.last_local_ps = self.env.now
+        self.local_bytes += spec.size_bytes
+        return self.local_copy(fid, spec)
 
     def send_batch(self, transfers, on_done, keys=None) -> None:
         """Start ``transfers`` now in one call, flow by flow as :meth:`send` would, arrivals of one
@@ -212,10 +175,9 @@ class FlowBackend(Backend):
 
     def _window(self, info, ccname: str):
         """The :class:`~.pausegate.StandingWindow` of a ``ccname`` flow on ``info``'s path (cached)."""
-        key = ("win", ccname)
-        w = info.consts.get(key, key)
-        if w is key:
-            w = info.consts[key] = standing_window(ccname, self.cc_params, self.params,
+        w = info.consts.get(ccname, UNSEEN)           # key: the algorithm's name (beside dcqcnhooks' "rp_line")
+        if w is UNSEEN:
+            w = info.consts[ccname] = standing_window(ccname, self.cc_params, self.params,
                                                    self.pathmodel.path(info.path))
         return w
 

@@ -35,8 +35,7 @@ import simpy
 from simpy.events import NORMAL
 
 from ..base import ArrivalCallback, BatchCallback, Transfer
-from .components import FluidFlow, SlowStart
-
+from .newflow import UNSEEN, new_flow, resolve
 
 class BatchMember(NamedTuple):
     """What a flow of a batch reports on arrival: ``on_done(keys, records)`` with its ``key``."""
@@ -95,15 +94,15 @@ def send_batch(backend, transfers: Sequence[Transfer], on_done: BatchCallback,
     """
     keys = range(len(transfers)) if keys is None else keys
     now = backend.env.now
-    plain = backend._plain
     ccname, prio = backend.cc, backend._prio0
-    pair_get, start, flowkey = backend._pair.get, backend._start, backend._flowkey
+    pair_get, start = backend._pair.get, backend._start
     new_tuple = tuple.__new__
     ctl = None
     n = 0
     for t, key in zip(transfers, keys):
         src, dst, size_bytes, tag = t
-        if not plain(src, dst, size_bytes):
+        info = resolve(pair_get, src, dst, size_bytes)
+        if info is UNSEEN:
             spec = backend.contract.check(src, dst, size_bytes, tag)      # InputError as send's
             if spec.local:                                   # a self-send: send's local copy
                 backend.n_flows += n
@@ -111,57 +110,13 @@ def send_batch(backend, transfers: Sequence[Transfer], on_done: BatchCallback,
                 ev = backend.send(src, dst, size_bytes, tag)
                 ev.callbacks.append(ArrivalCallback(on_done, key))
                 continue
-            size_bytes = spec.size_bytes
+            size_bytes, info = spec.size_bytes, None
         if ctl is None:
             ctl = backend.controllers.get(ccname) or backend._controller(ccname)
-            model = ctl.cc_model
-            eta = model.efficiency
-            lossless = prio in backend._lossless_prios
-            ramped = model.init_cwnd_pkts and model.ramp_scale > 0.0
-            dynamic = ctl.dynamic
         fid = backend.next_fid
         backend.next_fid = fid + 1
-        pkey = flowkey(src, dst, tag)       # its ECMP key (netsim.network.flowkey), as send
-        info = pair_get((src, dst)) or backend._lookup(src, dst, pkey)
-        consts = info.shared.get((size_bytes, ccname))
-        if consts is None:
-            consts = backend._flow_consts(info, size_bytes, ctl)
-        wire, ideal_ns, lat, cap = consts
-        if info.switched:
-            backend.switched_flows += 1
-        f = FluidFlow()
-        f.fid = fid
-        f.key = pkey
-        f.src = src
-        f.dst = dst
-        f.size = size_bytes
-        f.start_ps = f.t_upd = now
-        f.links = info.links
-        f.rem = wire
-        f.rate = 0.0
-        f.finish = -1
-        f.ver = 0
-        f.cap = cap
-        bott = f.bott = info.bott
-        f.solo = bott if bott < cap else cap
-        f.ideal_ns = ideal_ns
-        f.lat_ps = lat
-        f.event = new_tuple(BatchMember, (on_done, key))    # a BatchMember, without its Python __new__
-        f.tag = tag
-        f.cc = ccname
-        f.prio = prio
-        f.eta = eta
-        f.lossless = lossless
-        f.win = backend._window(info, ccname) if lossless else None
-        f.mtu = info.mtu
-        f.rp = None
-        f.held = f.pf = False
-        if ramped:
-            charged = min(bott, model.rate_cap(info.first_rate))
-            f.ramp = SlowStart(model, info.rtt, charged, charged)
-        else:
-            f.ramp = None
-        f.ctl = ctl if dynamic and ctl.admit(f, info, cap, now) else None
+        member = new_tuple(BatchMember, (on_done, key))    # a BatchMember, without its Python __new__
+        f = new_flow(backend, info, src, dst, size_bytes, tag, ccname, prio, ctl, fid, now, member)
         n += 1
         start(f, now)
     backend.n_flows += n

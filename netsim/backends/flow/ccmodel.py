@@ -145,9 +145,9 @@ def resolve_model(name: str, cc_params: dict | None = None) -> CCModel:
                          accepted=f"{', '.join(sorted(MODEL_TABLES))} on --backend flow ({UNMODELLED[name]})")
     table = MODEL_TABLES.get(name)
     if table is None:
-        from ...transport.cc.base import REGISTRY
-        if name not in REGISTRY and name not in MODEL_TABLES:
-            known = sorted(set(REGISTRY) | set(MODEL_TABLES))
+        from ...transport.cc import cc_names
+        if name not in cc_names():
+            known = sorted(set(cc_names()) | set(MODEL_TABLES))
             raise InputError("unknown congestion control", where="--cc", value=name,
                              accepted="one of " + ", ".join(known))
         table = MODEL_TABLES[_FALLBACK]
