@@ -119,6 +119,7 @@ class FlowBackend(Backend):
         #: rate controllers (static CC models and dynamic ones), by algorithm, built on their first flow
         self.controllers: dict[str, RateController] = {}
         self.links = LinkChanges(self)       # degrade / fail a link during the run
+        self.in_order = None                 # per-connection FIFOs (:mod:`.inorder`), built on first use
         # counters of the seam (the fluid network counts its own work)
         self.n_flows = 0
         self.switched_flows = 0      # flows whose path crosses a network switch
@@ -205,6 +206,16 @@ class FlowBackend(Backend):
         """Start ``transfers`` now in one call, flow by flow as :meth:`send` would, arrivals of one
         delivery time in one event (:func:`.batch.send_batch`)."""
         send_batch(self, transfers, on_done, keys)
+
+    def send_in_order(self, connection, src: str, dst: str, size_bytes: int, tag: FlowTag = EMPTY_TAG, *,
+                      in_network: bool = False) -> simpy.Event:
+        """Like :meth:`send` (``send_in_network`` if ``in_network``), on ``connection`` (a hashable key, one
+        per queue pair): the flow leaves its sender after the connection's earlier flows (:mod:`.inorder`)."""
+        fifo = self.in_order
+        if fifo is None:
+            from .inorder import InOrderSends
+            fifo = self.in_order = InOrderSends(self)
+        return fifo.send(connection, src, dst, size_bytes, tag, in_network)
 
     def controller(self, name: str) -> RateController:
         """The rate controller of algorithm ``name`` (built on first use)."""
