@@ -41,7 +41,7 @@ def _transfer_ns(graph, nbytes):
     return wire * 8 / pm.bottleneck_bps * 1e9
 
 
-@pytest.mark.parametrize("backend", ["flow", "packet"])
+@pytest.mark.parametrize("backend", ["analytic", "flow", "packet"])
 def test_chunks_of_one_connection_finish_one_transfer_apart(server, backend):
     be, sink = _backend(server, backend)
     for _ in range(3):
@@ -55,7 +55,7 @@ def test_chunks_of_one_connection_finish_one_transfer_apart(server, backend):
     assert be.in_order.held == 2
 
 
-@pytest.mark.parametrize("backend", ["flow", "packet"])
+@pytest.mark.parametrize("backend", ["analytic", "flow", "packet"])
 def test_other_connections_share_as_independent_flows(server, backend):
     plain, psink = _backend(server, backend)
     conns, csink = _backend(server, backend)
