@@ -51,6 +51,7 @@ from .batch import send_batch
 from .components import FluidFlow, SlowStart
 from .controllers import RateController, controller_class
 from .fluid import FluidNetwork
+from .inorder import send_in_order
 from .linkchange import LinkChanges
 from .paths import PathTable
 from .relayhol import relay_ingress_links
@@ -207,15 +208,7 @@ class FlowBackend(Backend):
         delivery time in one event (:func:`.batch.send_batch`)."""
         send_batch(self, transfers, on_done, keys)
 
-    def send_in_order(self, connection, src: str, dst: str, size_bytes: int, tag: FlowTag = EMPTY_TAG, *,
-                      in_network: bool = False) -> simpy.Event:
-        """Like :meth:`send` (``send_in_network`` if ``in_network``), on ``connection`` (a hashable key, one
-        per queue pair): the flow leaves its sender after the connection's earlier flows (:mod:`.inorder`)."""
-        fifo = self.in_order
-        if fifo is None:
-            from .inorder import InOrderSends
-            fifo = self.in_order = InOrderSends(self)
-        return fifo.send(connection, src, dst, size_bytes, tag, in_network)
+    send_in_order = send_in_order      # a connection's flows leave in post order (:mod:`.inorder`)
 
     def controller(self, name: str) -> RateController:
         """The rate controller of algorithm ``name`` (built on first use)."""

@@ -37,6 +37,18 @@ from __future__ import annotations
 
 from collections import deque
 
+from ...records import EMPTY_TAG
+
+
+def send_in_order(backend, connection, src: str, dst: str, size_bytes: int, tag=EMPTY_TAG, *,
+                  in_network: bool = False):
+    """``FlowBackend.send_in_order``: like ``send`` (``send_in_network`` if ``in_network``) on ``connection``
+    (a hashable key, one per queue pair); the flow leaves its sender after the connection's earlier flows."""
+    fifo = backend.in_order
+    if fifo is None:
+        fifo = backend.in_order = InOrderSends(backend)
+    return fifo.send(connection, src, dst, size_bytes, tag, in_network)
+
 
 class InOrderSends:
     """Per-connection FIFOs of one flow backend (``backend.in_order``).
