@@ -44,8 +44,9 @@ class InOrderSends:
             b.last_flow = None
             q = self._waiting.get(connection)
             if q is None:
-                self._waiting[connection] = deque()
-                self._watch(connection, flow)
+                if flow.snd_nxt < flow.size:      # not all sent at once by an idle NIC inside send
+                    self._waiting[connection] = deque()
+                    self._watch(connection, flow)
             else:
                 q.append(flow)
                 self.held += 1

@@ -109,3 +109,12 @@ def test_flow_and_packet_agree_on_in_network_allreduce_at_2_mib(server, algorith
         be.env.run()
         t[backend] = p.value.time_s
     assert t["flow"] == pytest.approx(t["packet"], rel=0.025)
+
+
+@pytest.mark.parametrize("backend", ["analytic", "flow", "packet"])
+def test_one_packet_chunks_sent_whole_inside_send_do_not_block_their_connection(server, backend):
+    be, sink = _backend(server, backend)
+    for _ in range(3):
+        be.send_in_order("conn", A, B, 1000)                        # an idle NIC sends each at once
+    be.env.run(until=10**9)
+    assert len(sink.rows) == 3
