@@ -120,7 +120,6 @@ class FlowBackend(Backend):
         #: rate controllers (static CC models and dynamic ones), by algorithm, built on their first flow
         self.controllers: dict[str, RateController] = {}
         self.links = LinkChanges(self)       # degrade / fail a link during the run
-        self.in_order = None                 # per-connection FIFOs (:mod:`.inorder`), built on first use
         # counters of the seam (the fluid network counts its own work)
         self.n_flows = 0
         self.switched_flows = 0      # flows whose path crosses a network switch
@@ -209,7 +208,6 @@ class FlowBackend(Backend):
         send_batch(self, transfers, on_done, keys)
 
     send_in_order = send_in_order      # a connection's flows leave in post order (:mod:`.inorder`)
-
     def controller(self, name: str) -> RateController:
         """The rate controller of algorithm ``name`` (built on first use)."""
         return self.controllers.get(name) or self._controller(name)

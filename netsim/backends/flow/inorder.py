@@ -44,7 +44,7 @@ def send_in_order(backend, connection, src: str, dst: str, size_bytes: int, tag=
                   in_network: bool = False):
     """``FlowBackend.send_in_order``: like ``send`` (``send_in_network`` if ``in_network``) on ``connection``
     (a hashable key, one per queue pair); the flow leaves its sender after the connection's earlier flows."""
-    fifo = backend.in_order
+    fifo = getattr(backend, "in_order", None)     # built on the first call
     if fifo is None:
         fifo = backend.in_order = InOrderSends(backend)
     return fifo.send(connection, src, dst, size_bytes, tag, in_network)
