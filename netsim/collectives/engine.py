@@ -163,7 +163,11 @@ class Run:
         self._step_ps = 0 if latency is None else round(latency.step_ns * 1000)
         self._inter_ps = 0 if latency is None else round(latency.step_inter_ns * 1000)
         self._domain_of = domain_of
-        self._batch = self.batch_sends and getattr(backend, "send_batch", None) is not None
+        #: a backend that keeps a connection's chunks in post order (:mod:`netsim.backends.flow.inorder`);
+        #: its chunks are sent one by one (send_batch does not know connections)
+        self._in_order = getattr(backend, "send_in_order", None)
+        self._batch = self.batch_sends and getattr(backend, "send_batch", None) is not None \
+            and self._in_order is None
         self._pending: tuple[list, list] | None = None   # (transfers, keys) held by an open batch
         self._on_arrivals = self._arrivals               # one object: the backend groups arrivals by it
 
@@ -216,7 +220,11 @@ class Run:
                 pending[0].append(t)
                 pending[1].append((conn, on_done))
             return
-        ev = self.backend.send(conn.src, conn.dst, nbytes, tag)
+        fifo = self._in_order
+        if fifo is not None:
+            ev = fifo(conn, conn.src, conn.dst, nbytes, tag)
+        else:
+            ev = self.backend.send(conn.src, conn.dst, nbytes, tag)
         delay_ps = conn.delay_ps
 
         def arrived(ev):

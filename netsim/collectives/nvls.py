@@ -54,6 +54,10 @@ class InNetworkPort:
         self.graph = getattr(backend, "graph", None)
         self.name = getattr(backend, "name", "this")
         self.send = backend.send_in_network
+        fifo = getattr(backend, "send_in_order", None)
+        if fifo is not None:        # the backend keeps a connection's chunks in post order
+            self.send_in_order = lambda conn, src, dst, nbytes, tag: fifo(conn, src, dst, nbytes, tag,
+                                                                          in_network=True)
 
 
 def nvls_switch(graph, nodes: list[str]) -> str:

@@ -100,6 +100,8 @@ class AnalyticBackend(Backend):
         self._loads = LinkLoads()               # what the model does not share (contention.py)
         self.costs = PathCosts(self.pathmodel, self._loads)   # per-path costs, cached (pathcost.py)
         self._warned = False
+        self.in_order = None            # per-connection send queues (:mod:`.inorder`), built on first use
+        self.hold, self.last_flow = False, None
         self.flows = self.completed = self.bytes_delivered = self.events = 0
         self.last_done_ps = 0      # when the last flow completed: summary sim_time_ns (docs/packet.md)
 
@@ -139,8 +141,22 @@ class AnalyticBackend(Backend):
         path = self._route(src, dst, key)
         self.contract.check_path(spec.cc, self.pathmodel.path(path), None, src, dst)  # e.g. Swift's target
         flow = self._flow_on(path, meta, ev)
+        if self.in_order is not None:         # send_in_order: it may wait behind its connection's flow
+            self.last_flow = flow
+            if self.hold:
+                return ev
         self._join(flow, now)
         return ev
+
+    def send_in_order(self, connection, src: str, dst: str, size_bytes: int, tag: FlowTag = EMPTY_TAG, *,
+                      in_network: bool = False) -> simpy.Event:
+        """Like :meth:`send` (``send_in_network`` if ``in_network``) on ``connection`` (a hashable key, one
+        per queue pair): the flow drains after the connection's earlier flows (:mod:`.inorder`)."""
+        fifo = self.in_order
+        if fifo is None:
+            from .inorder import InOrderSends
+            fifo = self.in_order = InOrderSends(self)
+        return fifo.send(connection, src, dst, size_bytes, tag, in_network)
 
     def _flow_on(self, path: tuple, meta: tuple, ev, bits_left: float | None = None) -> PacedFlow:
         """A :class:`.sharing.PacedFlow` of ``meta``'s size on ``path`` (``bits_left``: bits still to drain)."""
@@ -231,14 +247,18 @@ class AnalyticBackend(Backend):
     def _drained(self, sh: PacingShare) -> None:
         now = self.env.now
         advance(sh, now)
-        keep = []
+        keep, done = [], []
         for f in sh.flows:
             if f.bits * PS_PER_S <= f.rate * 1.0:  # within 1 ps of done
                 LinkLoads.change(f.links, -f.load, now)
                 self._finish_at(f.meta, now + f.tail, f.lone, f.event)
+                done.append(f)
             else:
                 keep.append(f)
         sh.flows = keep
+        if self.in_order is not None:
+            for f in done:
+                self.in_order.drained(f)
         self._reschedule(sh)
 
     def _finish_at(self, meta: tuple, end_ps: float, lone_ps: float, ev: simpy.Event) -> simpy.Event:

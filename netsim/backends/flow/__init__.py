@@ -31,6 +31,7 @@ The rate solver
     :mod:`.hol` — PFC head-of-line blocking as a post-pass (paused ingress capacities).
     :mod:`.relayhol` — no head-of-line pause into a relaying GPU or host (per-connection flow control).
     :mod:`.pausegate` — pauses only where a window-limited standing queue reaches XOFF.
+    :mod:`.inorder` — a connection's flows leave the sender in post order (one queue pair's FIFO).
 
 Rate controllers
     :mod:`.controllers` — the one hook of every rate controller, the static ones (CC model, host stack), the registry.

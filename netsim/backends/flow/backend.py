@@ -50,6 +50,7 @@ from . import dcqcnhooks  # noqa: F401  (registers the "dcqcn" rate controller)
 from .batch import send_batch
 from .controllers import RateController, controller_class
 from .fluid import FluidNetwork
+from .inorder import send_in_order
 from .linkchange import LinkChanges
 from .newflow import UNSEEN, new_flow, resolve
 from .paths import PathTable
@@ -169,6 +170,7 @@ class FlowBackend(Backend):
         delivery time in one event (:func:`.batch.send_batch`)."""
         send_batch(self, transfers, on_done, keys)
 
+    send_in_order = send_in_order      # a connection's flows leave in post order (:mod:`.inorder`)
     def controller(self, name: str) -> RateController:
         """The rate controller of algorithm ``name`` (built on first use)."""
         return self.controllers.get(name) or self._controller(name)

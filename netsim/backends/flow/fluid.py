@@ -61,6 +61,8 @@ class FluidNetwork:
     #: start a flow alone on all its links at its solo rate at once, without a settle (exact);
     #: ``False`` makes every start wait for the settle and its solve (to test the shortcut)
     eager_start = True
+    #: called with each flow at its fluid completion, ``None``: nobody listens (:mod:`.inorder`)
+    on_drained = None
 
     def __init__(self, env: simpy.Environment, capacity: list[float], solver, sink):
         self.env = env
@@ -288,6 +290,8 @@ class FluidNetwork:
                 if recs is None:
                     recs = batches[end_ps] = batch(ev)
             recs.append(rec)
+            if self.on_drained is not None:
+                self.on_drained(f)
         if done_any:
             self.completion_instants += 1
             # also when nothing is dirty: the next timer is set at the settle

@@ -91,6 +91,8 @@ class PacketBackend(Backend):
         self.net.flow_failed = self._failed
         #: reducing switches able to end and start flows (NVLS, SHARP: send_in_network; .innetwork)
         self.in_network = InNetworkSwitches(self.net)
+        self.in_order = None            # per-connection send queues (:mod:`.inorder`), built on first use
+        self.hold = self.last_flow = None
         self.failed = 0
         self.next_fid = 0
         self.flows_started = 0
@@ -266,8 +268,23 @@ class PacketBackend(Backend):
         net.cc_sampler.ensure()
         if self.ff is not None:
             self.ff.ensure()
-        flow.wake_sender(now)
+        if self.hold is None:
+            flow.wake_sender(now)
+        else:
+            self.hold(flow, now)
+        if self.in_order is not None:
+            self.last_flow = flow
         return ev
+
+    def send_in_order(self, connection, src, dst, size_bytes: int, tag: FlowTag = EMPTY_TAG, *,
+                      in_network: bool = False):
+        """Like :meth:`send` (``send_in_network`` if ``in_network``) on ``connection`` (a hashable key, one
+        per queue pair): the flow's packets leave after the connection's earlier flows' (:mod:`.inorder`)."""
+        fifo = self.in_order
+        if fifo is None:
+            from .inorder import InOrderSends
+            fifo = self.in_order = InOrderSends(self)
+        return fifo.send(connection, src, dst, size_bytes, tag, in_network)
 
     def send_in_network(self, src, dst, size_bytes: int, tag: FlowTag = EMPTY_TAG):
         """A flow ending or starting at a reducing switch, which terminates / originates it (:mod:`.innetwork`)."""

@@ -1,0 +1,84 @@
+"""Connections whose messages leave the sender in order: the send queue of one queue pair on the packet backend.
+
+A collective's connection (:class:`netsim.collectives.engine.Run`: one per
+``(channel, src, dst)``, up to ``window`` chunks in flight) is one RDMA queue
+pair or NVLink channel: its work requests run in post order, so the NIC sends
+every packet of chunk ``k`` before the first packet of chunk ``k + 1`` (the
+InfiniBand Architecture Specification's ordering rules for the send queue of a
+reliable connection). The NIC round-robins packets between *connections*, not
+between the messages of one.
+
+Modelled here (:class:`InOrderSends`, built by the packet backend on its first
+``send_in_order``): a flow sent on a connection whose previous flow has not
+yet sent its last new packet is built at its post (flow id, start time,
+record) but kept off its NIC's round robin; when the flow ahead sends its last
+new packet, it joins the round robin behind it. Its FCT counts the wait.
+
+Left out: a retransmission of the flow ahead after that moment does not hold
+the next flow back (a real queue pair's go-back-N would resend in order).
+"""
+from __future__ import annotations
+
+from collections import deque
+
+
+class InOrderSends:
+    """Per-connection send queues of one packet backend (``backend.in_order``)."""
+
+    def __init__(self, backend):
+        self.backend = backend
+        self._waiting: dict = {}               # connection -> held flows, present while one is sending
+        self.held = 0                          # flows that waited behind an earlier flow of their connection
+
+    def send(self, connection, src: str, dst: str, size_bytes: int, tag, in_network: bool):
+        """Send on ``connection`` (any hashable key, one per queue pair), after its earlier flows."""
+        b = self.backend
+        b.hold = self._hold if connection in self._waiting else None
+        b.last_flow = None
+        try:
+            ev = b.send_in_network(src, dst, size_bytes, tag) if in_network else b.send(src, dst, size_bytes, tag)
+        finally:
+            b.hold = None
+        flow = b.last_flow
+        if flow is not None:
+            b.last_flow = None
+            q = self._waiting.get(connection)
+            if q is None:
+                if flow.snd_nxt < flow.size:      # not all sent at once by an idle NIC inside send
+                    self._waiting[connection] = deque()
+                    self._watch(connection, flow)
+            else:
+                q.append(flow)
+                self.held += 1
+        return ev
+
+    @staticmethod
+    def _hold(flow, now: int) -> None:
+        """The backend's start step for a held flow: it stays off the round robin (``in_ring`` set)."""
+        flow.in_ring = True
+
+    def _watch(self, connection, flow) -> None:
+        """Release the connection's next flow when ``flow`` has sent its last new packet."""
+        plain = flow.next_packet
+
+        def next_packet(now):
+            pkt = plain(now)
+            if flow.snd_nxt >= flow.size:
+                del flow.next_packet              # back to the class's method
+                self._release(connection, flow, now)
+            return pkt
+        flow.next_packet = next_packet
+
+    def _release(self, connection, flow, now: int) -> None:
+        q = self._waiting[connection]
+        if not q:
+            del self._waiting[connection]
+            return
+        g = q.popleft()
+        self._watch(connection, g)
+        g.in_ring = False
+        if g.port is flow.port:
+            g.in_ring = True
+            flow.port.ring.append(g)              # behind the flow ahead; its NIC is transmitting now
+        else:
+            g.wake_sender(now)
