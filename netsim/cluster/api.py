@@ -46,6 +46,8 @@ def simulate(graph, jobs, background=None, *, backend, cc, params, cc_params, se
         run["be"] = be
     if host_stack is not None:
         be.host_stack = host_stack
+    if hasattr(be, "warn_overrun"):     # the analytic backend: the cluster says what it does not model (one line)
+        be.warn_overrun = False
     ledger.router = be.router if ROUTER in be.capabilities else None
     executors = run_shared(be, graph, jobs, ops_sink=ops_out, background=background,
                            background_priority=background_priority, seed=seed, progress=progress)
@@ -155,7 +157,7 @@ def run_cluster(graph, cluster, *, backend: str = "packet", cc: str = "none", pa
                                    **sinks, **kw)
         rows = interference_rows(ledger)
         summary = _summary(spec, jobs, exs, ledger, be, rows, bg_flows, topo_label, t0, kw)
-        _say_no_contention(summary, backend, jobs, bg_flows)
+        _say_no_contention(summary, backend, jobs, bg_flows, be)
         cache = cache_dir if cache_dir is not None else (os.path.join(out_dir, "alone") if out_dir else None)
         hits = _slowdowns(summary, graph, jobs, cache, params, kw) if alone else {}
         summary["wall_time_s"] = time.perf_counter() - t0
@@ -181,10 +183,16 @@ NO_CONTENTION = ("the analytic backend models no contention between flows of dif
                  "background: each job runs as if alone (slowdown 1 by construction); use --backend flow or packet")
 
 
-def _say_no_contention(summary: dict, backend: str, jobs, bg_flows) -> None:
+def _say_no_contention(summary: dict, backend: str, jobs, bg_flows, be=None) -> None:
     """On the analytic backend with more than one traffic source, say so in the summary and in one
-    ``netsim: warning:`` line: its slowdowns of 1 are not a measurement."""
-    if backend != "analytic" or (len(jobs) < 2 and not bg_flows):
+    ``netsim: warning:`` line: its slowdowns of 1 are not a measurement. With one source, the line
+    is the backend's own report of the links its flows overran, if any (``unmodelled_contention``)."""
+    if backend != "analytic":
+        return
+    if len(jobs) < 2 and not bg_flows:
+        msg = be.overrun_message() if be is not None else None
+        if msg is not None:
+            print(f"netsim: warning: {msg}", file=sys.stderr)
         return
     summary["contention"] = "not modelled"
     print(f"netsim: warning: {NO_CONTENTION}", file=sys.stderr)

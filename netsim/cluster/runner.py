@@ -36,6 +36,12 @@ class JobView:
         return self._backend.send(src, dst, size_bytes, tag, cc=cc,
                                   priority=self._priority if priority is None else priority)
 
+    def send_in_order(self, connection, src, dst, size_bytes, tag: FlowTag = EMPTY_TAG, *, in_network=False,
+                      priority=None):
+        """The backend's in-order send on ``connection``, at the job's class (an in-network flow has none)."""
+        return self._backend.send_in_order(connection, src, dst, size_bytes, tag, in_network=in_network,
+                                           priority=self._priority if priority is None else priority)
+
     def send_batch(self, transfers, on_done, keys=None) -> None:
         """The backend's batch path does not take a priority: unroll into this view's :meth:`send`
         (the base backend's default), so every flow of the batch gets the job's class."""

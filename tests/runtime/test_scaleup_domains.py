@@ -30,8 +30,10 @@ def test_hierarchical_without_server_attr_equals_with_it_and_beats_flat_ring(tmp
     t_bare, t_named = _iter_s(bare, "hierarchical", backend), _iter_s(named, "hierarchical", backend)
     t_ring = _iter_s(bare, "ring", backend)
     assert t_bare == t_named
-    # the old code grouped every server-less GPU together: a flat ring over the network, slower than ring itself
-    assert t_bare < 0.6 * t_ring
+    # the old code grouped every server-less GPU together: a flat ring over the network, slower than ring itself.
+    # Measured (seed 0): hierarchical 99.3 / 216.0 us (NIC per GPU / shared NIC) vs ring 299.5 / 303.6 us since a
+    # connection's chunks leave in order (344.0 / 372.6 us when they shared the link fairly)
+    assert t_bare < 0.75 * t_ring
 
 
 def test_hierarchical_with_one_gpu_per_domain_is_an_error(free_network):

@@ -100,6 +100,8 @@ class AnalyticBackend(Backend):
         self._loads = LinkLoads()               # what the model does not share (contention.py)
         self.costs = PathCosts(self.pathmodel, self._loads)   # per-path costs, cached (pathcost.py)
         self._warned = False
+        #: print the overrun warning at close (a caller that reports contention itself turns it off)
+        self.warn_overrun = True
         self.in_order = None            # per-connection send queues (:mod:`.inorder`), built on first use
         self.hold, self.last_flow = False, None
         self.flows = self.completed = self.bytes_delivered = self.events = 0
@@ -149,14 +151,14 @@ class AnalyticBackend(Backend):
         return ev
 
     def send_in_order(self, connection, src: str, dst: str, size_bytes: int, tag: FlowTag = EMPTY_TAG, *,
-                      in_network: bool = False) -> simpy.Event:
+                      in_network: bool = False, priority: int | None = None) -> simpy.Event:
         """Like :meth:`send` (``send_in_network`` if ``in_network``) on ``connection`` (a hashable key, one
         per queue pair): the flow drains after the connection's earlier flows (:mod:`.inorder`)."""
         fifo = self.in_order
         if fifo is None:
             from .inorder import InOrderSends
             fifo = self.in_order = InOrderSends(self)
-        return fifo.send(connection, src, dst, size_bytes, tag, in_network)
+        return fifo.send(connection, src, dst, size_bytes, tag, in_network, priority)
 
     def _flow_on(self, path: tuple, meta: tuple, ev, bits_left: float | None = None) -> PacedFlow:
         """A :class:`.sharing.PacedFlow` of ``meta``'s size on ``path`` (``bits_left``: bits still to drain)."""
@@ -297,9 +299,14 @@ class AnalyticBackend(Backend):
             out["unmodelled_contention"] = report.as_dict()
         return out
 
+    def overrun_message(self) -> str | None:
+        """The one-line report of links concurrent flows overran (:mod:`.contention`), or ``None``."""
+        report = self._loads.report()
+        return None if report is None else report.message()
+
     def close(self) -> None:
         report = self._loads.report()
-        if report is not None and not self._warned:
+        if report is not None and not self._warned and self.warn_overrun:
             self._warned = True
             # one ``netsim: warning:`` line on stderr, as the packet backend's PFC reports (not a Python warning)
             print(f"netsim: warning: {report.message()}", file=sys.stderr)

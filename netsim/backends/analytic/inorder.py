@@ -28,13 +28,14 @@ class InOrderSends:
         self._conn_of: dict[int, object] = {}  # flow id of a connection's draining flow -> connection
         self.held = 0                          # flows that waited behind an earlier flow of their connection
 
-    def send(self, connection, src: str, dst: str, size_bytes: int, tag, in_network: bool):
+    def send(self, connection, src: str, dst: str, size_bytes: int, tag, in_network: bool, priority=None):
         """Send on ``connection`` (any hashable key, one per queue pair), after its earlier flows."""
         b = self.backend
         busy = connection in self._waiting
         b.hold, b.last_flow = busy, None
         try:
-            ev = b.send_in_network(src, dst, size_bytes, tag) if in_network else b.send(src, dst, size_bytes, tag)
+            ev = b.send_in_network(src, dst, size_bytes, tag) if in_network else \
+                    b.send(src, dst, size_bytes, tag, priority=priority)
         finally:
             b.hold = False
         flow, b.last_flow = b.last_flow, None

@@ -41,13 +41,13 @@ from ...records import EMPTY_TAG
 
 
 def send_in_order(backend, connection, src: str, dst: str, size_bytes: int, tag=EMPTY_TAG, *,
-                  in_network: bool = False):
+                  in_network: bool = False, priority: int | None = None):
     """``FlowBackend.send_in_order``: like ``send`` (``send_in_network`` if ``in_network``) on ``connection``
     (a hashable key, one per queue pair); the flow leaves its sender after the connection's earlier flows."""
     fifo = getattr(backend, "in_order", None)     # built on the first call
     if fifo is None:
         fifo = backend.in_order = InOrderSends(backend)
-    return fifo.send(connection, src, dst, size_bytes, tag, in_network)
+    return fifo.send(connection, src, dst, size_bytes, tag, in_network, priority)
 
 
 class InOrderSends:
@@ -69,13 +69,14 @@ class InOrderSends:
         self._conn_of: dict[int, object] = {}  # flow id of a connection's flow on the links -> connection
         self.held = 0                         # flows that waited behind an earlier flow of their connection
 
-    def send(self, connection, src: str, dst: str, size_bytes: int, tag, in_network: bool):
+    def send(self, connection, src: str, dst: str, size_bytes: int, tag, in_network: bool, priority=None):
         """Send on ``connection`` (any hashable key; one per queue pair): ``backend.send`` (or
         ``send_in_network``), the flow leaving its sender after the connection's earlier flows."""
         b = self.backend
         self._key = connection
         try:
-            return b.send_in_network(src, dst, size_bytes, tag) if in_network else b.send(src, dst, size_bytes, tag)
+            return b.send_in_network(src, dst, size_bytes, tag) if in_network else \
+                    b.send(src, dst, size_bytes, tag, priority=priority)
         finally:
             self._key = None
 

@@ -277,14 +277,14 @@ class PacketBackend(Backend):
         return ev
 
     def send_in_order(self, connection, src, dst, size_bytes: int, tag: FlowTag = EMPTY_TAG, *,
-                      in_network: bool = False):
+                      in_network: bool = False, priority: int | None = None):
         """Like :meth:`send` (``send_in_network`` if ``in_network``) on ``connection`` (a hashable key, one
         per queue pair): the flow's packets leave after the connection's earlier flows' (:mod:`.inorder`)."""
         fifo = self.in_order
         if fifo is None:
             from .inorder import InOrderSends
             fifo = self.in_order = InOrderSends(self)
-        return fifo.send(connection, src, dst, size_bytes, tag, in_network)
+        return fifo.send(connection, src, dst, size_bytes, tag, in_network, priority)
 
     def send_in_network(self, src, dst, size_bytes: int, tag: FlowTag = EMPTY_TAG):
         """A flow ending or starting at a reducing switch, which terminates / originates it (:mod:`.innetwork`)."""

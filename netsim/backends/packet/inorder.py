@@ -30,13 +30,14 @@ class InOrderSends:
         self._waiting: dict = {}               # connection -> held flows, present while one is sending
         self.held = 0                          # flows that waited behind an earlier flow of their connection
 
-    def send(self, connection, src: str, dst: str, size_bytes: int, tag, in_network: bool):
+    def send(self, connection, src: str, dst: str, size_bytes: int, tag, in_network: bool, priority=None):
         """Send on ``connection`` (any hashable key, one per queue pair), after its earlier flows."""
         b = self.backend
         b.hold = self._hold if connection in self._waiting else None
         b.last_flow = None
         try:
-            ev = b.send_in_network(src, dst, size_bytes, tag) if in_network else b.send(src, dst, size_bytes, tag)
+            ev = b.send_in_network(src, dst, size_bytes, tag) if in_network else \
+                    b.send(src, dst, size_bytes, tag, priority=priority)
         finally:
             b.hold = None
         flow = b.last_flow
