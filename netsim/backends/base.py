@@ -117,7 +117,7 @@ class Backend(ABC):
         """
 
     def send_batch(self, transfers: Sequence[Transfer], on_done: BatchCallback,
-                   keys: Sequence | None = None) -> None:
+                   keys: Sequence | None = None, connections: Sequence | None = None) -> None:
         """Start ``transfers`` now, in order, exactly as ``send`` would one after the other.
 
         Flows are numbered in list order. When transfers arrive, ``on_done(keys, records)`` is
@@ -129,8 +129,12 @@ class Backend(ABC):
         """
         if keys is None:
             keys = range(len(transfers))
-        for t, key in zip(transfers, keys):
-            ev = self.send(t.src, t.dst, t.size_bytes, t.tag)
+        in_order = getattr(self, "send_in_order", None) if connections is not None else None
+        for i, (t, key) in enumerate(zip(transfers, keys)):
+            if in_order is not None:       # ``connections[i]``: the transfer's queue pair (post order kept)
+                ev = in_order(connections[i], t.src, t.dst, t.size_bytes, t.tag)
+            else:
+                ev = self.send(t.src, t.dst, t.size_bytes, t.tag)
             cb = ArrivalCallback(on_done, key)
             if ev.callbacks is None:       # already processed
                 cb(ev)

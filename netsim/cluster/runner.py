@@ -42,11 +42,11 @@ class JobView:
         return self._backend.send_in_order(connection, src, dst, size_bytes, tag, in_network=in_network,
                                            priority=self._priority if priority is None else priority)
 
-    def send_batch(self, transfers, on_done, keys=None) -> None:
-        """The backend's batch path does not take a priority: unroll into this view's :meth:`send`
-        (the base backend's default), so every flow of the batch gets the job's class."""
+    def send_batch(self, transfers, on_done, keys=None, connections=None) -> None:
+        """The backend's batch path does not take a priority: unroll into this view's :meth:`send` /
+        :meth:`send_in_order` (the base backend's default), so every flow of the batch gets the job's class."""
         from ..backends.base import Backend
-        Backend.send_batch(self, transfers, on_done, keys)
+        Backend.send_batch(self, transfers, on_done, keys, connections)
 
     def __getattr__(self, name):
         return getattr(self._backend, name)

@@ -166,8 +166,7 @@ class Run:
         #: a backend that keeps a connection's chunks in post order (:mod:`netsim.backends.flow.inorder`);
         #: its chunks are sent one by one (send_batch does not know connections)
         self._in_order = getattr(backend, "send_in_order", None)
-        self._batch = self.batch_sends and getattr(backend, "send_batch", None) is not None \
-            and self._in_order is None
+        self._batch = self.batch_sends and getattr(backend, "send_batch", None) is not None
         self._pending: tuple[list, list] | None = None   # (transfers, keys) held by an open batch
         self._on_arrivals = self._arrivals               # one object: the backend groups arrivals by it
 
@@ -215,7 +214,7 @@ class Run:
             t = _new_tuple(Transfer, (conn.src, conn.dst, nbytes, tag))   # a Transfer, without its Python __new__
             pending = self._pending
             if pending is None:
-                self.backend.send_batch((t,), self._on_arrivals, ((conn, on_done),))
+                self.backend.send_batch((t,), self._on_arrivals, ((conn, on_done),), self._conns_of((conn,)))
             else:
                 pending[0].append(t)
                 pending[1].append((conn, on_done))
@@ -244,6 +243,10 @@ class Run:
             ev.callbacks.append(arrived)
 
     # -- batches ------------------------------------------------------------------------------------
+    def _conns_of(self, conns):
+        """The queue pairs to keep in order for a batch: ``conns`` when the backend orders connections."""
+        return conns if self._in_order is not None else None
+
     def open_batch(self) -> bool:
         """Hold the transfers posted from now on until :meth:`close_batch` (True if this call opened
         the batch, so the caller must close it; False when one is open or batches are off)."""
@@ -257,7 +260,7 @@ class Run:
         transfers, keys = self._pending
         self._pending = None
         if transfers:
-            self.backend.send_batch(transfers, self._on_arrivals, keys)
+            self.backend.send_batch(transfers, self._on_arrivals, keys, self._conns_of([k[0] for k in keys]))
 
     def _arrivals(self, keys: list, records: list) -> None:
         """Arrivals of this run's transfers (keys ``(connection, on_done)``), in delivery order:

@@ -46,11 +46,16 @@ from ..records import FlowTag
 #: ``path_key`` of a flow that is not routed (a local copy), and of rows written before keys existed
 NO_KEY = -1
 _SEP = "\x1f"       # ASCII unit separator: not in node, op or group names
+_TAG_CACHE = 4096   # tags whose text is kept (a collective step's flows share one tag object)
 
 
 def flow_text(src: str, dst: str, tag: FlowTag) -> str:
     """What the key of a flow from ``src`` to ``dst`` caused by ``tag`` is computed from."""
-    return (f"{src}\x1f{dst}\x1f{tag.job}\x1f{tag.iteration}\x1f{tag.op}\x1f{tag.group}\x1f"
+    return f"{src}\x1f{dst}\x1f{_tag_text(tag)}"
+
+
+def _tag_text(tag: FlowTag) -> str:
+    return (f"{tag.job}\x1f{tag.iteration}\x1f{tag.op}\x1f{tag.group}\x1f"
             f"{tag.collective}\x1f{tag.step}\x1f{tag.group_kind}\x1f{tag.tag}")
 
 
@@ -82,22 +87,33 @@ class FlowKeys:
     send order.
     """
 
-    __slots__ = ("_seen",)
+    __slots__ = ("_seen", "_tags")
 
     def __init__(self):
         self._seen: dict[int, int] = {}     # 64-bit digest of a flow text -> flows sent with it
+        self._tags: dict[int, tuple] = {}   # id(tag) -> (tag, its text's bytes): a step's flows share one tag
 
     def key(self, src: str, dst: str, tag: FlowTag) -> int:
         """The key of the next flow from ``src`` to ``dst`` with ``tag`` (counts it; a flow-file row: its row)."""
         if tag.row >= 0:
             return tag.row
-        text = flow_text(src, dst, tag)
-        raw = text.encode()
-        digest = zlib.crc32(raw) << 32 | zlib.adler32(raw)
+        tags = self._tags
+        ent = tags.get(id(tag))
+        if ent is None or ent[0] is not tag:
+            if len(tags) >= _TAG_CACHE:
+                tags.clear()
+            ent = tags[id(tag)] = (tag, _tag_text(tag).encode())
+        tb = ent[1]
+        pb = f"{src}\x1f{dst}\x1f".encode()
+        crc = zlib.crc32(tb, zlib.crc32(pb))         # = crc32 of the whole text (pb + tb)
+        digest = crc << 32 | zlib.adler32(tb, zlib.adler32(pb))
         seen = self._seen
         n = seen.get(digest, 0)
         seen[digest] = n + 1
-        return digest >> 32 if n == 0 else _key(raw, text, n)
+        if n == 0:
+            return crc
+        raw = pb + tb
+        return _key(raw, raw.decode(), n)
 
     def __len__(self) -> int:
         """Distinct flow texts seen."""

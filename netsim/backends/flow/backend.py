@@ -165,10 +165,10 @@ class FlowBackend(Backend):
         self.local_bytes += spec.size_bytes
         return self.local_copy(fid, spec)
 
-    def send_batch(self, transfers, on_done, keys=None) -> None:
-        """Start ``transfers`` now in one call, flow by flow as :meth:`send` would, arrivals of one
-        delivery time in one event (:func:`.batch.send_batch`)."""
-        send_batch(self, transfers, on_done, keys)
+    def send_batch(self, transfers, on_done, keys=None, connections=None) -> None:
+        """Start ``transfers`` now in one call, flow by flow as :meth:`send` would (on ``connections``,
+        in order, as :meth:`send_in_order`), arrivals of one delivery time in one event (:mod:`.batch`)."""
+        send_batch(self, transfers, on_done, keys, connections)
 
     send_in_order = send_in_order      # a connection's flows leave in post order (:mod:`.inorder`)
     def controller(self, name: str) -> RateController:

@@ -35,6 +35,7 @@ import simpy
 from simpy.events import NORMAL
 
 from ..base import ArrivalCallback, BatchCallback, Transfer
+from .inorder import in_order_sends
 from .newflow import UNSEEN, new_flow, resolve
 
 class BatchMember(NamedTuple):
@@ -86,7 +87,7 @@ def group_arrival(env, groups: dict, member, rec, end_ps: int) -> "ArrivalGroup"
 
 
 def send_batch(backend, transfers: Sequence[Transfer], on_done: BatchCallback,
-               keys: Sequence | None = None) -> None:
+               keys: Sequence | None = None, connections: Sequence | None = None) -> None:
     """Start ``transfers`` on flow backend ``backend`` now, in order (see the module docstring).
 
     ``on_done(keys, records)`` is called on arrival with the transfers' ``keys`` (default:
@@ -99,7 +100,11 @@ def send_batch(backend, transfers: Sequence[Transfer], on_done: BatchCallback,
     new_tuple = tuple.__new__
     ctl = None
     n = 0
-    for t, key in zip(transfers, keys):
+    fifo = None
+    if connections is not None:      # each transfer's queue pair: its flow leaves after the pair's earlier ones
+        fifo = getattr(backend, "in_order", None) or in_order_sends(backend)
+        start = backend._start       # now the FIFO's routing step (inorder.py)
+    for i, (t, key) in enumerate(zip(transfers, keys)):
         src, dst, size_bytes, tag = t
         info = resolve(pair_get, src, dst, size_bytes)
         if info is UNSEEN:
@@ -118,6 +123,8 @@ def send_batch(backend, transfers: Sequence[Transfer], on_done: BatchCallback,
         member = new_tuple(BatchMember, (on_done, key))    # a BatchMember, without its Python __new__
         f = new_flow(backend, info, src, dst, size_bytes, tag, ccname, prio, ctl, fid, now, member)
         n += 1
+        if fifo is not None:
+            fifo.key = connections[i]
         start(f, now)
     backend.n_flows += n
 

@@ -44,10 +44,14 @@ def send_in_order(backend, connection, src: str, dst: str, size_bytes: int, tag=
                   in_network: bool = False, priority: int | None = None):
     """``FlowBackend.send_in_order``: like ``send`` (``send_in_network`` if ``in_network``) on ``connection``
     (a hashable key, one per queue pair); the flow leaves its sender after the connection's earlier flows."""
-    fifo = getattr(backend, "in_order", None)     # built on the first call
-    if fifo is None:
-        fifo = backend.in_order = InOrderSends(backend)
+    fifo = getattr(backend, "in_order", None) or in_order_sends(backend)     # built on the first call
     return fifo.send(connection, src, dst, size_bytes, tag, in_network, priority)
+
+
+def in_order_sends(backend) -> "InOrderSends":
+    """Build flow backend ``backend``'s per-connection FIFOs (``backend.in_order``) and install them."""
+    fifo = backend.in_order = InOrderSends(backend)
+    return fifo
 
 
 class InOrderSends:
@@ -64,7 +68,7 @@ class InOrderSends:
         self._start = backend._start
         backend._start = self._route
         self.net.on_drained = self._drained
-        self._key = None                      # connection of the flow being built by send, else None
+        self.key = None                      # connection of the flow being built by send, else None
         self._waiting: dict = {}              # connection -> held flows, present while one is on the links
         self._conn_of: dict[int, object] = {}  # flow id of a connection's flow on the links -> connection
         self.held = 0                         # flows that waited behind an earlier flow of their connection
@@ -73,20 +77,20 @@ class InOrderSends:
         """Send on ``connection`` (any hashable key; one per queue pair): ``backend.send`` (or
         ``send_in_network``), the flow leaving its sender after the connection's earlier flows."""
         b = self.backend
-        self._key = connection
+        self.key = connection
         try:
             return b.send_in_network(src, dst, size_bytes, tag) if in_network else \
                     b.send(src, dst, size_bytes, tag, priority=priority)
         finally:
-            self._key = None
+            self.key = None
 
     def _route(self, f, now: int) -> None:
         """Start flow ``f`` now, or hold it behind the flow its connection has on the links."""
-        key = self._key
+        key = self.key
         if key is None:
             self._start(f, now)
             return
-        self._key = None
+        self.key = None
         q = self._waiting.get(key)
         if q is None:
             self._waiting[key] = deque()
