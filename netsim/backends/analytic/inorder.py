@@ -16,7 +16,7 @@ have changed while it waited). Its FCT counts the wait.
 """
 from __future__ import annotations
 
-from collections import deque
+from ...network.connections import ConnectionQueues
 
 
 class InOrderSends:
@@ -24,14 +24,18 @@ class InOrderSends:
 
     def __init__(self, backend):
         self.backend = backend
-        self._waiting: dict = {}               # connection -> held flows, present while one drains
+        self.queues = ConnectionQueues()
         self._conn_of: dict[int, object] = {}  # flow id of a connection's draining flow -> connection
-        self.held = 0                          # flows that waited behind an earlier flow of their connection
+
+    @property
+    def held(self) -> int:
+        """Flows that waited behind an earlier flow of their connection."""
+        return self.queues.held
 
     def send(self, connection, src: str, dst: str, size_bytes: int, tag, in_network: bool, priority=None):
         """Send on ``connection`` (any hashable key, one per queue pair), after its earlier flows."""
         b = self.backend
-        busy = connection in self._waiting
+        busy = self.queues.busy(connection)
         b.hold, b.last_flow = busy, None
         try:
             ev = b.send_in_network(src, dst, size_bytes, tag) if in_network else \
@@ -41,10 +45,9 @@ class InOrderSends:
         flow, b.last_flow = b.last_flow, None
         if flow is not None:
             if busy:
-                self._waiting[connection].append(flow)
-                self.held += 1
+                self.queues.hold(connection, flow)
             else:
-                self._waiting[connection] = deque()
+                self.queues.open(connection)
                 self._conn_of[flow.meta[0]] = connection
         return ev
 
@@ -53,11 +56,9 @@ class InOrderSends:
         key = self._conn_of.pop(flow.meta[0], None)
         if key is None:
             return
-        q = self._waiting[key]
-        if not q:
-            del self._waiting[key]
+        g = self.queues.release(key)
+        if g is None:
             return
-        g = q.popleft()
         b = self.backend
         fid, src, dst = g.meta[0], g.meta[1], g.meta[2]
         g = b._flow_on(b._route(src, dst, fid), g.meta, g.event)

@@ -35,8 +35,7 @@ queue pair's window does not restart per message).
 """
 from __future__ import annotations
 
-from collections import deque
-
+from ...network.connections import ConnectionQueues
 from ...records import EMPTY_TAG
 
 
@@ -69,9 +68,13 @@ class InOrderSends:
         backend._start = self._route
         self.net.on_drained = self._drained
         self.key = None                      # connection of the flow being built by send, else None
-        self._waiting: dict = {}              # connection -> held flows, present while one is on the links
+        self.queues = ConnectionQueues()      # busy connections, flows waiting behind them
         self._conn_of: dict[int, object] = {}  # flow id of a connection's flow on the links -> connection
-        self.held = 0                         # flows that waited behind an earlier flow of their connection
+
+    @property
+    def held(self) -> int:
+        """Flows that waited behind an earlier flow of their connection."""
+        return self.queues.held
 
     def send(self, connection, src: str, dst: str, size_bytes: int, tag, in_network: bool, priority=None):
         """Send on ``connection`` (any hashable key; one per queue pair): ``backend.send`` (or
@@ -91,27 +94,23 @@ class InOrderSends:
             self._start(f, now)
             return
         self.key = None
-        q = self._waiting.get(key)
-        if q is None:
-            self._waiting[key] = deque()
+        if not self.queues.busy(key):
+            self.queues.open(key)
             self._conn_of[f.fid] = key
             self._start(f, now)
         else:
             if f.ctl is not None:           # a dynamic controller took it at its send: not sending yet
                 f.ctl.release(f)
-            q.append(f)
-            self.held += 1
+            self.queues.hold(key, f)
 
     def _drained(self, f) -> None:
         """Flow ``f`` has left its sender (fluid completion, now): start its connection's next flow."""
         key = self._conn_of.pop(f.fid, None)
         if key is None:
             return
-        q = self._waiting[key]
-        if not q:
-            del self._waiting[key]
+        g = self.queues.release(key)
+        if g is None:
             return
-        g = q.popleft()
         self._conn_of[g.fid] = key
         now = self.net.env.now
         info = self._refresh(g)

@@ -19,7 +19,7 @@ the next flow back (a real queue pair's go-back-N would resend in order).
 """
 from __future__ import annotations
 
-from collections import deque
+from ...network.connections import ConnectionQueues
 
 
 class InOrderSends:
@@ -27,13 +27,17 @@ class InOrderSends:
 
     def __init__(self, backend):
         self.backend = backend
-        self._waiting: dict = {}               # connection -> held flows, present while one is sending
-        self.held = 0                          # flows that waited behind an earlier flow of their connection
+        self.queues = ConnectionQueues()       # busy connections, flows waiting behind them
+
+    @property
+    def held(self) -> int:
+        """Flows that waited behind an earlier flow of their connection."""
+        return self.queues.held
 
     def send(self, connection, src: str, dst: str, size_bytes: int, tag, in_network: bool, priority=None):
         """Send on ``connection`` (any hashable key, one per queue pair), after its earlier flows."""
         b = self.backend
-        b.hold = self._hold if connection in self._waiting else None
+        b.hold = self._hold if self.queues.busy(connection) else None
         b.last_flow = None
         try:
             ev = b.send_in_network(src, dst, size_bytes, tag) if in_network else \
@@ -43,14 +47,12 @@ class InOrderSends:
         flow = b.last_flow
         if flow is not None:
             b.last_flow = None
-            q = self._waiting.get(connection)
-            if q is None:
+            if not self.queues.busy(connection):
                 if flow.snd_nxt < flow.size:      # not all sent at once by an idle NIC inside send
-                    self._waiting[connection] = deque()
+                    self.queues.open(connection)
                     self._watch(connection, flow)
             else:
-                q.append(flow)
-                self.held += 1
+                self.queues.hold(connection, flow)
         return ev
 
     @staticmethod
@@ -71,11 +73,9 @@ class InOrderSends:
         flow.next_packet = next_packet
 
     def _release(self, connection, flow, now: int) -> None:
-        q = self._waiting[connection]
-        if not q:
-            del self._waiting[connection]
+        g = self.queues.release(connection)
+        if g is None:
             return
-        g = q.popleft()
         self._watch(connection, g)
         g.in_ring = False
         if g.port is flow.port:
