@@ -13,7 +13,12 @@ Layout of the timeline:
   topology a "link" is the ``src->dst`` node pair; with ``graph`` every flow
   is mapped to the directed links of the path its backend routed it on
   (``netsim.topology.Router`` with the row's ECMP key ``path_key``);
-* optionally one counter track per switch port from ``queues.csv``.
+* optionally one counter track per switch port from ``queues.csv``;
+* with ``--fast-forward on`` (packet backend, issue #21), a process
+  ``fast-forward`` with one complete event per skipped interval and
+  component, read from ``fast_forward.csv`` (name ``skip`` or ``skip N
+  cycles``; args: the frozen ``links`` and ``flows``). Jumps of separate
+  components may overlap in time, so they take lanes like the ops do.
 
 Timestamps are µs (the format's unit) with ns precision; ``displayTimeUnit``
 is ``ns``. ``otherData`` says how the trace was built (``ops``, ``flows``,
@@ -31,6 +36,7 @@ Left out: flow arrows between ops and flows, per-packet events.
 """
 from __future__ import annotations
 
+import csv
 import json
 import os
 from typing import Iterator
@@ -42,6 +48,9 @@ from .io import Run
 from .traceagg import FlowLinks, bin_bytes, coarsen, link_key, row_keys, throughput_events, used_links
 from .tracesource import FLOW_COLUMNS, TraceSource
 from .traffic import natural_key
+
+#: the packet backend's trace of skipped intervals (netsim.backends.packet.fftrace.SKIP_FILE)
+SKIP_FILE = "fast_forward.csv"
 
 STREAM_ORDER = ("compute", "tp", "pp", "dp", "ep")
 
@@ -193,6 +202,24 @@ def _queue_events(queues: pd.DataFrame, pid0: int) -> Iterator[dict]:
                 last = v
 
 
+def _skip_part(path: str, pid: int) -> tuple[Iterator[dict], str]:
+    """(events, description) of the skipped intervals in ``fast_forward.csv`` (one ``X`` per jump)."""
+    with open(path, encoding="utf-8", newline="") as fh:
+        rows = [(int(r["start_ns"]), int(r["end_ns"]), r["links"], r["flows"], int(r["cycles"]))
+                for r in csv.DictReader(fh)]
+
+    def events() -> Iterator[dict]:
+        lanes = _lanes([r[0] for r in rows], [r[1] for r in rows])
+        yield from _meta(pid, "fast-forward", pid)
+        for lane in sorted(set(lanes)):
+            yield from _meta(pid, "skipped" if lane == 0 else f"skipped #{lane + 1}", lane, tid=lane)
+        for (t0, t1, links, flows, cycles), lane in zip(rows, lanes):
+            yield {"ph": "X", "name": f"skip {cycles} cycles" if cycles else "skip", "cat": "fast-forward",
+                   "pid": pid, "tid": lane, "ts": _us(t0), "dur": _us(t1 - t0),
+                   "args": {"links": links, "flows": flows, "cycles": cycles}}
+    return events(), f"skipped intervals ({len(rows)} from {SKIP_FILE})"
+
+
 def _pid0(ops: pd.DataFrame) -> int:
     top = int(ops["rank"].max()) + 1 if len(ops) else 0
     pid0 = 1000
@@ -231,8 +258,11 @@ def _link_part(src: TraceSource, budget: int, graph, router, seed: int, pid0: in
 
 
 def plan_events(src: TraceSource, graph=None, router=None, seed: int = 0, queues: bool = True,
-                max_events: int = MAX_TRACE_EVENTS, max_queue_rows: int = MAX_QUEUE_ROWS):
-    """(event iterator, metadata) of a trace of ``src`` within about ``max_events`` events."""
+                max_events: int = MAX_TRACE_EVENTS, max_queue_rows: int = MAX_QUEUE_ROWS, skips: str | None = None):
+    """(event iterator, metadata) of a trace of ``src`` within about ``max_events`` events.
+
+    ``skips``: the run's ``fast_forward.csv``, if any (its skipped intervals, one event per jump).
+    """
     meta = {"generator": "netsim", "max_events": max_events}
     ops, extra = src.ops, None
     if len(ops) > max_events // 2:
@@ -245,6 +275,9 @@ def plan_events(src: TraceSource, graph=None, router=None, seed: int = 0, queues
     op_events = len(ops) + 4 * len(ops[["rank", "kind"]].drop_duplicates()) if len(ops) else 0  # + metadata
     link_ev, n_links, meta["flows"] = _link_part(src, max(0, max_events - op_events), graph, router, seed, pid0)
     parts = [_rank_events(ops, extra), link_ev]
+    if skips is not None:     # its pid: after the links, before the queues (pid0 * (2 + n_links // pid0))
+        ff_events, meta["fast_forward"] = _skip_part(skips, pid0 * (2 + n_links // pid0) - 1)
+        parts.append(ff_events)
     if not queues or not src.n_queue_rows:
         meta["queues"] = "none" if queues else "not asked for"
     elif src.n_queue_rows > max_queue_rows:
@@ -285,7 +318,9 @@ def write_trace(run_dir: str | os.PathLike, out: str | os.PathLike | None = None
     trace's ``otherData`` (how it was built, ``events`` written).
     """
     run_dir = os.fspath(run_dir)
-    events, meta = plan_events(TraceSource.of_dir(run_dir), graph, router, seed, queues, max_events)
+    skips = os.path.join(run_dir, SKIP_FILE)
+    events, meta = plan_events(TraceSource.of_dir(run_dir), graph, router, seed, queues, max_events,
+                               skips=skips if os.path.exists(skips) else None)
     if meta["flows"].startswith("none") and os.path.exists(os.path.join(run_dir, "fct_ops.csv")):
         meta["flows"] = "none (--fct per-op: per-op flow aggregates in fct_ops.csv)"
     out = os.fspath(out) if out is not None else os.path.join(run_dir, "trace.json")

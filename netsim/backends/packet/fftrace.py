@@ -11,9 +11,10 @@ whole network jumps (their samplers move with it); when one component jumps
 the samplers keep running and its queues read constant. With
 fast-forward off nothing is written (no file), so outputs stay byte-identical.
 
-Left out: the skipped intervals as events of ``trace.json`` (it is built
-from the CSV traces by :mod:`netsim.analysis.trace`, which does not read
-this file yet); a run interrupted before its end writes no fast_forward.csv
+``trace.json`` (built from the output folder by :mod:`netsim.analysis.trace`)
+reads this file: a process ``fast-forward`` with one complete event per row.
+
+Left out: a run interrupted before its end writes no fast_forward.csv
 (its summary.json still lists the intervals).
 """
 from __future__ import annotations

@@ -275,3 +275,46 @@ def test_dcqcn_limit_cycle_is_skipped_in_whole_cycles(dumbbell):
     for i in (0, 1):
         assert _rel(on[i].fct_ns, off[i].fct_ns) <= 0.03, i
     assert be_off.stats()["events"] >= 2.5 * be_on.stats()["events"]
+
+
+def test_trace_json_marks_each_skipped_interval_as_in_fast_forward_csv(tmp_path):
+    """trace.json has a process "fast-forward" with one complete event per row of fast_forward.csv (same
+    start, duration, links, flows, cycles); with fast-forward off there is no such process."""
+    import csv
+    flows = tmp_path / "two.csv"
+    flows.write_text("src,dst,size_bytes,start_ns\nleft0,right0,10MB,0\nleft1,right1,10MB,0\n", encoding="utf-8")
+    docs = {}
+    for mode in ("on", "off"):
+        out = tmp_path / mode
+        assert main(["flows", DUMBBELL, str(flows), "--out", str(out), "--cc", "none", "--quiet",
+                     "--fast-forward", mode]) == 0
+        docs[mode] = json.load(open(out / "trace.json"))
+    with open(tmp_path / "on" / "fast_forward.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows
+    ev = docs["on"]["traceEvents"]
+    pid = next(e["pid"] for e in ev if e["ph"] == "M" and e["args"].get("name") == "fast-forward")
+    skips = [e for e in ev if e["pid"] == pid and e["ph"] == "X"]
+    assert len(skips) == len(rows)
+    assert {e["pid"] for e in ev if e["ph"] != "M" and e["pid"] != pid}.isdisjoint({pid})
+    for e, r in zip(skips, rows):
+        assert e["cat"] == "fast-forward"
+        assert round(e["ts"] * 1000) == int(r["start_ns"])
+        assert round(e["dur"] * 1000) == int(r["end_ns"]) - int(r["start_ns"])
+        assert e["args"] == {"links": r["links"], "flows": r["flows"], "cycles": int(r["cycles"])}
+    assert "fast_forward" in docs["on"]["otherData"] and "fast_forward" not in docs["off"]["otherData"]
+    assert not any(e["ph"] == "M" and e["args"].get("name") == "fast-forward" for e in docs["off"]["traceEvents"])
+
+
+def test_overlapping_component_skips_take_separate_lanes(tmp_path):
+    """Two components skipped over overlapping times: their events go to two threads of the fast-forward
+    process (complete events of one thread never overlap), a third after both ends back to the first."""
+    from netsim.analysis.trace import _skip_part
+    p = tmp_path / "fast_forward.csv"
+    p.write_text("start_ns,end_ns,links,flows,cycles\n100,900,a->b,0,0\n500,1500,c->d,1,3\n1000,2000,a->b,0,0\n",
+                 encoding="utf-8")
+    events, why = _skip_part(str(p), 7)
+    xs = [e for e in events if e["ph"] == "X"]
+    assert [(e["tid"], e["name"], e["ts"], e["dur"]) for e in xs] == [
+        (0, "skip", 0.1, 0.8), (1, "skip 3 cycles", 0.5, 1.0), (0, "skip", 1.0, 1.0)]
+    assert {e["pid"] for e in xs} == {7} and "3 from fast_forward.csv" in why
