@@ -29,9 +29,14 @@ one per window, same set of flows) to :func:`plan_jump`, which returns a
 
 Either way the rates are the means over the whole windows or cycles tested;
 counters (marks, CNPs, retransmissions) advance at their counts over those
-(over the newest half of the cycles for a limit cycle), scaled to the jump; a pause or a drop on the ports in those rules a jump out; the jump ends ``margin`` windows
-before the earliest flow would end at its rate and never after the next
-event that is not the network's.
+(over the newest half of the cycles for a limit cycle), scaled to the jump; a
+pause or a drop on the ports in those rules a jump out; the jump ends
+``margin`` windows before the earliest flow would end at its rate and never
+after the next event that is not the network's. A limit-cycle jump also
+carries the component's ECN marks no further than their measured spread
+allows (:func:`counter_cycles`: the issue's 5 % or 10 events at 95 %): DCQCN
+marks come in bursts whose count per cycle varies by about a third, so a jump
+over many cycles measured over two would carry an error of 10-30 %.
 
 Left out: cycles whose period drifts by more than about a window over the
 tested cycles (they fail the per-cycle test and are not skipped), cycles
@@ -42,7 +47,7 @@ from __future__ import annotations
 import numpy as np
 
 from .ffcc import NS_TIMED
-from .ffstate import FLOW_COUNTERS, JumpPlan
+from .ffstate import FLOW_COUNTERS, PORT_COUNTERS, JumpPlan
 
 #: fewest windows a fixed point is tested over (netsim choice, issue #21: "several")
 FIXED_WINDOWS = 4
@@ -53,6 +58,14 @@ FIXED_MAX_WINDOWS = 32
 MIN_CYCLES = 3
 #: smallest mean autocorrelation at the period for a limit cycle (netsim choice: a clear periodicity)
 MIN_AUTOCORR = 0.2
+#: a jump's counter error bound, relative to the counter's total at the jump's end, and in events (issue
+#: #21: "drops, marks and pauses within 5 % or 10 events, whichever is larger")
+COUNTER_TOLERANCE = 0.05
+COUNTER_MIN_EVENTS = 10
+#: standard errors the jump's counter increment must stay within the bound by: the two-sided 95 % normal
+#: quantile, so the bound holds for about 19 jumps in 20 (one standard error: about 2 in 3)
+COUNTER_Z = 1.96
+_MARKS = PORT_COUNTERS.index("ecn_marks")
 #: index of the timeout counter in a snapshot's flow counters (never allowed in a steady state)
 _TIMEOUTS = FLOW_COUNTERS.index("timeouts")
 _RETRANSMITS = FLOW_COUNTERS.index("retransmits")
@@ -203,6 +216,33 @@ def _cycle(hist, d, queues, sent, tol: float, mtu: int) -> tuple:
     return p, k
 
 
+def counter_cycles(totals: np.ndarray, p: int, h: int) -> float:
+    """Most whole cycles a jump may carry a noisy counter over, from its running ``totals`` per window.
+
+    ``totals``: the counter (the component's ECN marks) at each snapshot of the cycles tested (``k p + 1``
+    values, ``p`` windows per cycle); the jump adds ``n`` x the mean count ``m`` of the newest ``h``
+    cycles, whose standard error is ``s / sqrt(h)``. ``s``, the count's standard deviation per cycle, is
+    that of the counts over every ``p``-window span of the cycles tested (all phases: a bursty counter's
+    spread shows in far more spans than the ``h`` cycle counts), and at least ``sqrt(m)`` (independent
+    marking draws of small probability, RED: a count at least as variable as a Poisson one). The jump
+    keeps its error ``n s / sqrt(h)`` at :data:`COUNTER_Z` standard errors within
+    :data:`COUNTER_TOLERANCE` x the total at its end (``totals[-1] + n m``) or
+    :data:`COUNTER_MIN_EVENTS`, whichever is larger: returns that largest ``n`` (``inf``: no bound).
+
+    >>> float(round(counter_cycles(np.array([300., 320., 338., 350., 370.]), 1, 2), 1))
+    3.9
+    """
+    m = float(totals[-1] - totals[-1 - h * p]) / h
+    if m <= 0:
+        return float("inf")                 # no such event in the cycles: the jump adds none
+    spans = totals[p:] - totals[:-p]
+    sd = float(spans.std(ddof=1)) if spans.size > 1 else 0.0
+    se = COUNTER_Z * max(sd, np.sqrt(m)) / np.sqrt(h)
+    rel = se - COUNTER_TOLERANCE * m        # n se <= tol (T + n m)  <=>  n (se - tol m) <= tol T
+    by_rel = float("inf") if rel <= 0 else COUNTER_TOLERANCE * float(totals[-1]) / rel
+    return max(by_rel, COUNTER_MIN_EVENTS / se)
+
+
 def _scaled(c0: tuple, c1: tuple, scale: float) -> tuple:
     return tuple(int(round((b - a) * scale)) for a, b in zip(c0, c1))
 
@@ -241,15 +281,17 @@ def plan_jump(net, hist: History, tol: float, cycle_tol: float, margin_windows: 
     if foreign is not None:
         dt = min(dt, foreign - last.t_ps)
     if k:                                                   # whole cycles only: the same phase
-        cycles = int(dt // (p * window))
+        h = max(2, (k + 1) // 2)                            # the cycles counters are measured over (below)
+        marks = np.array([sum(pc[_MARKS] for pc in s.port_counters) for s in hist.snaps[-1 - n:]], dtype=float)
+        cycles = int(min(dt // (p * window), counter_cycles(marks, p, h)))
         dt = cycles * p * window
     dt = int(dt)
     if any(f.cc_name in NS_TIMED for f in net.flows.values()):
         dt -= dt % 1000                                     # their timers are in whole ns
     if dt < min_jump_ps or (k and dt < p * window - 1000):
         return None
-    if k:       # counters from the newest half of the cycles: they still trend (DCQCN's marks fall as alpha settles)
-        first = hist[-1 - ((k + 1) // 2) * p]
+    if k:       # counters from the newest half of the cycles: they still trend (DCQCN's marks fall after the start-up)
+        first = hist[-1 - h * p]
     scale = dt / (last.t_ps - first.t_ps)
     n_own = len(FLOW_COUNTERS) - 1
     flow_bytes = {f: int(rates[f] * dt // net.flows[f].mss) * net.flows[f].mss for f in last.fids}
