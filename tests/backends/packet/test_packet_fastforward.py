@@ -325,3 +325,41 @@ def test_overlapping_component_skips_take_separate_lanes(tmp_path):
     assert [(e["tid"], e["name"], e["ts"], e["dur"]) for e in xs] == [
         (0, "skip", 0.1, 0.8), (1, "skip 3 cycles", 0.5, 1.0), (0, "skip", 1.0, 1.0)]
     assert {e["pid"] for e in xs} == {7} and "3 from fast_forward.csv" in why
+
+
+# --- the premise of exact memoisation (docs/packet.md, "Exact memoisation of a repeated step") ---------------
+@pytest.mark.parametrize("cc", ["dctcp", "dcqcn"])
+def test_a_step_repeated_from_an_empty_network_repeats_to_the_picosecond(cc):
+    """A ring all-reduce run twice on one backend, the second from an empty network 1.234567 ms after the
+    first's last record: every flow starts and ends at the same picosecond relative to its step, the ports count the
+    same packets and marks in both, and no port's random stream moved (nothing queued: no draw)."""
+    from netsim.backends.base import TraceSinks
+    from netsim.backends.packet.backend import PacketBackend
+    from netsim.collectives.api import run_collective
+    from netsim.records import ListSink
+    env = simpy.Environment()
+    be = PacketBackend(star(8), env=env, params={}, seed=0, cc=cc, cc_params={}, sinks=TraceSinks(fct=ListSink()),
+                       keep_flows=True)
+    ports = list(be.net.ports.values())
+    rng0 = [p.rng.getstate() for p in ports]
+    steps = []
+
+    def driver(env):
+        for _ in range(2):
+            assert not be.net.active                                  # it starts from an empty network
+            t0, c0 = env.now, [(p.tx_packets, p.ecn_marks) for p in ports]
+            proc = run_collective(be, "allreduce", [f"h{i}" for i in range(8)], 2 * 2**20, algorithm="ring")
+            yield proc
+            steps.append((t0, [(p.tx_packets - a, p.ecn_marks - b) for p, (a, b) in zip(ports, c0)]))
+            yield env.timeout(1_234_567_000)
+
+    env.process(driver(env))
+    env.run()
+    flows = sorted(be.all_flows.values(), key=lambda f: f.fid)
+    n = len(flows) // 2
+    assert n == 2 * 7 * 8 and all(f.end_ps > f.start_ps for f in flows)
+    rel = [[(f.start_ps - t0, f.end_ps - t0) for f in part] for part, (t0, _c) in
+           zip((flows[:n], flows[n:]), steps)]
+    assert rel[0] == rel[1] and steps[0][0] < steps[1][0]
+    assert steps[0][1] == steps[1][1] and sum(c[0] for c in steps[0][1]) > 0
+    assert [p.rng.getstate() for p in ports] == rng0
