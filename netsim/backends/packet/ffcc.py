@@ -12,6 +12,8 @@ from the algorithm's source (netsim/transport/cc/):
   move (the next ACK acknowledges the usual amount), so nothing to shift;
 * DCQCN: its three lazy timers (``_next_alpha``, ``_next_rate``,
   ``_next_dec``, ns, ``inf`` while inactive) and its CNP and cut counters;
+  a fixed point is tested over at least one period of its rate-increase
+  timer while that runs (:func:`timer_span_ns`);
 * Cubic: the epoch start (ns) and classic HyStart's round start and last
   ACK (ns); its HyStart rounds, like DCTCP's windows, count in its own
   acknowledged-bytes total, which the jump leaves alone.
@@ -34,6 +36,7 @@ class CcState:
     counters: tuple = ()       # running counts, advanced at their per-cycle rate
     sub_time_ns: tuple = ()    # (sub-object attribute, its ns-time attributes...)
     window_rtts: int = 4       # detector window in base RTTs (see WINDOW_RTTS_*)
+    timers: tuple = ()         # (next-time attribute, period attribute in ns): a timer that may move the rate
 
 
 #: detector window of a window-based algorithm (DCTCP, Cubic): its sawtooth spans several RTTs, so a
@@ -50,7 +53,7 @@ CC_STATE = {
     "none": CcState(window_rtts=WINDOW_RTTS_PACED),
     "dctcp": CcState(window_rtts=WINDOW_RTTS_WINDOWED),
     "dcqcn": CcState(time_ns=("_next_alpha", "_next_rate", "_next_dec"), counters=("cnps", "rate_cuts"),
-                     window_rtts=WINDOW_RTTS_PACED),
+                     window_rtts=WINDOW_RTTS_PACED, timers=(("_next_rate", "rate_period_ns"),)),
     "cubic": CcState(time_ns=("epoch_start_ns",), sub_time_ns=("hs_classic", "round_start_ns", "last_ack_ns"),
                      window_rtts=WINDOW_RTTS_WINDOWED),
 }
@@ -67,6 +70,21 @@ def window_rtts(cc_name: str) -> int:
     """Detector window (base RTTs) the algorithm needs (the largest over the active flows is used)."""
     st = CC_STATE.get(cc_name)
     return WINDOW_RTTS_WINDOWED if st is None else st.window_rtts
+
+
+def timer_span_ns(flow) -> int:
+    """Longest period (ns) of the running timers that may change ``flow``'s rate (0: none running).
+
+    A fixed point must be tested over at least this long: a rate unchanged over less than one period of
+    DCQCN's rate-increase timer (300 us under the hpcc preset, 4 detector windows are ~50 us) only says
+    the timer has not fired yet, as between the mark bursts of its limit cycle.
+    """
+    st = CC_STATE.get(flow.cc_name)
+    if st is None or not st.timers:
+        return 0
+    cc = flow.cc
+    return max((int(getattr(cc, per)) for nxt, per in st.timers if not math.isinf(getattr(cc, nxt, math.inf))),
+               default=0)
 
 
 def counters(flow) -> tuple:

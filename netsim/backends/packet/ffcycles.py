@@ -5,7 +5,8 @@ one per window, same set of flows) to :func:`plan_jump`, which returns a
 :class:`.ffstate.JumpPlan` or ``None``. Two kinds of steady state:
 
 * **fixed point** (``none``, one DCTCP flow, flows at line rate on their own
-  links): over the last 4 to 32 windows, every flow delivered bytes in every
+  links): over the last 4 to 32 windows (and at least one period of a running
+  rate-increase timer, :func:`.ffcc.timer_span_ns`), every flow delivered bytes in every
   window and its mean window delivery (its rate) is known within the
   tolerance (standard error of the mean; first and second half within twice
   that); no queue drifted by more than tolerance x its bytes sent + one MTU,
@@ -46,7 +47,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ffcc import NS_TIMED
+from .ffcc import NS_TIMED, timer_span_ns
 from .ffstate import FLOW_COUNTERS, PORT_COUNTERS, JumpPlan
 
 #: fewest windows a fixed point is tested over (netsim choice, issue #21: "several")
@@ -216,31 +217,35 @@ def _cycle(hist, d, queues, sent, tol: float, mtu: int) -> tuple:
     return p, k
 
 
-def counter_cycles(totals: np.ndarray, p: int, h: int) -> float:
-    """Most whole cycles a jump may carry a noisy counter over, from its running ``totals`` per window.
+def counter_cycles(totals: np.ndarray, p: int, h: int, run_total: float, spent: float = 0.0) -> tuple:
+    """Most whole cycles a jump may carry a noisy counter over, and the error one cycle adds.
 
     ``totals``: the counter (the component's ECN marks) at each snapshot of the cycles tested (``k p + 1``
     values, ``p`` windows per cycle); the jump adds ``n`` x the mean count ``m`` of the newest ``h``
     cycles, whose standard error is ``s / sqrt(h)``. ``s``, the count's standard deviation per cycle, is
     that of the counts over every ``p``-window span of the cycles tested (all phases: a bursty counter's
     spread shows in far more spans than the ``h`` cycle counts), and at least ``sqrt(m)`` (independent
-    marking draws of small probability, RED: a count at least as variable as a Poisson one). The jump
-    keeps its error ``n s / sqrt(h)`` at :data:`COUNTER_Z` standard errors within
-    :data:`COUNTER_TOLERANCE` x the total at its end (``totals[-1] + n m``) or
-    :data:`COUNTER_MIN_EVENTS`, whichever is larger: returns that largest ``n`` (``inf``: no bound).
+    marking draws of small probability, RED: a count at least as variable as a Poisson one). Each cycle
+    carried adds ``e = COUNTER_Z s / sqrt(h)`` to the run's error bound, summed over its jumps (``spent``
+    so far; a sum, not a root sum of squares: jumps of one component share their measurements). The
+    bound stays within :data:`COUNTER_TOLERANCE` x the run's total at the jump's end (``run_total`` now
+    + ``n m``) or :data:`COUNTER_MIN_EVENTS`, whichever is larger. Returns ``(n, e)``; ``n`` is ``inf``
+    when the cycles had no such event.
 
-    >>> float(round(counter_cycles(np.array([300., 320., 338., 350., 370.]), 1, 2), 1))
-    3.9
+    >>> n, e = counter_cycles(np.array([300., 320., 338., 350., 370.]), 1, 2, 370.)
+    >>> float(round(n, 1)), float(round(e, 2))
+    (3.9, 5.54)
     """
     m = float(totals[-1] - totals[-1 - h * p]) / h
     if m <= 0:
-        return float("inf")                 # no such event in the cycles: the jump adds none
+        return float("inf"), 0.0            # no such event in the cycles: the jump adds none
     spans = totals[p:] - totals[:-p]
     sd = float(spans.std(ddof=1)) if spans.size > 1 else 0.0
     se = COUNTER_Z * max(sd, np.sqrt(m)) / np.sqrt(h)
-    rel = se - COUNTER_TOLERANCE * m        # n se <= tol (T + n m)  <=>  n (se - tol m) <= tol T
-    by_rel = float("inf") if rel <= 0 else COUNTER_TOLERANCE * float(totals[-1]) / rel
-    return max(by_rel, COUNTER_MIN_EVENTS / se)
+    rel = se - COUNTER_TOLERANCE * m        # spent + n se <= tol (T + n m)  <=>  n (se - tol m) <= tol T - spent
+    room = COUNTER_TOLERANCE * run_total - spent
+    by_rel = float("inf") if rel <= 0 else max(0.0, room) / rel
+    return max(by_rel, (COUNTER_MIN_EVENTS - spent) / se), se
 
 
 def _scaled(c0: tuple, c1: tuple, scale: float) -> tuple:
@@ -248,21 +253,25 @@ def _scaled(c0: tuple, c1: tuple, scale: float) -> tuple:
 
 
 def plan_jump(net, hist: History, tol: float, cycle_tol: float, margin_windows: int,
-              min_jump_ps: int, component: bool = False, test_cycle: bool = True) -> JumpPlan | None:
+              min_jump_ps: int, component: bool = False, test_cycle: bool = True,
+              marks_spent: float = 0.0) -> JumpPlan | None:
     """The jump the snapshots ``hist`` allow (``None``: not steady, or less than ``min_jump_ps``).
 
     ``tol`` is the fixed-point tolerance, ``cycle_tol`` the limit-cycle one (``fast_forward_tolerance``,
     ``fast_forward_cycle_tolerance``); ``component``: one component jumps while the rest runs, so
     events outside the network do not bound the jump (the component thaws on contact instead);
-    ``test_cycle``: also try the limit-cycle test (the caller spaces it out: it reads the whole history).
+    ``test_cycle``: also try the limit-cycle test (the caller spaces it out: it reads the whole history);
+    ``marks_spent``: the ECN-mark error bound the run's earlier jumps used (:func:`counter_cycles`).
     """
     last = hist[-1]
     if not last.jumpable:
         return None
     mtu = int(net.params["mtu_bytes"])
-    n = min(len(hist) - 1, FIXED_MAX_WINDOWS)
+    timer_ps = max((timer_span_ns(net.flows[f]) for f in last.fids), default=0) * 1000
+    win_ps = last.t_ps - hist[-2].t_ps if len(hist) > 1 else 1
+    n = min(len(hist) - 1, max(FIXED_MAX_WINDOWS, -(-timer_ps // max(1, win_ps))))
     p, k = 1, 0
-    if not (n >= FIXED_WINDOWS and _halves_agree(hist[-1 - n:], tol)
+    if not (n >= FIXED_WINDOWS and last.t_ps - hist[-1 - n].t_ps >= timer_ps and _halves_agree(hist[-1 - n:], tol)
             and _fixed(hist.snaps[-1 - n:], *hist.matrices(n + 1), tol, mtu)):
         if not test_cycle:
             return None
@@ -283,7 +292,9 @@ def plan_jump(net, hist: History, tol: float, cycle_tol: float, margin_windows: 
     if k:                                                   # whole cycles only: the same phase
         h = max(2, (k + 1) // 2)                            # the cycles counters are measured over (below)
         marks = np.array([sum(pc[_MARKS] for pc in s.port_counters) for s in hist.snaps[-1 - n:]], dtype=float)
-        cycles = int(min(dt // (p * window), counter_cycles(marks, p, h)))
+        by_marks, mark_err = counter_cycles(marks, p, h, sum(q.ecn_marks for q in net.ports.values()),
+                                            marks_spent)
+        cycles = int(min(dt // (p * window), by_marks))
         dt = cycles * p * window
     dt = int(dt)
     if any(f.cc_name in NS_TIMED for f in net.flows.values()):
@@ -298,5 +309,6 @@ def plan_jump(net, hist: History, tol: float, cycle_tol: float, margin_windows: 
     fc = {f: _scaled(first.flow_counters[f][:n_own] + first.flow_counters[f][n_own + 1:],
                      last.flow_counters[f][:n_own] + last.flow_counters[f][n_own + 1:], scale) for f in last.fids}
     pc = tuple(_scaled(c0, c1, scale) for c0, c1 in zip(first.port_counters, last.port_counters))
+    n_cycles = int(round(dt / (p * window))) if k else 0
     return JumpPlan(dt, flow_bytes, fc, pc, _scaled(first.net_counters, last.net_counters, scale), p,
-                    int(round(dt / (p * window))) if k else 0)
+                    n_cycles, n_cycles * mark_err if k else 0.0)

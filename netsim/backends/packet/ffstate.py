@@ -63,6 +63,7 @@ class JumpPlan:
     net_counters: tuple      # increments of NET_COUNTERS
     period_windows: int = 1  # detector windows per cycle of the steady state (1: a fixed point)
     cycles: int = 0          # whole cycles jumped (0 for a fixed point)
+    marks_err: float = 0.0   # the ECN marks' error bound this jump adds (ffcycles.counter_cycles)
 
 
 def network_is_deterministic(net, params) -> bool:
