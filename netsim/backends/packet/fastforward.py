@@ -202,6 +202,7 @@ class FastForward:
                 "skipped_sim_time_ns": (self.skipped_ps + 500) // PS_PER_NS,
                 "skipped_packets": self.skipped_packets, "tolerance": self.tol,
                 "cycle_tolerance": self.cycle_tol, "deterministic_network": self.eligible_net,
+                "ecn_marks_error_bound": round(self.marks_err, 1),
                 "skipped_intervals_ns": [[(a + 500) // PS_PER_NS, (b + 500) // PS_PER_NS]
                                          for a, b, *_rest in self.intervals]}
 
