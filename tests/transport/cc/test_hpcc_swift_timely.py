@@ -238,6 +238,73 @@ def test_timely_hpcc_preset_as_hpcc_ns3():
     assert scaled.delta == pytest.approx(25e6)                  # run.py: RATE_AI = 10 x bw / 10 Mb/s
 
 
+def _code(**kw):
+    return Timely(Timely.PARAMS.resolve({"preset": "code", **kw}), mss_bytes=1000, line_rate_bps=10e9,
+                  base_rtt_ns=6_500)
+
+
+def test_timely_code_preset_as_the_reference_code():
+    """Preset code (timely-code-snippet.cc with its per-packet-pacing recommendations): alpha 0.02,
+    T_low 0, T_high 1 ms, delta 10 Mb/s at 10 Gb/s, minRTT = the path's base RTT, an event per ACK."""
+    cc = _code()
+    assert (cc.a, cc.t_low, cc.t_high, cc.delta, cc.min_rtt, cc.segment, cc.pace_segment) == \
+        (0.02, 0.0, 1_000_000.0, pytest.approx(10e6), 6_500.0, 1, False)
+    cc.target_bps = 5e9
+    cc.on_ack(0, 1000, 10_000, False, 0)
+    cc.on_ack(100, 1000, 10_000, False, 0)  # every ACK is an event
+    assert cc.events == 2
+
+
+def test_timely_code_preset_hai_counts_raw_negative_differences():
+    """The code counts consecutive negative raw RTT differences (a flat RTT resets it); Algorithm 1 as
+    the paper preset has it counts non-positive smoothed gradients (a flat RTT reaches HAI)."""
+    for rtts, want in (([100_000 - 1_000 * k for k in range(7)], [1, 1, 1, 1, 1, 5, 5]),
+                       ([100_000] * 7, [1] * 7)):
+        cc = _code(t_low_ns=0)
+        cc.target_bps = 5e9
+        rates = []
+        for rtt in rtts:
+            cc.completion(rtt)
+            rates.append(cc.target_bps)
+        assert [round((b - a) / 10e6) for a, b in zip([5e9] + rates, rates)] == want
+    paper = _timely()
+    paper.target_bps = 5e9
+    for _ in range(7):
+        paper.completion(100_000)
+    assert paper.target_bps == pytest.approx(5e9 + (4 + 3 * 5) * 10e6)
+
+
+def test_timely_cut_capped_at_half_the_rate():
+    """The reference code caps one update's decrease at half the rate ("decrease in rate capped by 0.5
+    times the old rate"; preset code); Algorithm 1 has no cap and HPCC's ns-3 floors 1 - beta g at 0
+    (presets paper and hpcc: down to the rate floor)."""
+    cc = _code(t_low_ns=0)                  # minRTT 6.5 us
+    cc.target_bps = 5e9
+    cc.completion(100_000)
+    cc.completion(900_000)                  # in the band, gradient 0.02 x 800 / 6.5 = 2.5: beta g > 1
+    assert cc.target_bps == pytest.approx(0.5 * (5e9 + 10e6))
+    for c in (_timely(), Timely(Timely.PARAMS.resolve({"preset": "hpcc"}), mss_bytes=1000, line_rate_bps=100e9,
+                                base_rtt_ns=5000)):
+        c.target_bps = 10e9
+        c.completion(100_000)
+        c.completion(400_000)               # gradient 0.875 x 300 / 20 = 13
+        assert c.target_bps == c.min_rate
+
+
+def test_timely_code_preset_gradient_cut_not_scaled_by_the_interval():
+    """The code's delta_factor scales the increases and the T_high cut, not the gradient cut."""
+    cc = _code()
+    cc.target_bps = 5e9
+    cc.completion(100_000, 0)
+    cc.completion(101_000, 1_000)            # 1 us later (f = 1/6.5): rtt_diff 0.02 x 1 us, g = 20 / 6500
+    assert cc.target_bps == pytest.approx((5e9 + 10e6) * (1 - 0.8 * 20 / 6_500))
+    paper = _timely()
+    paper.target_bps = 5e9
+    paper.completion(100_000, 0)
+    paper.completion(101_000, 1_000)         # paper preset: x f = 1/20 as well
+    assert paper.target_bps == pytest.approx((5e9 + 10e6) * (1 - (1 / 20) * 0.8 * 875 / 20_000))
+
+
 def test_timely_steps_scaled_by_the_update_interval():
     """Preset paper: every step x min(1, dt / minRTT) (the reference code's delta_factor); hpcc: unscaled."""
     cc = _timely()
