@@ -86,11 +86,10 @@ def measure() -> dict:
         t = c.timely_rtt(params, until_ns=c.TIMELY_PAPER_UNTIL_NS, rate_bps=c.TIMELY_PAPER_RATE_BPS)
         out[f"{key}_p5_us"], out[f"{key}_p95_us"] = t["p5_ns"] / 1e3, t["p95_ns"] / 1e3
         out[f"{key}_minrtt_us"] = t["min_rtt_ns"] / 1e3
-    for key, params, kw in (
-            ("timelyc10", c.TIMELY_CODE_PARAMS, dict(until_ns=c.TIMELY_PAPER_UNTIL_NS, rate_bps=c.TIMELY_PAPER_RATE_BPS)),
-            ("timelyc", c.TIMELY_CODE_PARAMS, {}),
-            ("timelyc10m", {**c.TIMELY_CODE_PARAMS, "t_low_ns": 50_000, "pacing": "segment", "segment_bytes": 64_000},
-             dict(until_ns=c.TIMELY_PAPER_UNTIL_NS, rate_bps=c.TIMELY_PAPER_RATE_BPS))):
+    ten_g = dict(until_ns=c.TIMELY_PAPER_UNTIL_NS, rate_bps=c.TIMELY_PAPER_RATE_BPS)
+    seg64 = {**c.TIMELY_CODE_PARAMS, "t_low_ns": 50_000, "pacing": "segment", "segment_bytes": 64_000}
+    for key, params, kw in (("timelyc10", c.TIMELY_CODE_PARAMS, ten_g), ("timelyc", c.TIMELY_CODE_PARAMS, {}),
+                            ("timelyc10m", seg64, ten_g)):
         t = c.timely_rtt(params, **kw)
         out[f"{key}_p5_us"], out[f"{key}_p95_us"] = t["p5_ns"] / 1e3, t["p95_ns"] / 1e3
         out[f"{key}_base_us"] = t["base_rtt_ns"] / 1e3

@@ -95,7 +95,7 @@ class EgressMixin:
                 return
         else:
             return
-        if pkt.intl is not None and self.int_stamps:  # INT stamp (netsim.transport.telemetry.stamp, inlined); not at a NIC
+        if pkt.intl is not None and self.int_stamps:  # INT stamp (netsim.transport.telemetry); not at a NIC
             pkt.intl.append(new_hop(IntHop, (self, self.qtotal, self.tx_bytes + pkt.size, now, self.rate_bps)))
         t = pkt.size * self.ps_per_byte + self.rem
         ser = int(t)

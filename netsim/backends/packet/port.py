@@ -255,7 +255,7 @@ class Port(EgressMixin, WireMixin, PfcMixin):
     # -- transmission -----------------------------------------------------------------------------
     def start(self, pkt, now: int) -> None:
         """Serialize ``pkt`` from ``now`` (ps, the port is idle); schedule its arrival at the peer."""
-        if pkt.intl is not None and self.int_stamps:  # INT stamp (netsim.transport.telemetry.stamp, inlined)
+        if pkt.intl is not None and self.int_stamps:  # INT stamp (netsim.transport.telemetry)
             pkt.intl.append(new_hop(IntHop, (self, self.qtotal, self.tx_bytes + pkt.size, now, self.rate_bps)))
         t = pkt.size * self.ps_per_byte + self.rem
         ser = int(t)

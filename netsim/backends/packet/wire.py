@@ -67,7 +67,7 @@ class WireMixin:
             now = pkt.ts_arr
             if port.busy_until <= now:
                 if not port.paused[pkt.prio]:
-                    if pkt.intl is not None and port.int_stamps:  # INT stamp (telemetry.stamp, inlined)
+                    if pkt.intl is not None and port.int_stamps:  # INT stamp (netsim.transport.telemetry)
                         pkt.intl.append(new_hop(IntHop, (port, port.qtotal, port.tx_bytes + pkt.size, now,
                                                          port.rate_bps)))
                     t = pkt.size * port.ps_per_byte + port.rem
