@@ -17,6 +17,9 @@ latest RTT sample ``new_rtt``:
   ``N = 1``; ``gradient > 0``: ``R ← R·(1 − β·gradient)``;
 * one event takes at most ``max_cut`` of the rate off (the reference code:
   half; Algorithm 1 and HPCC's ns-3: no cap, down to the floor);
+* a flow's first event applies the law with a zero difference (Algorithm 1,
+  the code) or only records the RTT (``first_event_records_only``, HPCC's
+  ns-3);
 * every step is scaled by ``f = min(1, time since the flow's last update /
   min_rtt)`` (``scale_by_interval``; the authors' reference code, and the
   update interval ``max(segment/R, minRTT)`` of Zhu et al.'s TIMELY model;
@@ -101,17 +104,18 @@ PRESETS: dict[str, dict] = {
         "t_low_ns": 50_000, "t_high_ns": 500_000, "delta_bps": 10e6, "delta_per_line_rate": 0.0,
         "hai_any_increase": False, "min_rtt_ns": 20_000, "segment_bytes": 16_000,
         "scale_by_interval": True, "pacing": "segment", "max_cut": 1.0, "alpha": 0.875,
-        "hai_raw_diff": False, "scale_gradient_cut": True,
+        "hai_raw_diff": False, "scale_gradient_cut": True, "first_event_records_only": False,
     },
     "hpcc": {
         "_source": f"{_HPCC}: simulation/run.py cc=timely (RATE_AI 10*bw/10 Mb/s = line rate / 1000, "
                    "RATE_HAI 5 x RATE_AI, T_low/T_high/minRTT left at RdmaHw's TimelyTLow 50000 ns, "
                    "TimelyTHigh 500000 ns, TimelyMinRtt 20000 ns); RdmaHw::UpdateRateTimely: one update "
-                   "per RTT, every increase counts towards HAI (also below T_low)",
+                   "per RTT, every increase counts towards HAI (also below T_low), the first RTT's update "
+                   "only records the RTT (m_lastUpdateSeq == 0)",
         "t_low_ns": 50_000, "t_high_ns": 500_000, "delta_bps": 0.0, "delta_per_line_rate": 1e-3,
         "hai_any_increase": True, "min_rtt_ns": 20_000, "segment_bytes": 0,
         "scale_by_interval": False, "pacing": "packet", "max_cut": 1.0, "alpha": 0.875,
-        "hai_raw_diff": False, "scale_gradient_cut": False,
+        "hai_raw_diff": False, "scale_gradient_cut": False, "first_event_records_only": True,
     },
     "code": {
         "_source": f"{_CODE}, as published with its recommended values for per-packet pacing: ewma_alpha 0.02, "
@@ -124,12 +128,13 @@ PRESETS: dict[str, dict] = {
         "t_low_ns": 0, "t_high_ns": 1_000_000, "delta_bps": 0.0, "delta_per_line_rate": 1e-3,
         "hai_any_increase": False, "min_rtt_ns": 0, "segment_bytes": 1, "scale_by_interval": True,
         "pacing": "packet", "max_cut": 0.5, "alpha": 0.02, "hai_raw_diff": True, "scale_gradient_cut": False,
+        "first_event_records_only": False,
     },
 }
 DEFAULT_PRESET = "paper"
 _FROM_PRESET = ("t_low_ns", "t_high_ns", "delta_bps", "delta_per_line_rate", "hai_any_increase", "min_rtt_ns",
                 "segment_bytes", "scale_by_interval", "pacing", "max_cut", "alpha", "hai_raw_diff",
-                "scale_gradient_cut")
+                "scale_gradient_cut", "first_event_records_only")
 
 
 _p = partial(preset_param, PRESETS)
@@ -162,6 +167,7 @@ class Timely(CongestionControl):
         _p("hai_any_increase", "bool", "every increase (also below T_low) counts towards HAI and may use it"),
         _p("hai_raw_diff", "bool", "HAI counts consecutive completions whose raw RTT difference is negative "
            "(the reference code) rather than non-positive smoothed gradients"),
+        _p("first_event_records_only", "bool", "a flow's first completion event only records its RTT"),
         _p("scale_gradient_cut", "bool", "the min(1, dt/min_rtt) factor also scales the gradient decrease"),
         _p("min_rtt_ns", "time", "gradient normaliser (0 = the path's base RTT)"),
         _p("segment_bytes", "size", "acknowledged bytes per completion event (0 = one event per RTT: the "
@@ -188,6 +194,7 @@ class Timely(CongestionControl):
         self.delta = float(p["delta_bps"]) or float(p["delta_per_line_rate"]) * self.line_rate_bps
         self.hai_any = bool(p["hai_any_increase"])
         self.hai_raw = bool(p["hai_raw_diff"])
+        self.first_records = bool(p["first_event_records_only"])
         self.scale_cut = bool(p["scale_gradient_cut"])
         self.hai_n, self.hai_after = int(p["hai_n"]), int(p["hai_after"])
         self.min_rtt = float(p["min_rtt_ns"]) or float(max(self.base_rtt_ns, 1))
@@ -263,6 +270,8 @@ class Timely(CongestionControl):
         f = self._factor(now_ns) if now_ns is not None else 1.0
         if self.prev_rtt is None:
             self.prev_rtt = new_rtt
+            if self.first_records:    # HPCC ns-3: the first RTT's event only records the RTT
+                return
         raw = new_rtt - self.prev_rtt
         self.rtt_diff = (1.0 - self.a) * self.rtt_diff + self.a * raw
         self.prev_rtt = new_rtt

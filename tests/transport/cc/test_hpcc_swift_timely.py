@@ -218,16 +218,17 @@ def test_timely_gradient_and_hai():
 
 def test_timely_hpcc_preset_as_hpcc_ns3():
     """Preset hpcc (HPCC run.py cc=timely + RdmaHw): δ = line rate / 1000, minRTT 20 us, per-RTT events,
-    and every increase counts towards HAI — also below T_low, where the paper adds only δ."""
+    the first event only records the RTT (UpdateRateTimely with m_lastUpdateSeq == 0), and every increase
+    counts towards HAI — also below T_low, where the paper adds only δ."""
     cc = Timely(Timely.PARAMS.resolve({"preset": "hpcc"}), mss_bytes=1000, line_rate_bps=100e9, base_rtt_ns=5000)
     assert (cc.delta, cc.min_rtt, cc.segment, cc.t_low, cc.t_high) == (100e6, 20_000, 0, 50_000, 500_000)
     cc.target_bps = 10e9
     rates = []
-    for _ in range(7):                      # RTT below T_low: 5 x δ, then HAI (N = 5) from the 6th increase
+    for _ in range(8):                      # RTT below T_low: nothing, 5 x δ, then HAI (N = 5) from the 6th increase
         cc.completion(10_000)
         rates.append(cc.target_bps)
     steps = [round((b - a) / 100e6) for a, b in zip([10e9] + rates, rates)]
-    assert steps == [1, 1, 1, 1, 1, 5, 5]
+    assert steps == [0, 1, 1, 1, 1, 1, 5, 5]
     paper = _timely()
     paper.target_bps = 10e9
     for _ in range(7):
@@ -316,9 +317,9 @@ def test_timely_steps_scaled_by_the_update_interval():
     assert cc.target_bps == pytest.approx((10e9 + 12.5e6) * (1 - 0.25 * 0.8 * 0.5))
     h = Timely(Timely.PARAMS.resolve({"preset": "hpcc"}), mss_bytes=1000, line_rate_bps=100e9, base_rtt_ns=5000)
     h.target_bps = 10e9
-    h.completion(10_000, 0)
+    h.completion(10_000, 0)                 # the first event records the RTT only
     h.completion(10_000, 1_000)
-    assert h.target_bps == pytest.approx(10e9 + 2 * 100e6)
+    assert h.target_bps == pytest.approx(10e9 + 100e6)
 
 
 def test_timely_segment_pacing_bursts_at_line_rate_then_waits():
