@@ -23,6 +23,9 @@ TIMELY_PAPER_UNTIL_NS = 200_000_000
 #: paper's parameters (the ``paper`` preset's values) at 10 Gb/s, two senders to one receiver through one
 #: switch, both flows starting at 5 Gb/s, per-packet pacing
 TIMELY_ZHU_PARAMS = {"preset": "paper", "pacing": "packet", "init_rate_bps": 5e9}
+#: the authors' reference code (timely-code-snippet.cc) with its recommendation for per-packet pacing
+#: (T_low 0, T_high 1 ms, alpha 0.02, an update per ACK, minRTT = the path's base RTT): the ``code`` preset
+TIMELY_CODE_PARAMS = {"preset": "code"}
 #: not a sourced setting: the ``paper`` run paced per packet with the gradient normalised by 100 us, whose
 #: in-band loop gain is below the stability limit (the check of the explanation of the band check)
 TIMELY_STABLE_PARAMS = {"preset": "paper", "pacing": "packet", "min_rtt_ns": 100_000}

@@ -34,6 +34,9 @@ from operator import itemgetter
 
 
 _new = tuple.__new__
+#: ``new_hop(IntHop, (port, qlen, tx, ts, rate))`` builds a record at C speed; the packet backend stamps
+#: with it, written out where a switch egress starts a transmission (no Python call per stamped packet)
+new_hop = _new
 
 #: bytes of one INT hop record in HPCC's ns-3 ``IntHop`` (a 64-bit word: rate, time, bytes, queue)
 INT_HOP_BYTES = 8
@@ -70,19 +73,3 @@ class IntHop(tuple):
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"IntHop(q={self[1]} tx={self[2]} ts={self[3]} B={self[4]:g})"
-
-
-def stamp(port, pkt, now_ps: int) -> None:
-    """Egress hook: ``port`` starts transmitting ``pkt`` at ``now_ps``; append its hop if a switch.
-
-    Called by the packet backend's egress port for every packet whose
-    ``intl`` is not ``None`` (the one line of the hook): data packets only,
-    as an ACK carries the list it echoes in ``echo``
-    (:meth:`netsim.transport.flow.Flow.send_control`). Packets leaving a
-    host NIC are left alone: only a port whose ``int_stamps`` is set (its
-    node forwards: a switch) stamps.
-    """
-    if not port.int_stamps:
-        return
-    # the port's own counter of every byte it sent (``tx_bytes``, counted after this hook) plus this packet
-    pkt.intl.append(_new(IntHop, (port, port.qtotal, port.tx_bytes + pkt.size, now_ps, port.rate_bps)))

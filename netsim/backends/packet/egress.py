@@ -28,7 +28,7 @@ from __future__ import annotations
 from heapq import heappush
 
 from ...transport.packet import CONTROL_PRIORITY
-from ...transport.telemetry import stamp as int_stamp
+from ...transport.telemetry import IntHop, new_hop
 from .scheduler import NORMAL
 
 
@@ -95,8 +95,8 @@ class EgressMixin:
                 return
         else:
             return
-        if pkt.intl is not None and self.int_stamps:  # INT hook (netsim.transport.telemetry); not at a NIC
-            int_stamp(self, pkt, now)
+        if pkt.intl is not None and self.int_stamps:  # INT stamp (netsim.transport.telemetry); not at a NIC
+            pkt.intl.append(new_hop(IntHop, (self, self.qtotal, self.tx_bytes + pkt.size, now, self.rate_bps)))
         t = pkt.size * self.ps_per_byte + self.rem
         ser = int(t)
         self.rem = t - ser

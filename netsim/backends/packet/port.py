@@ -45,7 +45,7 @@ from collections import deque
 from heapq import heappush
 
 from ...transport.packet import CONTROL_PRIORITY, N_PRIORITIES
-from ...transport.telemetry import stamp as int_stamp
+from ...transport.telemetry import IntHop, new_hop
 from .egress import EgressMixin
 from .pfcport import PfcMixin
 from .scheduler import NORMAL
@@ -255,7 +255,8 @@ class Port(EgressMixin, WireMixin, PfcMixin):
     # -- transmission -----------------------------------------------------------------------------
     def start(self, pkt, now: int) -> None:
         """Serialize ``pkt`` from ``now`` (ps, the port is idle); schedule its arrival at the peer."""
-        if pkt.intl is not None: int_stamp(self, pkt, now)  # noqa: E701  (INT hook: netsim.transport.telemetry)
+        if pkt.intl is not None and self.int_stamps:  # INT stamp (netsim.transport.telemetry)
+            pkt.intl.append(new_hop(IntHop, (self, self.qtotal, self.tx_bytes + pkt.size, now, self.rate_bps)))
         t = pkt.size * self.ps_per_byte + self.rem
         ser = int(t)
         self.rem = t - ser

@@ -172,30 +172,83 @@ class HPCC(CongestionControl):
 
     # -- hooks -----------------------------------------------------------------------------------
     def on_telemetry(self, now_ns: int, hops, ack_seq: int, snd_nxt: int) -> None:
-        """NewAck: an ACK echoed ``hops`` (:class:`~netsim.transport.telemetry.IntHop` list)."""
-        u = self.measure_inflight(hops)
+        """NewAck: an ACK echoed ``hops`` (:class:`~netsim.transport.telemetry.IntHop` list).
+
+        The per-ACK hot path: :meth:`measure_inflight`, :meth:`compute_window`
+        and :meth:`_set_window` written out in one body (no calls), with the
+        reference-window update once per RTT (``ack_seq > lastUpdateSeq``) and
+        the fast-react window on the other ACKs; the three methods stay the
+        reference, and tests/transport/cc/test_hpcc_swift_timely.py checks
+        this body against them ACK by ACK.
+        """
+        # MeasureInflight
+        prev = self.hops
+        self.hops = hops
+        t_ps = self._t_ps
+        best = -1.0
+        tau = 0
+        if len(hops) == 1 and len(prev) == 1:    # one switch on the path (the same hop rule, no loop)
+            p_port, p_q, p_tx, p_ts, _ = prev[0]
+            port, q, tx, ts, rate_bps = hops[0]
+            if p_port is port and ts > p_ts:
+                tau = ts - p_ts
+                if p_q < q:
+                    q = p_q
+                best = q * 8e12 / (rate_bps * t_ps) + (tx - p_tx) * 8e12 / tau / rate_bps
+        else:
+            for (p_port, p_q, p_tx, p_ts, _), (port, q, tx, ts, rate_bps) in zip(prev, hops):
+                if p_port is not port:          # hop i of this ACK against hop i of the previous one
+                    continue
+                dt = ts - p_ts
+                if dt <= 0:
+                    continue
+                if p_q < q:
+                    q = p_q
+                u = q * 8e12 / (rate_bps * t_ps) + (tx - p_tx) * 8e12 / dt / rate_bps
+                if u > best:
+                    best = u
+                    tau = dt
+        u = self.u
+        if best >= 0.0:
+            if tau < t_ps:
+                f = tau / t_ps
+                self.u = u = (1.0 - f) * u + f * best
+            else:                               # tau capped at T: U = u of this ACK
+                self.u = u = best
+        # ComputeWind (U floored at MIN_U)
+        if u < MIN_U:
+            u = MIN_U
+        eta = self.eta
         if ack_seq > self.last_update_seq:
-            w = self.compute_window(u, True)
+            if u >= eta or self.inc_stage >= self.max_stage:
+                w = self.wc / (u / eta) + self.w_ai_bytes
+                self.inc_stage = 0
+            else:
+                w = self.wc + self.w_ai_bytes
+                self.inc_stage += 1
+            wc = w                          # W^c = w, kept within [w_min, w_init]
+            if wc < self.w_min:
+                wc = self.w_min
+            if wc > self.w_init:
+                wc = self.w_init
+            self.wc = wc
             self.last_update_seq = snd_nxt
-            self.wc = min(max(self.wc, self.w_min), self.w_init)
-            self._set_window(w)
-        elif self.fast_react:   # _set_window(compute_window(u, False)), inlined: the per-ACK hot path
-            eta = self.eta
-            if u < MIN_U:
-                u = MIN_U
+        elif self.fast_react:
             if u >= eta or self.inc_stage >= self.max_stage:
                 w = self.wc / (u / eta) + self.w_ai_bytes
             else:
                 w = self.wc + self.w_ai_bytes
-            if w < self.w_min:
-                w = self.w_min
-            if w > self.w_init:
-                w = self.w_init
-            self.cwnd_bytes = w
-            r = w * 8e9 / self.t_ns
-            line = self.line_rate_bps
-            self.rate_bps = line if line < r else r
-        self.hops = hops
+        else:
+            return
+        # _set_window
+        if w < self.w_min:
+            w = self.w_min
+        if w > self.w_init:
+            w = self.w_init
+        self.cwnd_bytes = w
+        r = w * 8e9 / self.t_ns
+        line = self.line_rate_bps
+        self.rate_bps = line if line < r else r
 
     def sample(self):
         return self.cwnd_bytes, self.rate_bps, self.u

@@ -12,10 +12,18 @@ latest RTT sample ``new_rtt``:
   ``R ← R·(1 − β·(1 − T_high/new_rtt))``;
 * otherwise ``gradient ≤ 0``: ``R += N·δ`` with ``N = hai_n`` once the
   gradient has been ≤ 0 for ``hai_after`` consecutive events (hyperactive
-  increase), else ``N = 1``; ``gradient > 0``: ``R ← R·(1 − β·gradient)``.
+  increase; ``hai_raw_diff``: once the raw RTT difference has been < 0 for
+  ``hai_after`` consecutive events, as the reference code counts), else
+  ``N = 1``; ``gradient > 0``: ``R ← R·(1 − β·gradient)``;
+* one event takes at most ``max_cut`` of the rate off (the reference code:
+  half; Algorithm 1 and HPCC's ns-3: no cap, down to the floor);
+* a flow's first event applies the law with a zero difference (Algorithm 1,
+  the code) or only records the RTT (``first_event_records_only``, HPCC's
+  ns-3);
 * every step is scaled by ``f = min(1, time since the flow's last update /
   min_rtt)`` (``scale_by_interval``; the authors' reference code, and the
-  update interval ``max(segment/R, minRTT)`` of Zhu et al.'s TIMELY model);
+  update interval ``max(segment/R, minRTT)`` of Zhu et al.'s TIMELY model;
+  the code leaves the gradient cut unscaled: ``scale_gradient_cut`` off);
 * the rate stays in ``[min_rate_bps, line rate]``; the flow starts at line
   rate (TIMELY starts a host's first flow at ``C/(N+1)`` = C, Zhu et al. §4)
   unless ``init_rate_bps``;
@@ -31,7 +39,13 @@ The RTT sample is the latest ACK's (for a segment: its last packet's, i.e.
 completion time − send time without the segment's own serialization, the
 paper's §3.1 definition). ``min_rtt_ns`` = 0 uses the path's base RTT.
 
-Why the RTT does not stay in ``[T_low, T_high]``: the law has no fixed
+Three presets: ``paper`` (the paper's §6 values, Zhu et al.'s α and minRTT,
+16 KB segments), ``hpcc`` (HPCC's ns-3 TIMELY) and ``code`` (the authors'
+reference code with its values for per-packet pacing: T_low 0, T_high 1 ms,
+α 0.02, an event per ACK, minRTT = the path's base RTT).
+
+Why the RTT does not stay in ``[T_low, T_high]`` with T_low = 50 µs (presets
+``paper`` and ``hpcc``; with ``code`` it does): the law has no fixed
 point (Zhu, Ghobadi, Misra, Padhye, CoNEXT 2016, Theorem 1: at ``g = 0`` the
 rate still grows by δ; with ``≤`` moved it has infinitely many, any RTT in
 the band, with arbitrary unfairness), so it cycles. Inside the band it is a
@@ -48,8 +62,9 @@ the three regions, the EWMA weight α on the newest RTT difference, the
 fixed minRTT normaliser, HAI after five non-positive-gradient completions,
 the rate floor and line-rate cap, each flow's own completions (a flow
 counts only its own acknowledged bytes). The reference code counts HAI on
-raw RTT differences below zero; here on the smoothed gradient, as the paper
-states it.
+raw RTT differences below zero, caps a cut at half the rate and does not
+scale the gradient cut by ``f``: preset ``code`` does the same; ``paper``
+counts smoothed gradients, as the paper states it, without a cap.
 
 Left out: the NIC's completion batching beyond ``segment_bytes``, sending
 segments "at less than line rate" (the paper's exact burst rate is not
@@ -88,21 +103,38 @@ PRESETS: dict[str, dict] = {
                    f"{_CODE}, which pairs T_low 50 us with 64 KB-message pacing)",
         "t_low_ns": 50_000, "t_high_ns": 500_000, "delta_bps": 10e6, "delta_per_line_rate": 0.0,
         "hai_any_increase": False, "min_rtt_ns": 20_000, "segment_bytes": 16_000,
-        "scale_by_interval": True, "pacing": "segment",
+        "scale_by_interval": True, "pacing": "segment", "max_cut": 1.0, "alpha": 0.875,
+        "hai_raw_diff": False, "scale_gradient_cut": True, "first_event_records_only": False,
     },
     "hpcc": {
         "_source": f"{_HPCC}: simulation/run.py cc=timely (RATE_AI 10*bw/10 Mb/s = line rate / 1000, "
                    "RATE_HAI 5 x RATE_AI, T_low/T_high/minRTT left at RdmaHw's TimelyTLow 50000 ns, "
                    "TimelyTHigh 500000 ns, TimelyMinRtt 20000 ns); RdmaHw::UpdateRateTimely: one update "
-                   "per RTT, every increase counts towards HAI (also below T_low)",
+                   "per RTT, every increase counts towards HAI (also below T_low), the first RTT's update "
+                   "only records the RTT (m_lastUpdateSeq == 0)",
         "t_low_ns": 50_000, "t_high_ns": 500_000, "delta_bps": 0.0, "delta_per_line_rate": 1e-3,
         "hai_any_increase": True, "min_rtt_ns": 20_000, "segment_bytes": 0,
-        "scale_by_interval": False, "pacing": "packet",
+        "scale_by_interval": False, "pacing": "packet", "max_cut": 1.0, "alpha": 0.875,
+        "hai_raw_diff": False, "scale_gradient_cut": False, "first_event_records_only": True,
+    },
+    "code": {
+        "_source": f"{_CODE}, as published with its recommended values for per-packet pacing: ewma_alpha 0.02, "
+                   "t_low 0 (\"0 if using per-packet pacing, 50us if using per 64KB message pacing\"), t_high "
+                   "1 ms, additiveIncrement 10 Mb/s for 10 Gb/s line rate (line rate / 1000), decreaseFactor 0.8, "
+                   "HAI_Thresh 5 consecutive negative raw RTT differences, the cut per update capped at half the "
+                   "rate, delta_factor min(1, dt/minRTT) on the increases and the T_high decrease but not on the "
+                   "gradient decrease, minRTT the fixed minimum network RTT (here the path's base RTT), invoked "
+                   "on every ACK",
+        "t_low_ns": 0, "t_high_ns": 1_000_000, "delta_bps": 0.0, "delta_per_line_rate": 1e-3,
+        "hai_any_increase": False, "min_rtt_ns": 0, "segment_bytes": 1, "scale_by_interval": True,
+        "pacing": "packet", "max_cut": 0.5, "alpha": 0.02, "hai_raw_diff": True, "scale_gradient_cut": False,
+        "first_event_records_only": False,
     },
 }
 DEFAULT_PRESET = "paper"
 _FROM_PRESET = ("t_low_ns", "t_high_ns", "delta_bps", "delta_per_line_rate", "hai_any_increase", "min_rtt_ns",
-                "segment_bytes", "scale_by_interval", "pacing")
+                "segment_bytes", "scale_by_interval", "pacing", "max_cut", "alpha", "hai_raw_diff",
+                "scale_gradient_cut", "first_event_records_only")
 
 
 _p = partial(preset_param, PRESETS)
@@ -120,10 +152,7 @@ class Timely(CongestionControl):
               f"paper: {_SRC}; hpcc: HPCC ns-3 run.py cc=timely + RdmaHw defaults", choices=tuple(PRESETS)),
         _p("t_low_ns", "time", "below this RTT: additive increase", minimum=0),
         _p("t_high_ns", "time", "above this RTT: multiplicative decrease", minimum=1),
-        Param("alpha", 0.875, "float", "EWMA weight of the newest RTT difference",
-              f"{_ZHU} §4 (the paper's value 0.875, weight on the newest difference as in their "
-              f"Algorithm 1); HPCC ns-3 RdmaHw TimelyAlpha 0.875 ({_CODE} recommends 0.02)",
-              minimum=0.0, maximum=1.0),
+        _p("alpha", "float", "EWMA weight of the newest RTT difference", minimum=0.0, maximum=1.0),
         Param("beta", 0.8, "float", "multiplicative-decrease factor",
               f"HPCC ns-3 RdmaHw TimelyBeta 0.8; the same decreaseFactor 0.8 in {_CODE}",
               minimum=0.0, maximum=1.0),
@@ -136,12 +165,18 @@ class Timely(CongestionControl):
               f"{_SRC} §4.3 (five completion events); {_CODE} HAI_Thresh 5; HPCC ns-3 m_incStage >= 5",
               minimum=1),
         _p("hai_any_increase", "bool", "every increase (also below T_low) counts towards HAI and may use it"),
+        _p("hai_raw_diff", "bool", "HAI counts consecutive completions whose raw RTT difference is negative "
+           "(the reference code) rather than non-positive smoothed gradients"),
+        _p("first_event_records_only", "bool", "a flow's first completion event only records its RTT"),
+        _p("scale_gradient_cut", "bool", "the min(1, dt/min_rtt) factor also scales the gradient decrease"),
         _p("min_rtt_ns", "time", "gradient normaliser (0 = the path's base RTT)"),
         _p("segment_bytes", "size", "acknowledged bytes per completion event (0 = one event per RTT: the "
            "first ACK beyond the data sent at the last event)"),
         _p("scale_by_interval", "bool", "scale every step by min(1, time since the last update / min_rtt)"),
         _p("pacing", "choice", "packet: every packet paced at the rate; segment: each segment_bytes back to "
            "back at line rate, then a gap that brings the segment to the rate", choices=("packet", "segment")),
+        _p("max_cut", "float", "largest fraction of the rate one completion may take off (1 = down to "
+           "min_rate_bps)", minimum=0.0, maximum=1.0),
         Param("init_rate_bps", 0.0, "rate", "rate a flow starts at (0 = line rate; capped at the line rate)",
               f"{_ZHU} §4: TIMELY starts a host's new flow at C/(N+1) with N flows already active (C for "
               "the first); their validation starts every flow at C/N", minimum=0),
@@ -158,10 +193,14 @@ class Timely(CongestionControl):
         self.a, self.beta = float(p["alpha"]), float(p["beta"])
         self.delta = float(p["delta_bps"]) or float(p["delta_per_line_rate"]) * self.line_rate_bps
         self.hai_any = bool(p["hai_any_increase"])
+        self.hai_raw = bool(p["hai_raw_diff"])
+        self.first_records = bool(p["first_event_records_only"])
+        self.scale_cut = bool(p["scale_gradient_cut"])
         self.hai_n, self.hai_after = int(p["hai_n"]), int(p["hai_after"])
         self.min_rtt = float(p["min_rtt_ns"]) or float(max(self.base_rtt_ns, 1))
         self.segment = int(p["segment_bytes"])
         self.min_rate = float(p["min_rate_bps"])
+        self.keep = 1.0 - float(p["max_cut"])   # the rate after a completion is at least keep x the rate before
         w = int(p["window_bytes"])
         self.cwnd_bytes = w if w > 0 else math.inf
         self.rate_bps = self.line_rate_bps
@@ -231,8 +270,13 @@ class Timely(CongestionControl):
         f = self._factor(now_ns) if now_ns is not None else 1.0
         if self.prev_rtt is None:
             self.prev_rtt = new_rtt
-        self.rtt_diff = (1.0 - self.a) * self.rtt_diff + self.a * (new_rtt - self.prev_rtt)
+            if self.first_records:    # HPCC ns-3: the first RTT's event only records the RTT
+                return
+        raw = new_rtt - self.prev_rtt
+        self.rtt_diff = (1.0 - self.a) * self.rtt_diff + self.a * raw
         self.prev_rtt = new_rtt
+        if self.hai_raw:              # reference code: the count follows the raw differences alone
+            self.neg_count = self.neg_count + 1 if raw < 0 else 0
         gradient = self.rtt_diff / self.min_rtt
         r = self.target_bps
         if new_rtt < self.t_low:
@@ -241,20 +285,26 @@ class Timely(CongestionControl):
                 self.neg_count += 1
             else:                     # Algorithm 1: δ only
                 r += self.delta * f
-                self.neg_count = 0
+                if not self.hai_raw:
+                    self.neg_count = 0
         elif new_rtt > self.t_high:
             r *= 1.0 - f * self.beta * (1.0 - self.t_high / new_rtt)
-            self.neg_count = 0
+            if not self.hai_raw:
+                self.neg_count = 0
         elif gradient <= 0.0:
             if self.hai_any:          # HPCC ns-3: HAI once hai_after increases came before this one
                 r += (self.hai_n if self.neg_count >= self.hai_after else 1) * self.delta * f
                 self.neg_count += 1
             else:                     # Algorithm 1: the hai_after-th non-positive gradient already uses HAI
-                self.neg_count += 1
+                if not self.hai_raw:
+                    self.neg_count += 1
                 r += (self.hai_n if self.neg_count >= self.hai_after else 1) * self.delta * f
         else:
-            self.neg_count = 0
-            r *= 1.0 - min(1.0, f * self.beta * gradient)
+            if not self.hai_raw:
+                self.neg_count = 0
+            r *= 1.0 - min(1.0, (f if self.scale_cut else 1.0) * self.beta * gradient)
+        if r < self.keep * self.target_bps:
+            r = self.keep * self.target_bps
         self.target_bps = min(self.line_rate_bps, max(self.min_rate, r))
         if not self.pace_segment:
             self.rate_bps = self.target_bps

@@ -63,6 +63,49 @@ def test_hpcc_fast_react_ack_is_compute_window_without_update(stage):
         assert (cc.cwnd_bytes, cc.rate_bps, cc.wc, cc.inc_stage) == (ref.cwnd_bytes, ref.rate_bps, 90_000.0, stage)
 
 
+def _hpcc_reference_ack(cc, hops, ack_seq, snd_nxt):
+    """NewAck written with the reference methods: MeasureInflight, ComputeWind, the window/rate."""
+    u = cc.measure_inflight(hops)
+    if ack_seq > cc.last_update_seq:
+        w = cc.compute_window(u, True)
+        cc.last_update_seq = snd_nxt
+        cc.wc = min(max(cc.wc, cc.w_min), cc.w_init)
+        cc._set_window(w)
+    elif cc.fast_react:
+        cc._set_window(cc.compute_window(u, False))
+    cc.hops = hops
+
+
+@pytest.mark.parametrize("n_hops", [1, 2, 3])
+@pytest.mark.parametrize("over", [{}, {"preset": "hpcc"}, {"fast_react": False}, {"max_stage": 2}])
+def test_hpcc_inlined_ack_path_equals_the_reference_methods(over, n_hops):
+    """on_telemetry (Algorithm 1 written out in one body, the per-ACK hot path, with a loop-free
+    branch for one switch hop) leaves U, W^c, the stage, lastUpdateSeq, the window and the rate
+    exactly where the reference methods do, ACK by ACK, over 400 random ACKs on paths of 1-3 switch
+    hops (queues up to 20 MB, idle gaps beyond T, zero-dt repeats, a rerouted hop, a path that
+    gains a hop)."""
+    import random
+    rng = random.Random(7 + n_hops)
+    ports = [object() for _ in range(5)]
+    rates = [100e9, 25e9, 400e9, 100e9]
+    fast, ref = _hpcc(**over), _hpcc(**over)
+    ts, tx, seq = [0] * 4, [0] * 4, 0
+    for k in range(400):
+        hops = []
+        for i in range(n_hops + (k % 41 == 0)):
+            ts[i] += rng.choice([0, 1_000_000, 3_000_000, 12_000_000])
+            tx[i] += rng.randrange(0, 150_000)
+            port = ports[4] if (i == n_hops - 1 and k % 37 == 0) else ports[i]
+            hops.append(IntHop(port, rng.choice([0, 0, 3_000, 40_000, 400_000, 20_000_000]), tx[i], ts[i],
+                               rates[i]))
+        seq += rng.randrange(0, 3_000)
+        snd_nxt = seq + rng.randrange(0, 200_000)
+        fast.on_telemetry(k, hops, seq, snd_nxt)
+        _hpcc_reference_ack(ref, hops, seq, snd_nxt)
+        state = lambda c: (c.u, c.wc, c.inc_stage, c.last_update_seq, c.cwnd_bytes, c.rate_bps)  # noqa: E731
+        assert state(fast) == state(ref), k
+
+
 def test_hpcc_measure_inflight_by_hand():
     cc = _hpcc()
     port = object()
@@ -175,16 +218,17 @@ def test_timely_gradient_and_hai():
 
 def test_timely_hpcc_preset_as_hpcc_ns3():
     """Preset hpcc (HPCC run.py cc=timely + RdmaHw): δ = line rate / 1000, minRTT 20 us, per-RTT events,
-    and every increase counts towards HAI — also below T_low, where the paper adds only δ."""
+    the first event only records the RTT (UpdateRateTimely with m_lastUpdateSeq == 0), and every increase
+    counts towards HAI — also below T_low, where the paper adds only δ."""
     cc = Timely(Timely.PARAMS.resolve({"preset": "hpcc"}), mss_bytes=1000, line_rate_bps=100e9, base_rtt_ns=5000)
     assert (cc.delta, cc.min_rtt, cc.segment, cc.t_low, cc.t_high) == (100e6, 20_000, 0, 50_000, 500_000)
     cc.target_bps = 10e9
     rates = []
-    for _ in range(7):                      # RTT below T_low: 5 x δ, then HAI (N = 5) from the 6th increase
+    for _ in range(8):                      # RTT below T_low: nothing, 5 x δ, then HAI (N = 5) from the 6th increase
         cc.completion(10_000)
         rates.append(cc.target_bps)
     steps = [round((b - a) / 100e6) for a, b in zip([10e9] + rates, rates)]
-    assert steps == [1, 1, 1, 1, 1, 5, 5]
+    assert steps == [0, 1, 1, 1, 1, 1, 5, 5]
     paper = _timely()
     paper.target_bps = 10e9
     for _ in range(7):
@@ -193,6 +237,73 @@ def test_timely_hpcc_preset_as_hpcc_ns3():
     scaled = Timely(Timely.PARAMS.resolve({"preset": "hpcc"}), mss_bytes=1000, line_rate_bps=25e9,
                     base_rtt_ns=5000)
     assert scaled.delta == pytest.approx(25e6)                  # run.py: RATE_AI = 10 x bw / 10 Mb/s
+
+
+def _code(**kw):
+    return Timely(Timely.PARAMS.resolve({"preset": "code", **kw}), mss_bytes=1000, line_rate_bps=10e9,
+                  base_rtt_ns=6_500)
+
+
+def test_timely_code_preset_as_the_reference_code():
+    """Preset code (timely-code-snippet.cc with its per-packet-pacing recommendations): alpha 0.02,
+    T_low 0, T_high 1 ms, delta 10 Mb/s at 10 Gb/s, minRTT = the path's base RTT, an event per ACK."""
+    cc = _code()
+    assert (cc.a, cc.t_low, cc.t_high, cc.delta, cc.min_rtt, cc.segment, cc.pace_segment) == \
+        (0.02, 0.0, 1_000_000.0, pytest.approx(10e6), 6_500.0, 1, False)
+    cc.target_bps = 5e9
+    cc.on_ack(0, 1000, 10_000, False, 0)
+    cc.on_ack(100, 1000, 10_000, False, 0)  # every ACK is an event
+    assert cc.events == 2
+
+
+def test_timely_code_preset_hai_counts_raw_negative_differences():
+    """The code counts consecutive negative raw RTT differences (a flat RTT resets it); Algorithm 1 as
+    the paper preset has it counts non-positive smoothed gradients (a flat RTT reaches HAI)."""
+    for rtts, want in (([100_000 - 1_000 * k for k in range(7)], [1, 1, 1, 1, 1, 5, 5]),
+                       ([100_000] * 7, [1] * 7)):
+        cc = _code(t_low_ns=0)
+        cc.target_bps = 5e9
+        rates = []
+        for rtt in rtts:
+            cc.completion(rtt)
+            rates.append(cc.target_bps)
+        assert [round((b - a) / 10e6) for a, b in zip([5e9] + rates, rates)] == want
+    paper = _timely()
+    paper.target_bps = 5e9
+    for _ in range(7):
+        paper.completion(100_000)
+    assert paper.target_bps == pytest.approx(5e9 + (4 + 3 * 5) * 10e6)
+
+
+def test_timely_cut_capped_at_half_the_rate():
+    """The reference code caps one update's decrease at half the rate ("decrease in rate capped by 0.5
+    times the old rate"; preset code); Algorithm 1 has no cap and HPCC's ns-3 floors 1 - beta g at 0
+    (presets paper and hpcc: down to the rate floor)."""
+    cc = _code(t_low_ns=0)                  # minRTT 6.5 us
+    cc.target_bps = 5e9
+    cc.completion(100_000)
+    cc.completion(900_000)                  # in the band, gradient 0.02 x 800 / 6.5 = 2.5: beta g > 1
+    assert cc.target_bps == pytest.approx(0.5 * (5e9 + 10e6))
+    for c in (_timely(), Timely(Timely.PARAMS.resolve({"preset": "hpcc"}), mss_bytes=1000, line_rate_bps=100e9,
+                                base_rtt_ns=5000)):
+        c.target_bps = 10e9
+        c.completion(100_000)
+        c.completion(400_000)               # gradient 0.875 x 300 / 20 = 13
+        assert c.target_bps == c.min_rate
+
+
+def test_timely_code_preset_gradient_cut_not_scaled_by_the_interval():
+    """The code's delta_factor scales the increases and the T_high cut, not the gradient cut."""
+    cc = _code()
+    cc.target_bps = 5e9
+    cc.completion(100_000, 0)
+    cc.completion(101_000, 1_000)            # 1 us later (f = 1/6.5): rtt_diff 0.02 x 1 us, g = 20 / 6500
+    assert cc.target_bps == pytest.approx((5e9 + 10e6) * (1 - 0.8 * 20 / 6_500))
+    paper = _timely()
+    paper.target_bps = 5e9
+    paper.completion(100_000, 0)
+    paper.completion(101_000, 1_000)         # paper preset: x f = 1/20 as well
+    assert paper.target_bps == pytest.approx((5e9 + 10e6) * (1 - (1 / 20) * 0.8 * 875 / 20_000))
 
 
 def test_timely_steps_scaled_by_the_update_interval():
@@ -206,9 +317,9 @@ def test_timely_steps_scaled_by_the_update_interval():
     assert cc.target_bps == pytest.approx((10e9 + 12.5e6) * (1 - 0.25 * 0.8 * 0.5))
     h = Timely(Timely.PARAMS.resolve({"preset": "hpcc"}), mss_bytes=1000, line_rate_bps=100e9, base_rtt_ns=5000)
     h.target_bps = 10e9
-    h.completion(10_000, 0)
+    h.completion(10_000, 0)                 # the first event records the RTT only
     h.completion(10_000, 1_000)
-    assert h.target_bps == pytest.approx(10e9 + 2 * 100e6)
+    assert h.target_bps == pytest.approx(10e9 + 100e6)
 
 
 def test_timely_segment_pacing_bursts_at_line_rate_then_waits():
