@@ -43,6 +43,9 @@ class FlowTag:
     group_kind: str = ""
     job: str = ""               #: the cluster job (netsim.cluster) whose flow this is; "" in single-job runs
     row: int = -1               #: the flow file's row (from 0) this flow is; -1 for flows of a workload (ECMP key only)
+    #: the collective's channel (NCCL ring/tree channel) whose connection carries the flow; -1 when the
+    #: workload names none (pipeline p2p, background, Python API). ECMP key only (netsim.network.flowkey)
+    channel: int = -1
 
 
 EMPTY_TAG = FlowTag()

@@ -17,7 +17,7 @@ import pytest
 import simpy
 
 import netsim
-from netsim.backends.base import (BACKEND_CAPABILITIES, CAPABILITIES, HPCC_FCT, LINK_CHANGES, ROUTER,
+from netsim.backends.base import (BACKEND_CAPABILITIES, CAPABILITIES, HPCC_FCT, IN_ORDER, LINK_CHANGES, ROUTER,
                                   TraceSinks, backend_capabilities, check_flags, create_backend)
 from netsim.cli import main
 from netsim.errors import InputError
@@ -93,6 +93,8 @@ def test_declared_capabilities_are_true():
                 "a", "s", "b")
         if HPCC_FCT in caps:
             assert be.hpcc_ack_fct_ns == {}
+        if IN_ORDER in caps:
+            assert callable(be.send_in_order)
 
 
 def test_a_flag_a_backend_cannot_honour_is_refused(monkeypatch):

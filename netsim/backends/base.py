@@ -49,6 +49,9 @@ HPCC_FCT = "hpcc_fct"
 ROUTER = "router"
 #: implements ``send_in_network``: flows that end or start at a reducing switch (NVLS, SHARP; issue 20)
 IN_NETWORK = "in_network"
+#: implements ``send_in_order(connection, src, dst, size_bytes, tag, *, in_network=False, priority=None)``:
+#: a connection's (queue pair's) flows leave in post order, each after the previous one's last byte
+IN_ORDER = "in_order"
 #: writes ``queues.csv`` / ``pfc.csv`` / ``cc.csv`` rows to the matching sinks
 QUEUE_TRACE, PFC_TRACE, CC_TRACE = "queue_trace", "pfc_trace", "cc_trace"
 
@@ -68,6 +71,7 @@ CAPABILITIES = {
     PFC_TRACE: "pfc.csv pause/resume events",
     CC_TRACE: "cc.csv congestion-control samples",
     IN_NETWORK: "flows to/from a switch that reduces in-network (nvls/sharp): send_in_network",
+    IN_ORDER: "a connection's flows sent in post order: send_in_order",
     FAST_FORWARD: "packet-level steady-state fast-forward",
     NO_FABRIC_CONTENTION: "no contention past a source's first link (summaries say contention not modelled)",
 }
@@ -129,7 +133,7 @@ class Backend(ABC):
         """
         if keys is None:
             keys = range(len(transfers))
-        in_order = getattr(self, "send_in_order", None) if connections is not None else None
+        in_order = self.send_in_order if connections is not None and IN_ORDER in self.capabilities else None
         for i, (t, key) in enumerate(zip(transfers, keys)):
             if in_order is not None:       # ``connections[i]``: the transfer's queue pair (post order kept)
                 ev = in_order(connections[i], t.src, t.dst, t.size_bytes, t.tag)

@@ -128,11 +128,13 @@ def _delayed(env, ex, iterations: int, delay_ps: int):
 def _background_sender(env, be, flows, priority):
     names = flows.hosts
     events = []
-    tag = FlowTag(tag=flows.tag, job=BACKGROUND_JOB)
-    for s, d, b, t in zip(flows.src.tolist(), flows.dst.tolist(), flows.size_bytes.tolist(), flows.start_ns.tolist()):
+    for i, (s, d, b, t) in enumerate(zip(flows.src.tolist(), flows.dst.tolist(), flows.size_bytes.tolist(),
+                                         flows.start_ns.tolist())):
         at = int(t) * PS_PER_NS
         if at > env.now:
             yield env.timeout(at - env.now)
+        # each background flow is its own connection: keyed by its row, as a flow file's (netsim.network.flowkey)
+        tag = FlowTag(tag=flows.tag, job=BACKGROUND_JOB, row=i)
         events.append(be.send(names[s], names[d], int(b), tag, priority=priority))
     if events:
         yield env.all_of(events)

@@ -12,7 +12,8 @@ that into :meth:`netsim.backends.base.Backend.send` calls, with:
   shorter) that move through the algorithm independently, so a ring or tree
   pipelines as NCCL does; ``chunk_bytes=None`` sends each step's data whole;
 * **tags** — every flow carries the caller's :class:`~netsim.records.FlowTag`
-  with ``collective`` and ``step`` filled in;
+  with ``collective``, ``step`` and ``channel`` filled in (the channel names the
+  connection, whose ECMP key every chunk of it shares: :mod:`netsim.network.flowkey`);
 * **callbacks, not processes** — completion of a transfer calls the next
   action directly (no process per chunk);
 * **batches** — the transfers a step posts at one instant (a ring's first
@@ -34,7 +35,7 @@ from typing import Callable
 
 import simpy
 
-from ..backends.base import Transfer
+from ..backends.base import IN_ORDER, Transfer
 from ..params import Param, ParamTable
 from ..records import FlowTag
 
@@ -50,10 +51,11 @@ COLLECTIVE_PARAMS = ParamTable("collective", [
           minimum=1),
 ])
 _DEF = COLLECTIVE_PARAMS.defaults()
-#: FlowTag's fields in constructor order, and the position of ``step`` (tags per step are built often:
-#: one per step of every collective, 384 k in a 256-GPU GPT-3B step)
+#: FlowTag's fields in constructor order, and the positions of ``step`` and ``channel`` (tags per step
+#: and channel are built often: one per step of every collective, 384 k in a 256-GPU GPT-3B step)
 _TAG_FIELDS = tuple(f.name for f in fields(FlowTag))
 _TAG_STEP = _TAG_FIELDS.index("step")
+_TAG_CHANNEL = _TAG_FIELDS.index("channel")
 _new_tuple = tuple.__new__
 
 
@@ -108,10 +110,11 @@ def pieces(nbytes: int, chunk_bytes: int | None) -> list[int]:
 
 
 class _Conn:
-    __slots__ = ("src", "dst", "queue", "inflight", "delay_ps")
+    __slots__ = ("src", "dst", "queue", "inflight", "delay_ps", "channel", "tags")
 
-    def __init__(self, src: str, dst: str):
-        self.src, self.dst = src, dst
+    def __init__(self, src: str, dst: str, channel: int, tags: dict):
+        self.src, self.dst, self.channel = src, dst, channel
+        self.tags = tags        # step -> tag of this channel (shared by the channel's connections)
         self.queue: deque = deque()
         self.inflight = 0
         self.delay_ps = 0       # software latency of each message on this connection (set by Run.send)
@@ -157,25 +160,30 @@ class Run:
         self.window = window
         self.flows = 0
         self.bytes_sent = 0
-        self._tags: dict[int, FlowTag] = {}
+        self._tags: dict[int, dict[int, FlowTag]] = {}     # channel -> step -> tag
         self._conns: dict[tuple, _Conn] = {}
         self.wire_factor = wire_factor
         self._step_ps = 0 if latency is None else round(latency.step_ns * 1000)
         self._inter_ps = 0 if latency is None else round(latency.step_inter_ns * 1000)
         self._domain_of = domain_of
-        #: a backend that keeps a connection's chunks in post order (:mod:`netsim.backends.flow.inorder`);
-        #: its chunks are sent one by one (send_batch does not know connections)
-        self._in_order = getattr(backend, "send_in_order", None)
+        #: a backend declaring IN_ORDER keeps a connection's chunks in post order
+        #: (:mod:`netsim.backends.flow.inorder`): its chunks go through ``send_in_order``
+        self._in_order = backend.send_in_order if IN_ORDER in getattr(backend, "capabilities", ()) else None
         self._batch = self.batch_sends and getattr(backend, "send_batch", None) is not None
         self._pending: tuple[list, list] | None = None   # (transfers, keys) held by an open batch
         self._on_arrivals = self._arrivals               # one object: the backend groups arrivals by it
 
-    def tag_for(self, step: int) -> FlowTag:
-        t = self._tags.get(step)
+    def tag_for(self, step: int, channel: int = -1) -> FlowTag:
+        """The tag of this run's flows of ``step`` on ``channel`` (one object per pair)."""
+        tags = self._tags.get(channel)
+        if tags is None:
+            tags = self._tags[channel] = {}
+        t = tags.get(step)
         if t is None:
-            vals = [getattr(self.base_tag, n) for n in _TAG_FIELDS]      # = replace(base_tag, step=step),
-            vals[_TAG_STEP] = step                                       # without dataclasses.replace's
-            t = self._tags[step] = FlowTag(*vals)                        # per-call introspection
+            vals = [getattr(self.base_tag, n) for n in _TAG_FIELDS]      # = replace(base_tag, step=step,
+            vals[_TAG_STEP] = step                                       # channel=channel), without
+            vals[_TAG_CHANNEL] = channel                                 # dataclasses.replace's
+            t = tags[step] = FlowTag(*vals)                              # per-call introspection
         return t
 
     def pieces(self, nbytes: int) -> list[int]:
@@ -194,7 +202,10 @@ class Run:
         key = (channel, src, dst)
         conn = self._conns.get(key)
         if conn is None:
-            conn = self._conns[key] = _Conn(src, dst)
+            tags = self._tags.get(channel)
+            if tags is None:
+                tags = self._tags[channel] = {}
+            conn = self._conns[key] = _Conn(src, dst, channel, tags)
             conn.delay_ps = self._delay_ps(conn)
         if conn.inflight < self.window and not conn.queue:
             self._post(conn, nbytes, step, on_done)
@@ -207,9 +218,9 @@ class Run:
         if self.wire_factor != 1.0:
             nbytes = math.ceil(nbytes * self.wire_factor)
         self.bytes_sent += nbytes
-        tag = self._tags.get(step)
+        tag = conn.tags.get(step)
         if tag is None:
-            tag = self.tag_for(step)
+            tag = self.tag_for(step, conn.channel)
         if self._batch:
             t = _new_tuple(Transfer, (conn.src, conn.dst, nbytes, tag))   # a Transfer, without its Python __new__
             pending = self._pending

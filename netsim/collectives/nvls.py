@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from itertools import zip_longest
 
+from ..backends.base import IN_ORDER
 from ..errors import InputError
 from ..params import Param, ParamTable
 from .engine import Run, split_even
@@ -54,8 +55,9 @@ class InNetworkPort:
         self.graph = getattr(backend, "graph", None)
         self.name = getattr(backend, "name", "this")
         self.send = backend.send_in_network
-        fifo = getattr(backend, "send_in_order", None)
-        if fifo is not None:        # the backend keeps a connection's chunks in post order
+        self.capabilities = getattr(backend, "capabilities", frozenset())
+        if IN_ORDER in self.capabilities:       # the backend keeps a connection's chunks in post order
+            fifo = backend.send_in_order
             self.send_in_order = lambda conn, src, dst, nbytes, tag: fifo(conn, src, dst, nbytes, tag,
                                                                           in_network=True)
 

@@ -231,7 +231,9 @@ class Router:
         """The flow's ECMP path ``(src, ..., dst)``; deterministic in (src, dst, key, seed).
 
         ``key`` is the flow's ECMP key: what the backends route with is
-        :meth:`netsim.network.flowkey.FlowKeys.key` (``fct.csv``'s ``path_key``).
+        :meth:`netsim.network.flowkey.FlowKeys.key` (``fct.csv``'s ``path_key``), the key of the
+        flow's connection (src, dst, job, communicator, channel), so all flows of one connection
+        take one path.
 
         Raises
         ------

@@ -1,4 +1,5 @@
-"""Per-step tags of a collective run are the caller's tag with ``collective`` and ``step`` set, every other field kept."""
+"""Per-step tags of a collective run are the caller's tag with ``collective``, ``step`` and ``channel`` set,
+every other field kept."""
 from dataclasses import fields, replace
 
 import simpy
@@ -12,10 +13,10 @@ class _Backend:
 
 
 def test_tag_for_step_keeps_every_other_field():
-    base = FlowTag("wl", 3, "dp1.bucket2", "dp1", "ignored", 9, "dp", "job-a", 7)
+    base = FlowTag("wl", 3, "dp1.bucket2", "dp1", "ignored", 9, "dp", "job-a", 7, 4)
     assert all(getattr(base, f.name) != f.default for f in fields(FlowTag))   # no field left at its default
     run = Run(_Backend(), "allreduce", base, None)
-    for step in (0, 5, 0):
-        t = run.tag_for(step)
-        assert t == replace(base, collective="allreduce", step=step)
-        assert t is run.tag_for(step)                                        # one tag object per step
+    for step, channel in ((0, 0), (5, 0), (0, 2), (0, 0)):
+        t = run.tag_for(step, channel)
+        assert t == replace(base, collective="allreduce", step=step, channel=channel)
+        assert t is run.tag_for(step, channel)                               # one tag object per (step, channel)

@@ -86,19 +86,9 @@ def test_round_trip_fast(name, backend, tmp_path):
     _round_trip(name, backend, tmp_path)
 
 
-#: flow-backend cases whose imported run takes other ECMP paths than the native one: the ECMP key
-#: (netsim.network.flowkey) hashes the tag's workload label, the file's name natively and "job" imported
-#: (measured: gpt-3b-t2p2d8-small 1.631083 vs 1.628823 ms, every path_key different, all other fields equal)
-ECMP_LABEL_GAP = pytest.mark.xfail(strict=True, reason="the ECMP key hashes the workload label (native: file name, "
-                                   "imported: 'job'): a multi-path fabric routes the two differently")
-_GAP = {"gpt-1.5b-t4p2d4-small.yaml", "gpt-3b-t1p4d8-interleaved-small.yaml", "gpt-3b-t2p2d8-small.yaml",
-        "gpt-3b-t4p2d4-small.yaml"}
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("name, backend", [pytest.param(n, b, marks=[ECMP_LABEL_GAP] if b == "flow" and n in _GAP
-                                                        else []) for n in SMALL if n not in FAST
-                                           for b in ("analytic", "flow")])
+@pytest.mark.parametrize("name, backend", [(n, b) for n in SMALL if n not in FAST   # the ECMP key ignores the
+                                           for b in ("analytic", "flow")])            # label (file name / "job")
 def test_round_trip_every_shipped_workload(name, backend, tmp_path):
     _round_trip(name, backend, tmp_path)
 

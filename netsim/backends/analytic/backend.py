@@ -60,7 +60,7 @@ from ...network.path import PathModel
 from ...network.send import SendContract
 from ...records import EMPTY_TAG, FlowTag, make_record
 from ...units import PS_PER_S, ps_to_ns
-from ..base import HOST_STACK, IN_NETWORK, LINK_CHANGES, NO_FABRIC_CONTENTION, ROUTER, Backend, TraceSinks, \
+from ..base import HOST_STACK, IN_NETWORK, IN_ORDER, LINK_CHANGES, NO_FABRIC_CONTENTION, ROUTER, Backend, TraceSinks, \
     register_backend
 from .contention import LinkLoads
 from .params import check_cc_params, resolve_analytic_params
@@ -72,7 +72,7 @@ class AnalyticBackend(Backend):
     """Closed-form per-flow cost; see the module docstring for what is modelled."""
 
     name = "analytic"
-    capabilities = frozenset({HOST_STACK, LINK_CHANGES, ROUTER, IN_NETWORK, NO_FABRIC_CONTENTION})
+    capabilities = frozenset({HOST_STACK, LINK_CHANGES, ROUTER, IN_NETWORK, IN_ORDER, NO_FABRIC_CONTENTION})
 
     def __init__(self, graph, *, env: simpy.Environment, params: dict, seed: int = 0, cc: str = "none",
                  cc_params: dict | None = None, sinks: TraceSinks | None = None):

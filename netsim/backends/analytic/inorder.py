@@ -61,6 +61,6 @@ class InOrderSends:
             return
         b = self.backend
         fid, src, dst = g.meta[0], g.meta[1], g.meta[2]
-        g = b._flow_on(b._route(src, dst, fid), g.meta, g.event)
+        g = b._flow_on(b._route(src, dst, g.meta[8]), g.meta, g.event)     # on its ECMP key (meta[8])
         self._conn_of[fid] = key
         b._join(g, b.env.now)

@@ -44,7 +44,7 @@ from ...network.flowkey import FlowKeys
 from ...network.send import SendContract
 from ...records import EMPTY_TAG, FlowTag
 from ...units import PS_PER_S, ps_to_ns
-from ..base import CC_TRACE, HOST_STACK, IN_NETWORK, LINK_CHANGES, PFC_TRACE, QUEUE_TRACE, ROUTER, Backend, \
+from ..base import CC_TRACE, HOST_STACK, IN_NETWORK, IN_ORDER, LINK_CHANGES, PFC_TRACE, QUEUE_TRACE, ROUTER, Backend, \
     TraceSinks, register_backend
 from . import dcqcnhooks  # noqa: F401  (registers the "dcqcn" rate controller)
 from .batch import send_batch
@@ -68,7 +68,8 @@ class FlowBackend(Backend):
 
     name = "flow"
     #: traces: approximate, from the fluid DCQCN model only (empty without DCQCN flows)
-    capabilities = frozenset({HOST_STACK, LINK_CHANGES, ROUTER, IN_NETWORK, QUEUE_TRACE, PFC_TRACE, CC_TRACE})
+    capabilities = frozenset({HOST_STACK, LINK_CHANGES, ROUTER, IN_NETWORK, IN_ORDER, QUEUE_TRACE, PFC_TRACE,
+                              CC_TRACE})
 
     def __init__(self, graph, *, env: simpy.Environment, params: dict | None = None, seed: int = 0,
                  cc: str = "none", cc_params: dict | None = None, sinks: TraceSinks | None = None,

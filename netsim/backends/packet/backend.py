@@ -27,8 +27,8 @@ from ...network.send import SendContract, cc_registry  # noqa: F401  (cc_registr
 from ...records import EMPTY_TAG, FlowTag, make_record
 from ...transport.packet import N_DATA_PRIORITIES, N_PRIORITIES
 from ...units import PS_PER_NS
-from ..base import (CC_TRACE, FAST_FORWARD, HOST_STACK, HPCC_FCT, IN_NETWORK, LINK_CHANGES, PFC_TRACE, QUEUE_TRACE,
-                    ROUTER, Backend, register_backend)
+from ..base import (CC_TRACE, FAST_FORWARD, HOST_STACK, HPCC_FCT, IN_NETWORK, IN_ORDER, LINK_CHANGES, PFC_TRACE,
+                    QUEUE_TRACE, ROUTER, Backend, register_backend)
 from . import linkchange
 from .accounting import FlowAccounting
 from .fastforward import FastForward
@@ -55,7 +55,7 @@ class PacketBackend(Backend):
 
     name = "packet"
     capabilities = frozenset({HOST_STACK, LINK_CHANGES, HPCC_FCT, ROUTER, QUEUE_TRACE, PFC_TRACE, CC_TRACE,
-                              FAST_FORWARD, IN_NETWORK})
+                              FAST_FORWARD, IN_NETWORK, IN_ORDER})
 
     def __init__(self, graph, *, env, params, seed, cc, cc_params, sinks, hpcc_fct: bool = False,
                  keep_flows: bool = False):
