@@ -142,3 +142,22 @@ def test_lone_flow_on_mixed_rate_path_equals_closed_form(backend):
     ideal_ns = ideal_fct_exact_ns(hops, size, 1500, 62)
     assert rec.ideal_fct_ns == pytest.approx(ideal_ns, abs=1)
     assert rec.fct_ns == pytest.approx(ideal_ns, rel=0.002 if backend == "packet" else 1e-6, abs=1)
+
+
+def test_dcqcn_sender_overruns_a_slower_nic_with_the_host_stack_on():
+    """A DCQCN sender injects up to its own NIC's line rate, not the path's bottleneck: 400 and 200 Gb/s
+    senders to 100 Gb/s NICs through one 200 Gb/s spine link build a queue, take CNPs and starve the
+    200 Gb/s one (packet: 171.7 / 481.3 us). The host stack (on in every training run) used to cap a flow
+    at its path's bottleneck, so the fluid RP never overran it: 171.7 / 173.7 us and no CNP, 64 % short
+    of packet, and the mixed-NIC iteration 31 % short with one spine. A RoCE host stack only adds its
+    per-message delay: with it on or off the fluid FCTs are the same."""
+    g = load_topology(MIXED_NICS + ",spines=1")
+    flows = [FlowSpec("s0.gpu0", "s2.gpu0", 2_000_000, 0), FlowSpec("s1.gpu0", "s3.gpu0", 2_000_000, 0)]
+    fct = {}
+    for backend, stack in (("flow", "off"), ("flow", "on"), ("packet", "on")):
+        s = run_flows(g, flows, backend=backend, cc="dcqcn", params={"host_stack": stack})
+        fct[backend, stack] = {(r.src, r.dst): r.fct_ns for r in s["records"]}
+        assert s.get("cnps", s.get("dcqcn_cnps")) > 0, (backend, stack)
+    assert fct["flow", "on"] == fct["flow", "off"]
+    for pair, p_ns in fct["packet", "on"].items():
+        assert fct["flow", "on"][pair] == pytest.approx(p_ns, rel=0.05), pair
