@@ -28,7 +28,10 @@ while it waited (:mod:`.linkchange`).
 
 A flow the fluid DCQCN model admitted at its send is released from it while
 held and admitted again at its start (its reaction point starts afresh, as
-the packet backend's per-flow DCQCN state does).
+the packet backend's per-flow DCQCN state does). A DCQCN flow has left its
+sender once its reaction point has injected its last byte, while bytes of it
+are still queued: the next flow starts then and is delivered behind it
+(:mod:`.dcqcnfluid`).
 
 Left out: a held flow's slow-start ramp is the one charged at its post (a
 queue pair's window does not restart per message).
