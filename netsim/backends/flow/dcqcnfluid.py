@@ -145,19 +145,13 @@ class DcqcnFluid:
     def remove(self, f) -> set[int]:
         """Detach flow ``f``; the links of flows that were delivered behind it (their caps rise now)."""
         self.flows.pop(f.fid, None)
+        self.behind.pop(f.fid, None)
         dirty = set()
-        if self.behind:
-            self.behind.pop(f.fid, None)
-            for fid, ahead in list(self.behind.items()):
-                if ahead is f:
-                    del self.behind[fid]
-                    g = self.flows.get(fid)
-                    if g is not None:
-                        st = self.st[fid]
-                        c = self._delivery_cap(g, st[2], st[1] / self.tick_ps)
-                        g.cap = c
-                        g.solo = g.bott if g.bott < c else c
-                        dirty.update(g.links)
+        for g in [self.flows[k] for k, ahead in self.behind.items() if ahead is f]:
+            st = self.st[g.fid]
+            g.cap = c = self._delivery_cap(g, st[2], st[1] / self.tick_ps)    # drops it from behind
+            g.solo = g.bott if g.bott < c else c
+            dirty.update(g.links)
         self.st.pop(f.fid, None)
         self.hop.pop(f.fid, None)
         self.ret.pop(f.fid, None)
