@@ -128,7 +128,7 @@ class InOrderSends:
         b = self.backend
         info = b._pair.get((g.src, g.dst))
         if info is None:
-            info = b._lookup(g.src, g.dst, g.fid)
+            info = b._lookup(g.src, g.dst, g.key)      # its ECMP key, as at its send
         if info.links != g.links or info.bott != g.bott:
             g.links = info.links
             b.links._repath(g, info)
