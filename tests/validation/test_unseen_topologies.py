@@ -10,9 +10,11 @@ different NIC rates.
 Measured (2 cores, this commit), iteration time packet / flow:
 RAIL4x2 gpt-1.5b-small (h100) 2.526 / 2.613 ms (+3.5 %);
 PCIe-only server 0.952 / 0.938 ms (-1.5 %);
-mixed 400/200/100 Gbps RoCE NICs, cc none 3.812 / 3.610 ms (-5.3 %; it was 4.077 / 3.352 ms, -17.8 %, while
+mixed 400/200/100 Gbps RoCE NICs, cc none 3.763 / 3.586 ms (-4.7 %; it was 4.077 / 3.352 ms, -17.8 %, while
 the backends hashed ECMP on flow ids, which follow completion order and so put different flows on the two
-spine links: now every backend routes on netsim.network.flowkey); one spine 2.857 / 2.692 ms, -5.8 %;
+spine links: now every backend routes on netsim.network.flowkey; then 3.763 / 3.164 ms, -15.9 %, while the
+flow backend rerouted a message held behind its connection's earlier one on its flow id); one spine
+2.857 / 2.692 ms, -5.8 %;
 the same with DCQCN: packet 4.905 ms, flow 4.441 ms (-9.5 %; docs/figures/flow_unseen.json), one spine
 4.032 / 4.009 ms (-0.6 %; it was 2.780 ms, -31 %, before the host stack stopped capping DCQCN senders at
 the path's bottleneck and a connection's next message started at its predecessor's last injected byte);
