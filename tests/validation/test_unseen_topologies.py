@@ -10,10 +10,14 @@ different NIC rates.
 Measured (2 cores, this commit), iteration time packet / flow:
 RAIL4x2 gpt-1.5b-small (h100) 2.526 / 2.613 ms (+3.5 %);
 PCIe-only server 0.952 / 0.938 ms (-1.5 %);
-mixed 400/200/100 Gbps RoCE NICs, cc none 3.812 / 3.610 ms (-5.3 %; it was 4.077 / 3.352 ms, -17.8 %, while
+mixed 400/200/100 Gbps RoCE NICs, cc none 3.763 / 3.586 ms (-4.7 %; it was 4.077 / 3.352 ms, -17.8 %, while
 the backends hashed ECMP on flow ids, which follow completion order and so put different flows on the two
-spine links: now every backend routes on netsim.network.flowkey); one spine 2.857 / 2.692 ms, -5.8 %;
-the same with DCQCN: flow 13.1 % longer (docs/figures/flow_unseen.json);
+spine links: now every backend routes on netsim.network.flowkey; then 3.763 / 3.164 ms, -15.9 %, while the
+flow backend rerouted a message held behind its connection's earlier one on its flow id); one spine
+2.857 / 2.692 ms, -5.8 %;
+the same with DCQCN: packet 4.905 ms, flow 4.441 ms (-9.5 %; docs/figures/flow_unseen.json), one spine
+4.032 / 4.009 ms (-0.6 %; it was 2.780 ms, -31 %, before the host stack stopped capping DCQCN senders at
+the path's bottleneck and a connection's next message started at its predecessor's last injected byte);
 RAIL2x4 ZeRO-3 dp 4 (h100), Cubic 9.416 / 10.908 ms (+15.8 %) with slow start charged at the lone-flow
 rate, 9.416 / 9.755 ms (+3.6 %, DCTCP the same) charged at the first share; cc none 2.979 / 3.026 ms (+1.6 %);
 fat tree k = 4 permutation of 500 kB flows, last completion 136.4 / 132.8 us (-2.7 %, cc none) and
@@ -76,6 +80,15 @@ def test_flow_matches_packet_with_mixed_nic_rates_one_spine():
     comparison is of the models (PFC pauses, head-of-line blocking from the slow NICs), not of two
     ECMP draws. Measured: packet 2.857 ms, flow 2.692 ms (-5.8 %)."""
     assert abs(_gap(MIXED_NICS + ",spines=1")) <= 0.10
+
+
+@pytest.mark.slow  # a packet-level iteration: about a minute under load
+def test_flow_matches_packet_with_mixed_nic_rates_dcqcn_one_spine():
+    """The same with DCQCN: packet 4.032 ms (seeds 1-3: 4.083 / 4.008 / 4.054), flow 4.009 ms (-0.6 %).
+    It was 2.780 ms (-31 %: with the host stack on, no flow's RP ran above its path's bottleneck, so
+    the 400 / 200 Gb/s senders to 100 Gb/s NICs took no CNP), then 3.507 ms (-13 %: a connection's next
+    message started once the one ahead was delivered, not once its last byte was injected)."""
+    assert abs(_gap(MIXED_NICS + ",spines=1", cc="dcqcn")) <= 0.05
 
 
 @pytest.mark.slow
@@ -142,3 +155,64 @@ def test_lone_flow_on_mixed_rate_path_equals_closed_form(backend):
     ideal_ns = ideal_fct_exact_ns(hops, size, 1500, 62)
     assert rec.ideal_fct_ns == pytest.approx(ideal_ns, abs=1)
     assert rec.fct_ns == pytest.approx(ideal_ns, rel=0.002 if backend == "packet" else 1e-6, abs=1)
+
+
+def test_dcqcn_sender_overruns_a_slower_nic_with_the_host_stack_on():
+    """A DCQCN sender injects up to its own NIC's line rate, not the path's bottleneck: 400 and 200 Gb/s
+    senders to 100 Gb/s NICs through one 200 Gb/s spine link build a queue, take CNPs and starve the
+    200 Gb/s one (packet: 171.7 / 481.3 us). The host stack (on in every training run) used to cap a flow
+    at its path's bottleneck, so the fluid RP never overran it: 171.7 / 173.7 us and no CNP, 64 % short
+    of packet, and the mixed-NIC iteration 31 % short with one spine. A RoCE host stack only adds its
+    per-message delay: with it on or off the fluid FCTs are the same."""
+    g = load_topology(MIXED_NICS + ",spines=1")
+    flows = [FlowSpec("s0.gpu0", "s2.gpu0", 2_000_000, 0), FlowSpec("s1.gpu0", "s3.gpu0", 2_000_000, 0)]
+    fct = {}
+    for backend, stack in (("flow", "off"), ("flow", "on"), ("packet", "on")):
+        s = run_flows(g, flows, backend=backend, cc="dcqcn", params={"host_stack": stack})
+        fct[backend, stack] = {(r.src, r.dst): r.fct_ns for r in s["records"]}
+        assert s.get("cnps", s.get("dcqcn_cnps")) > 0, (backend, stack)
+    assert fct["flow", "on"] == fct["flow", "off"]
+    for pair, p_ns in fct["packet", "on"].items():
+        assert fct["flow", "on"][pair] == pytest.approx(p_ns, rel=0.05), pair
+
+
+def test_dcqcn_connection_next_message_leaves_after_the_last_byte_is_injected():
+    """Two connections of three 2 MB messages each (400 G NIC -> 100 G NIC, 200 G NIC -> 100 G NIC, one
+    200 G spine link): each message's FCT within 3 % of packet. On the packet backend a connection's next
+    message leaves once the message ahead has sent its last packet, with a fresh DCQCN RP at line rate,
+    while bytes ahead are still queued; the flow backend started it only once the message ahead was
+    delivered, so the restarts came later, marked the other connection less and it finished 8-13 % early
+    (503 / 903 / 1325 us against packet's 577 / 1005 / 1438). Releasing at the last injected byte but
+    sharing the links between the two messages (not FIFO) put the first message at 397 us against 172."""
+    from netsim.backends.base import create_backend
+    g = load_topology(MIXED_NICS + ",spines=1")
+    ends = {}
+    for backend in ("packet", "flow"):
+        be = create_backend(backend, g, seed=0, cc="dcqcn")
+        evs = [be.send_in_order(c, f"s{a}.gpu0", f"s{b}.gpu0", 2_000_000) for c, a, b in (("c", 0, 2), ("d", 1, 3))
+               for _ in range(3)]
+        be.env.run()
+        ends[backend] = [e.value.end_ns for e in evs]
+    for f_ns, p_ns in zip(ends["flow"], ends["packet"]):
+        assert f_ns == pytest.approx(p_ns, rel=0.03), (ends["flow"], ends["packet"])
+
+
+def test_held_message_keeps_its_ecmp_path():
+    """Two connections of three 1 MB messages each across the two spines (cc none): a message held behind
+    its connection's earlier one starts on the path of its own ECMP key (netsim.network.flowkey), as on
+    the packet backend. The flow backend rerouted it at its start on its flow id instead: the third
+    messages took other spine links and ended at 422 us against packet's 503 / 506 us (-16 %); the
+    mixed-NIC iteration (two spines, cc none) was 3.164 ms against 3.763 (-15.9 %), 3.586 ms since."""
+    from netsim.backends.base import create_backend
+    g = load_topology(MIXED_NICS)
+    ends = {}
+    for backend in ("packet", "flow"):
+        be = create_backend(backend, g, seed=0)
+        evs = [be.send_in_order(c, f"s{a}.gpu0", f"s{b}.gpu0", 1_000_000) for c, a, b in (("c", 0, 2), ("d", 1, 3))
+               for _ in range(3)]
+        be.env.run()
+        ends[backend] = [e.value.end_ns for e in evs]
+    for f_ns, p_ns in zip(ends["flow"], ends["packet"]):
+        assert f_ns == pytest.approx(p_ns, rel=0.07), (ends["flow"], ends["packet"])
+    for i in (2, 5):                              # each connection's last message
+        assert ends["flow"][i] == pytest.approx(ends["packet"][i], rel=0.02)

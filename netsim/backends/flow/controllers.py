@@ -124,8 +124,9 @@ class CCModelController:
 class HostStackController(CCModelController):
     """The host stack (:class:`netsim.hoststack.HostStack`, set by the runtime) as a controller
     applied after the CC's: the per-message CPU delay added to the latency term and the
-    per-connection cap (never above the path's bottleneck) on paths that leave the server
-    through a NIC (:meth:`netsim.network.path.PathModel.host_cost`)."""
+    per-connection cap (the sender's own limit: at most its NIC's line rate, not clamped to the
+    path's bottleneck, which the links enforce) on paths that leave the server through a NIC
+    (:meth:`netsim.network.path.PathModel.host_cost`)."""
 
     def __init__(self, pathmodel, stack, model: CCModel):
         self.cc_model = model
@@ -136,10 +137,12 @@ class HostStackController(CCModelController):
         from ...hoststack import transport_of
         pm, name = self.pathmodel, self.cc_model.name
         hc = pm.host_cost(pm.path(info.path), name, transport_of(name), self.stack)
-        bott_bps = info.bott * 8.0 * PS_PER_S
-        lat = c.latency_ps if hc is None else c.latency_ps + hc.overhead_ps
-        cap = min(c.cap, (bott_bps if hc is None else min(bott_bps, hc.cap_bps)) / 8.0 / PS_PER_S)
-        return FlowConsts(c.wire_bytes, c.ideal_ns, lat, cap)
+        if hc is None:
+            return c
+        # the sender's own limit, not the path's: a DCQCN RP injects up to it and overruns a slower
+        # bottleneck, as the packet backend's does (it paces only below the NIC's line rate)
+        cap = min(c.cap, hc.cap_bps / 8.0 / PS_PER_S)
+        return FlowConsts(c.wire_bytes, c.ideal_ns, c.latency_ps + hc.overhead_ps, cap)
 
 
 #: registered controllers by congestion-control name: ``name -> class`` built as ``cls(backend, model)``

@@ -30,7 +30,13 @@ queues of :mod:`.fifo`:
   delivered — the bytes queued during a cut phase drain at the flow's share
   of the links (port-fair under PFC), not at the RP's rate;
 * rate increase and α decay run on the RP's own timers (``advance``) and
-  its byte counter (``on_send`` with the bytes injected).
+  its byte counter (``on_send`` with the bytes injected);
+* in-order connections (:mod:`.inorder`): a flow has left its sender once its
+  RP has injected its last byte (``sent_all``), though bytes of it are still
+  queued; the connection's next flow starts then (as on the packet backend,
+  once the last new packet is sent) with a fresh RP, injects behind it in the
+  FIFOs and is delivered only after it (``behind``: its fair-share cap is
+  :data:`HELD_RATE` until the flow ahead completes).
 
 Flows whose path crosses no switch (NVLink/PCIe only) cannot be marked and
 are left to the fair-share solve at line rate (the backend does not add them).
@@ -60,6 +66,10 @@ from .fifo import FifoNet
 #: median is ln 2: the fluid NP fires at the median first-mark time of the packet-level one
 MARK_THRESHOLD = math.log(2.0)
 
+#: delivery cap (bytes/ps, 8 kb/s) of a flow whose connection's flow ahead is still being delivered:
+#: its bytes are queued behind that flow's (FIFO), so it is delivered next, not alongside
+HELD_RATE = 1e-9
+
 
 class DcqcnFluid:
     """Fluid CP/NP of DCQCN over the flow backend's directed links.
@@ -88,6 +98,10 @@ class DcqcnFluid:
         self.infl: dict[int, list] = {}      # marked bytes on their way: [(arrival at receiver ps, marks)]
         self.pending: dict[int, float] = {}  # CNPs on their way back to the RP: fid -> arrival (ps)
         self.cnps = 0
+        self.sent_all: list = []          # flows whose RP injected its last byte in the last step
+        #: a connection's next flow -> the flow ahead of it, still delivering (queued bytes): the next
+        #: one injects behind it, in FIFO order, and is delivered only once the flow ahead has been
+        self.behind: dict[int, object] = {}
         self.ticks = 0
         self.rest = True                 # set by at_rest(), cleared when a flow joins
         self.t_last = 0
@@ -128,8 +142,16 @@ class DcqcnFluid:
         self.net.attach(f)
         self.rest = False
 
-    def remove(self, f) -> None:
+    def remove(self, f) -> set[int]:
+        """Detach flow ``f``; the links of flows that were delivered behind it (their caps rise now)."""
         self.flows.pop(f.fid, None)
+        self.behind.pop(f.fid, None)
+        dirty = set()
+        for g in [self.flows[k] for k, ahead in self.behind.items() if ahead is f]:
+            st = self.st[g.fid]
+            g.cap = c = self._delivery_cap(g, st[2], st[1] / self.tick_ps)    # drops it from behind
+            g.solo = g.bott if g.bott < c else c
+            dirty.update(g.links)
         self.st.pop(f.fid, None)
         self.hop.pop(f.fid, None)
         self.ret.pop(f.fid, None)
@@ -137,6 +159,7 @@ class DcqcnFluid:
         self.pending.pop(f.fid, None)
         self.net.detach(f)
         f.rp = None
+        return dirty
 
     def at_rest(self) -> bool:
         """Nothing queued or paused, no CNP on its way, every flow at line rate: no ticks needed."""
@@ -202,6 +225,8 @@ class DcqcnFluid:
             s = st[fid]
             inj = sent.get(fid, 0.0)
             s[0] -= inj
+            if inj > 0.0 and s[0] <= 1e-6:
+                self.sent_all.append(f)      # its RP injected its last byte in this step
             b = s[1] + inj - f.rate * dt
             s[1] = b if b > 0.0 else 0.0
             due = pend.get(fid)
@@ -218,11 +243,7 @@ class DcqcnFluid:
             if rc > f.ceil:
                 rc = f.ceil             # the model's own per-flow cap (flow_rate_cap_frac)
             s[2] = rc
-            # delivery may exceed R_C while the network holds this flow's earlier bytes: the
-            # backlog drains at the flow's share of the links (PFC/FIFO), not at the RP's rate
-            c = rc + s[1] / tick
-            if c > f.ceil:
-                c = f.ceil
+            c = self._delivery_cap(f, rc, s[1] / tick)
             if c != f.cap:
                 f.cap = c
                 f.solo = f.bott if f.bott < c else c
@@ -230,6 +251,22 @@ class DcqcnFluid:
         if self.tracer is not None:
             self.tracer.record(now_ps, self.net, was_paused, fl)
         return dirty
+
+    def _delivery_cap(self, f, rc: float, drain: float) -> float:
+        """Flow ``f``'s cap in the fair-share solve (bytes/ps): its RP's rate ``rc`` plus ``drain``
+        (its backlog over one tick) — delivery may exceed R_C while the network holds its earlier
+        bytes, which drain at its share of the links (PFC/FIFO) — under its ceiling; or
+        :data:`HELD_RATE` while its connection's flow ahead of it is still being delivered."""
+        c = rc + drain
+        if c > f.ceil:
+            c = f.ceil
+        if self.behind:
+            ahead = self.behind.get(f.fid)
+            if ahead is not None:
+                if ahead.fid in self.flows:
+                    return HELD_RATE        # FIFO: nothing of it delivered before the flow ahead
+                del self.behind[f.fid]
+        return c
 
     def _downstream_ps(self, f, l: int, qdelay: dict) -> float:
         """Time (ps) from leaving egress ``l`` to reaching ``f``'s receiver: later queues and hops."""

@@ -41,6 +41,7 @@ class DcqcnController(CCModelController):
         self.model = None
         self._tick = False
         self._due: set[int] = set()   # instants at which a pending CNP is due (ps)
+        self._ahead = None            # while _sent starts a connection's next flow: the flow ahead
 
     # -- hooks ------------------------------------------------------------------
     def admit(self, f, info: "PathInfo", cap: float, now: int) -> bool:
@@ -53,6 +54,8 @@ class DcqcnController(CCModelController):
         self.step()
         line = self.line_rate(info)
         dq.add(f, now, line, info.mtu, info.rtt)
+        if self._ahead is not None:                 # started behind a flow still delivering (_sent)
+            dq.behind[f.fid] = self._ahead
         f.cap = f.ceil = min(cap, line)
         f.solo = info.bott if info.bott < f.cap else f.cap
         self._schedule()
@@ -64,7 +67,9 @@ class DcqcnController(CCModelController):
         self.step()
         dq = self.model
         f.lat_ps += fifo_wait_ps(dq.net, f.fid)
-        dq.remove(f)
+        dirty = dq.remove(f)
+        if dirty:
+            self._b.net.mark_dirty(dirty)
 
     def catch_up(self) -> None:
         """Integrate the model to now (before a link changes its capacity or fails)."""
@@ -134,12 +139,29 @@ class DcqcnController(CCModelController):
         dirty = dq.step(net.env.now)
         if dirty:
             net.mark_dirty(dirty)
+        if dq.sent_all:
+            # a flow whose RP has injected its last byte has left its sender, though bytes of it are
+            # still queued: its connection's next flow starts now (inorder.py), as on the packet
+            # backend once the last new packet is sent; at this instant, after this evaluation
+            done, dq.sent_all = dq.sent_all, []
+            if net.on_drained is not None:
+                net.call_at(net.env.now, lambda: self._sent(done))
         if dq.pending:
             # a CNP on its way back is applied when it reaches the RP: evaluate then
             due = math.ceil(min(dq.pending.values()))
             if due not in self._due:
                 self._due.add(due)
                 net.call_at(due, self._on_due)
+
+    def _sent(self, flows) -> None:
+        hook = self._b.net.on_drained
+        for f in flows:
+            if f.rp is not None:      # still held by the model: not completed in between
+                self._ahead = f
+                try:
+                    hook(f)
+                finally:
+                    self._ahead = None
 
     def _on_due(self) -> None:
         self._due.discard(self._b.net.env.now)
