@@ -115,3 +115,15 @@ def test_moe_section_without_any_moe_layer_is_refused(tmp_path, capsys):
     rc, err = _cli(["run", "gpu_cluster:servers=2,gpus_per_server=4", _d("moe_every_beyond_layers.yaml"),
                     "--backend", "analytic", "--out", tmp_path, "--quiet", "--no-trace"], capsys)
     assert rc == 2 and len(err) == 1 and "model.moe.every" in err[0]
+
+
+@pytest.mark.xfail(strict=True, reason="an imported job with no operations crashes: ValueError: max() arg is an "
+                   "empty sequence (runtime/breakdown.py breakdowns), exit 1, summary status 'failed: ValueError'")
+@pytest.mark.parametrize("workload", ["aicb_count0.csv", "micro0.txt", "chakra_metadata_only"])
+def test_an_imported_job_without_operations_is_a_one_line_error(tmp_path, capsys, workload):
+    # aicb_count0.csv: its one all_reduce row has count 0; micro0.txt: SimAI MICRO of a 0-byte all-reduce;
+    # chakra_metadata_only/: 4 ranks of one METADATA_NODE each.  Nothing to simulate: exit 2, one line naming
+    # the file (as a netsim workload with nothing in it is refused).
+    rc, err = _cli(["run", _d("star4.yaml"), _d(workload), "--backend", "flow", "--out", tmp_path, "--quiet",
+                    "--no-trace"], capsys)
+    assert rc == 2 and len(err) == 1 and workload in err[0]
