@@ -150,3 +150,14 @@ def test_kernel_tcp_cap_is_on_payload_bytes_on_every_backend(tmp_path, capsys, b
     expect_ns = HostStack().message_time_ns("tcp", 10_000_000, 100e9) + 2_000
     (row,) = _rows(tmp_path, "fct.csv")
     assert int(row["fct_ns"]) == pytest.approx(expect_ns, rel=0.01)
+
+
+@pytest.mark.xfail(strict=True, reason="--straggler 1=10000 given twice multiplies to 1e8 (whatif.apply_to_ops): "
+                   "iteration 600,000,000.012 ms, while one --straggler 1=10001 is refused (bound 10^4)")
+def test_repeated_straggler_of_one_rank_cannot_pass_the_factor_bound(tmp_path, capsys):
+    # simai_data_compute.txt: DATA, one row of 1 + 2 + 3 ms compute and a 1000 B all-reduce (6.012 ms).  docs/whatif.md:
+    # 0 < FACTOR <= 10^4 (MAX_STRAGGLER_FACTOR: "a rank 10^4 x slower is a stopped rank").  Two flags for one
+    # rank are either an error naming the rank, or their product is held to the same bound.
+    rc, err = _cli(["run", _d("star4.yaml"), _d("simai_data_compute.txt"), "--backend", "analytic", "--out",
+                    tmp_path, "--quiet", "--no-trace", "--straggler", "1=10000", "--straggler", "1=10000"], capsys)
+    assert rc == 2 and len(err) == 1 and "--straggler" in err[0]
