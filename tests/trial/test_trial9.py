@@ -89,8 +89,6 @@ def test_export_hpcc_flows_of_an_interrupted_run_says_so(tmp_path, capsys):
     assert rc == 2 or any("interrupted" in ln or "incomplete" in ln for ln in err)
 
 
-@pytest.mark.xfail(strict=True, reason="two layers named l0 give two ops named F0.l0.layer (and B0.l0.layer) "
-                   "per rank in one iteration; docs/run.md: op names are unique within the iteration")
 def test_duplicate_layer_names_are_refused_or_give_unique_ops(tmp_path, capsys):
     # docs/topology.md / workloads.md: duplicate node names and keys are errors; docs/run.md says an op name is
     # unique within the iteration (fct.csv, the trace and --inject-delay by group key on it).
@@ -103,8 +101,6 @@ def test_duplicate_layer_names_are_refused_or_give_unique_ops(tmp_path, capsys):
     assert len(rows) == len(set(rows))
 
 
-@pytest.mark.xfail(strict=True, reason="moe.every: 9 on a 4-layer model builds no MoE layer: runs as a dense "
-                   "model (144 compute, 16 dp ops, 0 ep), ep=8 and the 8 experts silently ignored")
 def test_moe_section_without_any_moe_layer_is_refused(tmp_path, capsys):
     # docs/workloads.md: every n-th layer is MoE (layers n-1, 2n-1, ...): with n = 9 and 4 layers there is none, so
     # model.moe and parallelism.ep are options the run cannot honour -> exit 2 naming model.moe.every.
