@@ -138,7 +138,7 @@ class HostStackController(CCModelController):
         hc = pm.host_cost(pm.path(info.path), name, transport_of(name), self.stack)
         bott_bps = info.bott * 8.0 * PS_PER_S
         lat = c.latency_ps if hc is None else c.latency_ps + hc.overhead_ps
-        cap = min(c.cap, (bott_bps if hc is None else min(bott_bps, hc.cap_bps)) / 8.0 / PS_PER_S)
+        cap = min(c.cap, (bott_bps if hc is None else min(bott_bps, hc.wire_cap_bps)) / 8.0 / PS_PER_S)
         return FlowConsts(c.wire_bytes, c.ideal_ns, lat, cap)
 
 
