@@ -109,8 +109,6 @@ def test_moe_section_without_any_moe_layer_is_refused(tmp_path, capsys):
     assert rc == 2 and len(err) == 1 and "model.moe.every" in err[0]
 
 
-@pytest.mark.xfail(strict=True, reason="an imported job with no operations crashes: ValueError: max() arg is an "
-                   "empty sequence (runtime/breakdown.py breakdowns), exit 1, summary status 'failed: ValueError'")
 @pytest.mark.parametrize("workload", ["aicb_count0.csv", "micro0.txt", "chakra_metadata_only"])
 def test_an_imported_job_without_operations_is_a_one_line_error(tmp_path, capsys, workload):
     # aicb_count0.csv: its one all_reduce row has count 0; micro0.txt: SimAI MICRO of a 0-byte all-reduce;
@@ -158,8 +156,6 @@ def test_a_variability_setting_that_switches_nothing_on_is_refused(tmp_path, cap
     assert rc == 2 and len(err) == 1 and setting.split("=")[0] in err[0]
 
 
-@pytest.mark.xfail(strict=True, reason="a gpu_map naming the switch 'sw' fails only at send time: 'flow dst: flows "
-                   "start and end at gpu/host nodes, not a switch (got 'sw')' -- no file, no gpu_map, no rank")
 def test_gpu_map_naming_a_switch_is_refused_at_the_map(tmp_path, capsys):
     # gpu_map_with_switch.txt: G3, G2, sw, G0 (rank 2 on the switch).  A netsim workload's placement.gpus with
     # 'sw' is refused naming placement.gpus and the value; the importer option should be refused as precisely.
