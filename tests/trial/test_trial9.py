@@ -200,8 +200,6 @@ def test_bisection_of_an_odd_endpoint_count_splits_every_endpoint(capsys):
     assert bis in (65e9, 25e9)
 
 
-@pytest.mark.xfail(strict=True, reason="netsim run --cc dcqcn --cc-param hpcc.eta=0.5 exits 0: every flow of a "
-                   "training run is dcqcn, the hpcc parameter cannot apply and is silently dropped")
 @pytest.mark.parametrize("cc, param", [("dcqcn", "hpcc.eta=0.5"), ("none", "dcqcn.g=0.5")])
 def test_cc_param_of_an_algorithm_the_run_never_uses_is_refused(tmp_path, capsys, cc, param):
     # docs/packet.md: `--cc-param dcqcn.g=...` applies to the named algorithm -- in `netsim flows` a row's cc column
