@@ -226,6 +226,22 @@ def run_status(directory: str | os.PathLike, summary: dict | None) -> str:
     return "incomplete: " + "; ".join(reasons) if reasons else COMPLETE
 
 
+def read_summary(directory: str | os.PathLike) -> dict | None:
+    """A run directory's ``summary.json`` (None when there is none); bad JSON is an :class:`InputError`."""
+    sp = os.path.join(os.fspath(directory), "summary.json")
+    if not os.path.exists(sp):
+        return None
+    try:
+        with open(sp) as fh:
+            summary = json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"bad JSON: {exc.msg}", source=sp, where=f"line {exc.lineno}") from None
+    if not isinstance(summary, dict):
+        raise InputError("not a JSON object", source=sp, value=type(summary).__name__,
+                         accepted="the summary.json netsim writes")
+    return summary
+
+
 def load_run(directory: str | os.PathLike, label: str | None = None, warn: bool = True) -> Run:
     """Load every trace of a run directory into a :class:`Run`.
 
@@ -242,17 +258,7 @@ def load_run(directory: str | os.PathLike, label: str | None = None, warn: bool 
     for name in TABLE_NAMES:
         p = _pick(directory, name)
         frames[name] = read_table(p, name) if p else empty_frame(name)
-    summary = None
-    sp = os.path.join(directory, "summary.json")
-    if os.path.exists(sp):
-        try:
-            with open(sp) as fh:
-                summary = json.load(fh)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"bad JSON: {exc.msg}", source=sp, where=f"line {exc.lineno}") from None
-        if not isinstance(summary, dict):
-            raise InputError("not a JSON object", source=sp, value=type(summary).__name__,
-                             accepted="the summary.json netsim writes")
+    summary = read_summary(directory)
     status = run_status(directory, summary)
     if warn and status != COMPLETE:
         warnings.warn(IncompleteRunWarning(f"{directory}: {status}; showing what it has"), stacklevel=2)

@@ -66,8 +66,6 @@ def test_a_time_beyond_int64_ns_is_refused_or_kept_exact_simai(tmp_path, capsys)
     assert (ops["end_ns"] >= 0).all()
 
 
-@pytest.mark.xfail(strict=True, reason="compare prints the interrupted run's FCTs (4 of its flows, sim time "
-                   "4,328 us) beside a complete run's, with no warning; netsim report warns for the same folder")
 def test_compare_warns_about_an_interrupted_run(tmp_path, capsys):
     # interrupted_run/: `netsim run star4.yaml dp4.yaml --backend packet --iterations 20` stopped by SIGINT after
     # ~9 s (status 'interrupted', 4 flows of 24 per iteration finished).  docs/analysis.md: a folder with another
@@ -81,8 +79,6 @@ def test_compare_warns_about_an_interrupted_run(tmp_path, capsys):
     assert any("interrupted_run" in ln and ("incomplete" in ln or "interrupted" in ln) for ln in err)
 
 
-@pytest.mark.xfail(strict=True, reason="export hpcc-flows of an interrupted run writes its 4 finished flows "
-                   "('4 flows -> flow.txt') as if the run were whole, no warning")
 def test_export_hpcc_flows_of_an_interrupted_run_says_so(tmp_path, capsys):
     # The flows still in flight at the interrupt are not in fct.csv, so a replay of this flow.txt is not the run.
     rc, err = _cli(["export", "hpcc-flows", _d("interrupted_run"), "--out", tmp_path / "flow.txt"], capsys)
