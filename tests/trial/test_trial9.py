@@ -184,9 +184,6 @@ def test_hpcc_fct_of_a_run_with_a_self_send(tmp_path, capsys, backend):
     assert any(int(ln[4]) == 1_000_000 and int(ln[6]) > 0 for ln in lines)
 
 
-@pytest.mark.xfail(strict=True, reason="topo show on 3 endpoints reports bisection 40 Gbps: the min cut of {0} vs "
-                   "{1} (topology/summary.py: eps[half:2*half] drops the odd endpoint '2'); a split of all three "
-                   "gives 65 Gbps ({0}|{1,2}) or 25 Gbps ({0,1}|{2})")
 def test_bisection_of_an_odd_endpoint_count_splits_every_endpoint(capsys):
     # hpcc_3hosts_topology.txt: hosts 0, 1, 2 on switch 3 at 100, 40 and 25 Gbps.  Max flow by hand: {0} -> {1, 2}
     # = min(100, 40 + 25) = 65 Gbps; {0, 1} -> {2} = 25 Gbps.  40 Gbps (0 -> 1 alone) is neither bisection.
@@ -206,8 +203,6 @@ def test_cc_param_of_an_algorithm_the_run_never_uses_is_refused(tmp_path, capsys
     assert rc == 2 and len(err) == 1 and "--cc-param" in err[0] and param.split(".")[0] in err[0]
 
 
-@pytest.mark.xfail(strict=True, reason="node_defaults: {swich: {buffer_bytes: 1MB}} validates OK: the misspelt "
-                   "kind is skipped (topology/io.py _apply_node_defaults), the switch keeps the default buffer")
 def test_node_defaults_for_an_unknown_kind_is_refused(capsys):
     # docs/topology.md: node_defaults is "per node kind"; kinds are gpu, host, nic, nvswitch, pcie_switch, switch.
     # A misspelt attribute *name* is an error naming the closest one; a misspelt kind should be too.
