@@ -72,7 +72,24 @@ def detect_job(workload, workload_format: str | None = None, *, overrides=None, 
     if not job.templates:   # nothing to simulate (a 0-byte collective, metadata nodes only): as an empty netsim workload
         raise InputError(f"no operation to simulate in this {fmt} workload", source=job.source, value=None,
                          accepted="at least one compute, collective or send of > 0 ns or bytes")
+    _check_bounds(job)
     return job
+
+
+def _check_bounds(job) -> None:
+    """Every op within netsim's bounds (one day per op, 2^53 bytes), named by the importer's op name.
+
+    The importers check the fields they parse (SimAI's with file, line and field); this catches a
+    value a format computes (Chakra's ``num_ops`` over a FLOP/s rate, µs × 10^6) before the run.
+    """
+    from ..values import MAX_EXACT, MAX_OP_NS
+    for t in job.templates:
+        if t.duration_ps > MAX_OP_NS * 1000:
+            raise InputError("operation longer than one day", source=job.source, where=f"op {t.name}",
+                             value=f"{t.duration_ps // 1000} ns", accepted=f"at most {MAX_OP_NS} ns (one day)")
+        if t.size_bytes > MAX_EXACT:
+            raise InputError("operation size out of range", source=job.source, where=f"op {t.name}",
+                             value=t.size_bytes, accepted=f"at most 2^53 = {MAX_EXACT} bytes")
 
 
 def _load(fmt: str, path: str, opts: dict, graph):
