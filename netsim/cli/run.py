@@ -47,7 +47,8 @@ def _check_cc_param_applies(cc: str, items) -> None:
         if name != cc:
             item = next(x for x in items if str(x).split("=", 1)[0].partition(".")[0] == name)
             raise InputError(f"a parameter of {name}, which no flow of this run uses (every flow runs --cc {cc})",
-                             where="--cc-param", value=item, accepted=(f"{cc}.KEY=VALUE or KEY=VALUE" if cc != "none" else "no --cc-param")
+                             where="--cc-param", value=item,
+                             accepted=(f"{cc}.KEY=VALUE or KEY=VALUE" if cc != "none" else "no --cc-param")
                              + f", or --cc {name}")
 
 

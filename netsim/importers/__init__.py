@@ -69,7 +69,7 @@ def detect_job(workload, workload_format: str | None = None, *, overrides=None, 
         raise InputError("an imported workload must be a path", where="--workload-format", value=fmt,
                          accepted="a file or folder path")
     job = _load(fmt, os.fspath(workload), _options(overrides), graph)
-    if not job.templates:   # nothing to simulate (a 0-byte collective, metadata nodes only): as an empty netsim workload
+    if not job.templates:   # nothing to simulate (a 0-byte collective, metadata only), as an empty workload
         raise InputError(f"no operation to simulate in this {fmt} workload", source=job.source, value=None,
                          accepted="at least one compute, collective or send of > 0 ns or bytes")
     _check_bounds(job)

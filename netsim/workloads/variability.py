@@ -193,7 +193,7 @@ def parse_variability(doc, *, fail=None, prefix: str = "variability", base: Vari
     factor = _num(doc, "straggler_factor", prefix, fail, 1.0, MAX_STRAGGLER_FACTOR, base.straggler_factor,
                   f"a slowdown factor >= 1 and <= {MAX_STRAGGLER_FACTOR:g}")
     given = tuple(dict.fromkeys(base.given + tuple(doc)))
-    out = Variability(jitter, cv, gpu_cv, rate, scope, factor, given)   # cv kept with jitter none: a flag may add the law
+    out = Variability(jitter, cv, gpu_cv, rate, scope, factor, given)   # cv kept with jitter none: a flag may add it
     for key, why, accepted in (out.idle_keys(doc) if check else ()):
         fail(f"{prefix}.{key}", why, doc[key], accepted)
     return out
