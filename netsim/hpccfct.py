@@ -18,6 +18,9 @@ per finished flow, in the order the senders see their last ACK::
 * ``standalone_fct_ns``: HPCC's ideal, ``base_rtt + total_bytes * 8 / bottleneck``,
   with ``base_rtt = 2 * sum(delay) + sum(mss * 8 / rate)`` over the path and
   ``total_bytes`` the payload plus one ``header_bytes`` per packet.
+* a self-send (``src == dst``, a local copy HPCC's ns-3 has no flow for) keeps
+  its line, with its ``fct.csv`` FCT (0) and ``standalone_fct_ns`` 0, so
+  ``fct.txt`` has one line per ``fct.csv`` row.
 
 Node ids: an HPCC ``topology.txt`` names its nodes ``"0".."N-1"`` and those
 numbers are the ids; any other topology numbers its nodes in graph order.
@@ -158,6 +161,11 @@ def write_fct_txt(out_dir: str, graph, *, params: dict | None = None, seed: int 
     rows = []
     for r in recs:
         fid, size = int(r["flow_id"]), int(r["size_bytes"])
+        if r["src"] == r["dst"]:   # a self-send: a local copy, no path (FCT 0 in fct.csv, standalone 0)
+            start, fct = int(r["start_ns"]), int(r["fct_ns"])
+            rows.append((start + fct, fid, f"{hpcc_ip(ids[r['src']]):08x} {hpcc_ip(ids[r['dst']]):08x} "
+                                           f"{r['_sport']} {_dport(r['tag'])} {size} {start} {fct} 0"))
+            continue
         path = router.path(r["src"], r["dst"], route_key(int(r.get("path_key") or NO_KEY), fid))  # the backend's path
         links = _links(graph, path)
         mss = _mtu_on(graph, path, sizes.mtu_bytes) - sizes.header_bytes

@@ -25,6 +25,10 @@ MAX_EXACT = 2 ** 53
 #: IEEE P802.3dj); models use 1e18 for an ideal link whose serialization is negligible, and the bound
 #: keeps bytes x 8 x 10^12 / rate (serialization in ps) finite and meaningful
 MAX_RATE_BPS = 1e18
+#: longest duration of one operation read from a file (a compute time, an optimizer step), ns: one
+#: day, the bound of ``compute.layer_times_ms`` (netsim choice: more is a unit mistake; it keeps the
+#: simulated end times of any run far inside the int64 nanosecond columns of the output tables)
+MAX_OP_NS = 86_400 * 10**9
 #: 802.1p priorities are 3-bit values (IEEE 802.1Q PCP field)
 PRIORITY_MAX = 7
 

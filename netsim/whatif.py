@@ -198,6 +198,16 @@ class WhatIf:
     stragglers: tuple = field(default=())
     links: tuple = field(default=())
 
+    def __post_init__(self):
+        """Factors of one rank given more than once multiply: their product obeys the one-factor bound."""
+        slow = {}
+        for s in self.stragglers:
+            slow[s.rank] = slow.get(s.rank, 1.0) * s.factor
+            if slow[s.rank] > MAX_STRAGGLER_FACTOR:
+                _fail(f"rank {s.rank}: its straggler factors multiply to {slow[s.rank]:g}", s.origin[0],
+                      f"{s.rank}={s.factor:g}", f"factors of one rank whose product is <= {MAX_STRAGGLER_FACTOR:g}",
+                      s.origin[1])
+
     @property
     def empty(self) -> bool:
         return not (self.delays or self.stragglers or self.links)

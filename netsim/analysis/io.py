@@ -43,6 +43,21 @@ def empty_frame(name: str) -> pd.DataFrame:
 _DTYPE = {"int": "int64", "float": "float64", "str": str}  # str: object (pandas 2) or str (pandas 3)
 
 
+#: the range of an int64 column; a CSV value outside it would wrap silently in ``astype("int64")``
+_INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
+
+
+def _check_int64(num: pd.Series, raw: pd.Series, col: str, source: str, row0: int) -> None:
+    """Raise :class:`InputError` naming the first value of integer column ``col`` outside int64."""
+    if num.dtype.kind in "ib":
+        return
+    big = (num > _INT64_MAX).to_numpy() if num.dtype.kind == "u" else (num.abs() >= 2.0**63).to_numpy()
+    if big.any():
+        i = int(np.flatnonzero(big)[0])
+        raise InputError(f"integer out of range in column {col!r}", source=source, where=f"row {row0 + i + 1}",
+                         value=str(raw.iloc[i]), accepted=f"an integer from {_INT64_MIN} to {_INT64_MAX} (int64)")
+
+
 def coerce(df: pd.DataFrame, name: str, source: str = "", row0: int = 0) -> pd.DataFrame:
     """Give ``df`` the columns and dtypes of table ``name`` (in place order first).
 
@@ -77,6 +92,7 @@ def coerce(df: pd.DataFrame, name: str, source: str = "", row0: int = 0) -> pd.D
             raise InputError(f"not a number in column {col!r}", source=source or name,
                              where=f"row {row0 + i + 1}", value=s.iloc[i], accepted="a number")
         if kind == "int":
+            _check_int64(num, s, col, source or name, row0)
             out[col] = num.fillna(DEFAULTS.get(col, 0)).round().astype("int64")
         else:
             out[col] = num.astype("float64")
@@ -210,6 +226,22 @@ def run_status(directory: str | os.PathLike, summary: dict | None) -> str:
     return "incomplete: " + "; ".join(reasons) if reasons else COMPLETE
 
 
+def read_summary(directory: str | os.PathLike) -> dict | None:
+    """A run directory's ``summary.json`` (None when there is none); bad JSON is an :class:`InputError`."""
+    sp = os.path.join(os.fspath(directory), "summary.json")
+    if not os.path.exists(sp):
+        return None
+    try:
+        with open(sp) as fh:
+            summary = json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"bad JSON: {exc.msg}", source=sp, where=f"line {exc.lineno}") from None
+    if not isinstance(summary, dict):
+        raise InputError("not a JSON object", source=sp, value=type(summary).__name__,
+                         accepted="the summary.json netsim writes")
+    return summary
+
+
 def load_run(directory: str | os.PathLike, label: str | None = None, warn: bool = True) -> Run:
     """Load every trace of a run directory into a :class:`Run`.
 
@@ -226,17 +258,7 @@ def load_run(directory: str | os.PathLike, label: str | None = None, warn: bool 
     for name in TABLE_NAMES:
         p = _pick(directory, name)
         frames[name] = read_table(p, name) if p else empty_frame(name)
-    summary = None
-    sp = os.path.join(directory, "summary.json")
-    if os.path.exists(sp):
-        try:
-            with open(sp) as fh:
-                summary = json.load(fh)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"bad JSON: {exc.msg}", source=sp, where=f"line {exc.lineno}") from None
-        if not isinstance(summary, dict):
-            raise InputError("not a JSON object", source=sp, value=type(summary).__name__,
-                             accepted="the summary.json netsim writes")
+    summary = read_summary(directory)
     status = run_status(directory, summary)
     if warn and status != COMPLETE:
         warnings.warn(IncompleteRunWarning(f"{directory}: {status}; showing what it has"), stacklevel=2)

@@ -134,3 +134,14 @@ def _fast_forward_flag(args) -> None:
         raise InputError("given twice", where="--fast-forward", value=value,
                          accepted="either --fast-forward or --set fast_forward, not both")
     args.set = list(args.set) + ["fast_forward=on"]
+
+
+def warn_if_incomplete(command: str, directory: str | os.PathLike, what: str) -> str:
+    """Print ``netsim COMMAND: warning: DIR: incomplete: ...; WHAT`` on stderr for an incomplete run; its status."""
+    import sys
+
+    from ..analysis.io import COMPLETE, read_summary, run_status
+    status = run_status(directory, read_summary(directory))
+    if status != COMPLETE:
+        print(f"netsim {command}: warning: {os.fspath(directory)}: {status}; {what}", file=sys.stderr)
+    return status

@@ -13,7 +13,9 @@ Reads each run directory's ``fct.csv``, ``summary.json`` and ``queues.csv``
   time-weighted: ``queues.csv`` writes a row only when a queue is or was just
   non-zero, so each row holds until that queue's next row.
 
-A missing file leaves its rows empty ("-"). ``--format csv`` prints CSV.
+A missing file leaves its rows empty ("-"). ``--format csv`` prints CSV. A run
+that did not complete (``summary.json`` status, see :func:`netsim.analysis.io.run_status`)
+gets one warning line on stderr: its column covers the flows that finished.
 """
 from __future__ import annotations
 
@@ -158,7 +160,10 @@ def format_table(df: pd.DataFrame) -> str:
 
 
 def run(args) -> int:
+    from .args import warn_if_incomplete
     df = compare_runs(args.runs)
+    for d in args.runs:        # percentiles are over the flows that finished: say so for a run that did not
+        warn_if_incomplete("compare", d, "its column covers the flows that finished")
     if args.format == "csv":
         print(df.to_csv(index_label="metric"), end="")
     else:

@@ -36,7 +36,11 @@ def _chakra(args) -> int:
 def _hpcc(args) -> int:
     from ..importers.hpcc_write import write_hpcc_flows
     from .args import check_out_file
+    from ..analysis.io import check_run_dir
+    from .args import warn_if_incomplete
     check_out_file(args.out)
+    warn_if_incomplete("export", check_run_dir(args.run_dir),
+                       "flows still in flight are not in fct.csv, so the flow.txt is not the whole run")
     n = write_hpcc_flows(args.run_dir, args.out, offset_s=args.offset_s)
     if not args.quiet:
         print(f"{n} flows -> {args.out}")

@@ -36,6 +36,22 @@ def format_result(summary: dict) -> str:
     return "\n".join(lines)
 
 
+def _check_cc_param_applies(cc: str, items) -> None:
+    """Every flow of a training run uses ``--cc``: a ``--cc-param CC.KEY=V`` of another algorithm is an error.
+
+    (``netsim flows`` differs: a flow file's ``cc`` column may pick any algorithm per row. A
+    ``--cc-params-file`` may hold several algorithms' settings and is left as it is.)
+    """
+    from ..simulate import parse_cc_assignments
+    for name in parse_cc_assignments(items, cc):
+        if name != cc:
+            item = next(x for x in items if str(x).split("=", 1)[0].partition(".")[0] == name)
+            raise InputError(f"a parameter of {name}, which no flow of this run uses (every flow runs --cc {cc})",
+                             where="--cc-param", value=item,
+                             accepted=(f"{cc}.KEY=VALUE or KEY=VALUE" if cc != "none" else "no --cc-param")
+                             + f", or --cc {name}")
+
+
 def _run(args) -> int:
     from ..runtime import run_training
     from ..simulate import cc_params_from_cli, finalize_outputs
@@ -61,6 +77,7 @@ def _run(args) -> int:
 
     params = dict(parse_assignments(args.set, what="--set"))
     cc_params = cc_params_from_cli(args.cc, args.cc_param, args.cc_params_file)  # the command line wins
+    _check_cc_param_applies(args.cc, args.cc_param)
     overrides = parse_assignments(args.workload_set, what="--workload-set")
     whatif = None
     if args.inject_delay or args.straggler or args.degrade_link or args.fail_link:

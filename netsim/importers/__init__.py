@@ -68,8 +68,32 @@ def detect_job(workload, workload_format: str | None = None, *, overrides=None, 
     if not isinstance(workload, (str, os.PathLike)):
         raise InputError("an imported workload must be a path", where="--workload-format", value=fmt,
                          accepted="a file or folder path")
-    opts = _options(overrides)
-    path = os.fspath(workload)
+    job = _load(fmt, os.fspath(workload), _options(overrides), graph)
+    if not job.templates:   # nothing to simulate (a 0-byte collective, metadata only), as an empty workload
+        raise InputError(f"no operation to simulate in this {fmt} workload", source=job.source, value=None,
+                         accepted="at least one compute, collective or send of > 0 ns or bytes")
+    _check_bounds(job)
+    return job
+
+
+def _check_bounds(job) -> None:
+    """Every op within netsim's bounds (one day per op, 2^53 bytes), named by the importer's op name.
+
+    The importers check the fields they parse (SimAI's with file, line and field); this catches a
+    value a format computes (Chakra's ``num_ops`` over a FLOP/s rate, µs × 10^6) before the run.
+    """
+    from ..values import MAX_EXACT, MAX_OP_NS
+    for t in job.templates:
+        if t.duration_ps > MAX_OP_NS * 1000:
+            raise InputError("operation longer than one day", source=job.source, where=f"op {t.name}",
+                             value=f"{t.duration_ps // 1000} ns", accepted=f"at most {MAX_OP_NS} ns (one day)")
+        if t.size_bytes > MAX_EXACT:
+            raise InputError("operation size out of range", source=job.source, where=f"op {t.name}",
+                             value=t.size_bytes, accepted=f"at most 2^53 = {MAX_EXACT} bytes")
+
+
+def _load(fmt: str, path: str, opts: dict, graph):
+    """The :class:`ImportedJob` of ``path`` in format ``fmt`` (not netsim)."""
     if fmt == "chakra":
         from .chakra import load_chakra
         _only(opts, {"comm_groups", "peak_flops", "gpu", "gpu_map", "system", "dims"}, "Chakra")
@@ -80,7 +104,7 @@ def detect_job(workload, workload_format: str | None = None, *, overrides=None, 
         if peak is None and opts.get("system"):
             from .astra import load_system
             peak = load_system(opts["system"])[0]["peak_flops"]
-        job = load_chakra(path, comm_groups=opts.get("comm_groups"), gpu_map=_gpu_map(gmap) if gmap else None,
+        job = load_chakra(path, comm_groups=opts.get("comm_groups"), gpu_map=_gpu_map(gmap, graph) if gmap else None,
                           peak_flops=_peak(peak))
         return _per_dim(_with_system(job, opts), opts, graph)
     world = None
@@ -88,7 +112,7 @@ def detect_job(workload, workload_format: str | None = None, *, overrides=None, 
         from ..topology import gpus
         from ..topology.query import hosts
         world = len(gpus(graph)) or len(hosts(graph)) or None      # an HPCC topology: its hosts are the NPUs
-    gmap = _gpu_map(opts["gpu_map"]) if opts.get("gpu_map") else None
+    gmap = _gpu_map(opts["gpu_map"], graph) if opts.get("gpu_map") else None
     if fmt == "simai":
         from .simai import load_simai
         _only(opts, {"gpu_map", "system", "vpp", "dims"}, "SimAI")
@@ -183,15 +207,41 @@ def _only(opts: dict, known: set, what: str) -> None:
                          accepted=", ".join(sorted(known)) or "none")
 
 
-def _gpu_map(path: str) -> list:
-    """Rank → GPU names from a file: one GPU name per line (rank order) or a JSON list."""
+def _gpu_map(path: str, graph=None) -> list:
+    """Rank → GPU names from a file: one GPU name per line (rank order) or a JSON list.
+
+    With ``graph``, every name must be one of its GPUs (its hosts, on a topology without GPUs),
+    the nodes a flow may start or end at: a switch or NIC is refused here, naming the rank.
+    """
     import json
+    accepted = "a JSON list or one GPU name per line"
     try:
         with open(path) as f:
             text = f.read()
-    except OSError as exc:
-        raise InputError(f"cannot read ({exc.strerror})", source=path, where="gpu_map", value=None,
-                         accepted="a JSON list or one GPU name per line") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read ({getattr(exc, 'strerror', None) or 'not UTF-8 text'})", source=path,
+                         where="gpu_map", value=None, accepted=accepted) from None
     if text.lstrip().startswith("["):
-        return [str(x) for x in json.loads(text)]
-    return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"bad JSON ({exc.msg})", source=path, where=f"gpu_map, line {exc.lineno}", value=None,
+                             accepted=accepted) from None
+        names = [str(x) for x in doc] if isinstance(doc, list) else None
+        if names is None:
+            raise InputError("not a JSON list", source=path, where="gpu_map", value=type(doc).__name__,
+                             accepted=accepted)
+    else:
+        names = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    if graph is not None:
+        from ..topology import gpus
+        from ..topology.query import hosts
+        ends = list(gpus(graph)) or list(hosts(graph))
+        allowed = set(ends)
+        for rank, name in enumerate(names):
+            if name not in allowed:
+                what = "not a node of the topology" if name not in graph else \
+                    f"a {graph.nodes[name].get('kind', 'non-GPU')} node, not a GPU"
+                raise InputError(f"rank {rank}: {what}", source=path, where="gpu_map", value=name,
+                                 accepted=f"a GPU of the topology, e.g. {', '.join(map(str, ends[:4]))}")
+    return names

@@ -43,6 +43,8 @@ from __future__ import annotations
 import re
 
 from ..errors import InputError
+from ..values import MAX_EXACT, MAX_OP_NS
+
 POLICIES = ("HYBRID_TRANSFORMER_FWD_IN_BCKWD", "HYBRID_TRANSFORMER", "MICRO", "DATA")
 _COLLS = {"ALLREDUCE": "allreduce", "ALLGATHER": "allgather", "REDUCESCATTER": "reducescatter",
           "ALLTOALL": "alltoall"}
@@ -64,13 +66,26 @@ def looks_simai(path: str) -> bool:
                                                  "DISTRIBUTED_INFERENCE")
 
 
-def _int(tok: str, path: str, where: str, minimum: int = 0) -> int:
+def _int(tok: str, path: str, where: str, minimum: int = 0, maximum: int | None = None,
+         unit: str = "") -> int:
     if re.fullmatch(r"[+-]?\d+\.0*", tok):          # AICB writes pp_comm as a float under sequence parallelism
         tok = tok.split(".")[0]
     if not re.fullmatch(r"[+-]?\d+", tok) or int(tok) < minimum:
         raise InputError("not an integer" + (f" >= {minimum}" if minimum else ""), source=path, where=where,
                          value=tok, accepted=f"an integer >= {minimum}")
+    if maximum is not None and int(tok) > maximum:
+        raise InputError("out of range", source=path, where=where, value=tok,
+                         accepted=f"an integer from {minimum} to {maximum}{unit}")
     return int(tok)
+
+
+def _field_max(key: str) -> tuple[int | None, str]:
+    """Upper bound and its unit note of row field ``key``: netsim's size and op-duration bounds."""
+    if key.endswith("_bytes"):
+        return MAX_EXACT, " (2^53 bytes)"
+    if key.endswith("_compute") or key == "update":
+        return MAX_OP_NS, " ns (one day)"
+    return None, ""
 
 
 def parse_header(tokens: list[str], path: str) -> dict:
@@ -137,7 +152,7 @@ def parse_rows(text: str, path: str):
             elif key == "depen":
                 row[key] = _int(tok, path, where, -(10**9))
             else:
-                row[key] = _int(tok, path, where)
+                row[key] = _int(tok, path, where, 0, *_field_max(key))
         rows.append(row)
     return header, rows, notes
 

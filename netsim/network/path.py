@@ -52,6 +52,10 @@ class HostCost(NamedTuple):
     cap_bps: float        #: highest rate one connection sustains (not limited by the path), bit/s
     line_bps: float       #: the NIC line rate the cap was derived from, bit/s
     transport: str        #: tcp, roce or ib
+    #: :attr:`cap_bps` in wire bits (headers included) for a model that moves wire bytes: the cap is
+    #: on the payload the CPU handles, so a full segment of MTU bytes carries MSS of them; never above
+    #: the NIC's line rate, which is on wire bits
+    wire_cap_bps: float = float("inf")
 
     @property
     def overhead_ps(self) -> int:
@@ -180,5 +184,6 @@ class PathModel:
             from ..transport.cc import load_cc
             # an algorithm of a kernel-bypass stack (Swift in Snap) pays no kernel-TCP cost on its tcp class
             transport = getattr(load_cc(cc_name), "host_transport", transport)
-        return HostCost(int(host_stack.message_overhead_ns(transport)),
-                        float(host_stack.rate_cap_bps(transport, path.nic_line_bps)), path.nic_line_bps, transport)
+        cap = float(host_stack.rate_cap_bps(transport, path.nic_line_bps))
+        return HostCost(int(host_stack.message_overhead_ns(transport)), cap, path.nic_line_bps, transport,
+                        min(float(path.nic_line_bps), cap * path.mtu_bytes / path.mss_bytes))

@@ -130,15 +130,25 @@ def resolve_variability(wl, extra):
     ``extra``: a :class:`~netsim.workloads.variability.Variability`, a mapping or a list of
     ``(key, value)`` pairs (``--variability KEY=VALUE``; string values read as YAML scalars).
     """
+    from ..errors import WorkloadError
     from ..workloads.variability import Variability, parse_variability
     base = getattr(wl, "variability", None)
+    flags = {}
     if isinstance(extra, Variability):
-        v = extra
-    elif extra:
+        return extra if extra.enabled else None
+    if extra:
         items = extra.items() if isinstance(extra, dict) else extra
-        v = parse_variability({k: _scalar(x) for k, x in items}, fail=_flag_fail("--variability"), base=base)
+        flags = {k: _scalar(x) for k, x in items}
+        v = parse_variability(flags, fail=_flag_fail("--variability"), base=base)
     else:
         v = base
+    # a file's key whose switch is still off after the flags changes nothing: an error, unless a flag
+    # named that key or set its switch (the flags' own keys were checked by parse_variability)
+    file_keys = [k for k in (base.given if base is not None else ()) if k not in flags
+                 and Variability.SWITCH.get(k) not in flags]
+    for key, why, accepted in (v.idle_keys(file_keys) if base is not None else ()):
+        raise WorkloadError(why, source=getattr(wl, "source", None), where=f"field variability.{key}",
+                            value=getattr(v, key), accepted=accepted)
     return v if v is not None and v.enabled else None
 
 

@@ -77,7 +77,14 @@ def _apply_node_defaults(g: nx.Graph, defaults, source: str) -> None:
     if not isinstance(defaults, dict):
         raise TopologyError("node_defaults must map a node kind to attributes", source=source,
                             where="node_defaults", value=defaults)
+    from .schema import NODE_KINDS
     for kind, attrs in defaults.items():
+        if kind not in NODE_KINDS:   # a misspelt kind would apply to no node, silently
+            import difflib
+            close = difflib.get_close_matches(str(kind), NODE_KINDS, n=1)
+            raise TopologyError("unknown node kind", source=source, where=f"node_defaults, field {kind}", value=kind,
+                                accepted="one of " + ", ".join(NODE_KINDS)
+                                + (f"; did you mean {close[0]}?" if close else ""))
         if attrs is not None and not isinstance(attrs, dict):
             raise TopologyError("node_defaults must map a node kind to attributes", source=source,
                                 where=f"node_defaults, field {kind}", value=attrs,

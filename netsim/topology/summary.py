@@ -2,7 +2,8 @@
 
 Bisection bandwidth here is the min cut (sum of ``rate_bps``) between the
 first and second half of the endpoints in canonical order (GPUs server-major,
-or hosts by name), computed by max-flow; it is a half-by-rank cut, not the
+or hosts by name; with an odd count the second half has the extra one),
+computed by max-flow; it is a half-by-rank cut, not the
 minimum over all bisections (NP-hard in general), which for the regular
 builders (leaf-spine, fat tree, GPU clusters) is the usual bisection. It is
 skipped above :data:`BISECTION_MAX_EDGES` links to keep ``topo show`` instant.
@@ -37,7 +38,7 @@ def bisection_bandwidth_bps(graph: nx.Graph) -> float | None:
     src, dst = ("__bisect_src__", 0), ("__bisect_dst__", 0)
     for n in eps[:half]:
         h.add_edge(src, n)  # no capacity attribute: infinite
-    for n in eps[half:2 * half]:
+    for n in eps[half:]:   # an odd endpoint goes to the second half: every endpoint is on one side
         h.add_edge(n, dst)
     return float(nx.minimum_cut_value(h, src, dst))
 

@@ -13,6 +13,7 @@ import re
 
 from ..errors import WorkloadError
 from ..params import MAX_EXACT, parse_exact_size
+from ..values import MAX_OP_NS
 from ..units import UnitError, parse_time_ns
 
 SECTIONS = ("name", "description", "model", "training", "parallelism", "placement", "collectives", "compute",
@@ -169,9 +170,12 @@ class Fields:
     def duration(self, d, path) -> int:
         v = d.get(self._key(path))
         try:
-            return parse_time_ns(v, default_unit="ms")
+            out = parse_time_ns(v, default_unit="ms")
         except UnitError:
             self.fail(path, "bad duration", v, "auto, none, or a duration such as 15ms")
+        if out > MAX_OP_NS:
+            self.fail(path, "duration out of range", v, "at most one day (86400s)")
+        return out
 
     def flops(self, d, path, default) -> float:
         v, present = self._get(d, path, default, False)

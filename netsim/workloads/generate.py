@@ -121,6 +121,7 @@ class OpGraphBuilder(PipelinePasses, MoePasses, DataParallelSync, ContextParalle
         self.stage_layers: list[list[Layer]]
         self.stage_layers, self.spans = device_layers(body, first, last, w.stage_layer_counts(), w.pp, self.v)
         self.times = [[self._block_times(l) for l in sl] for sl in self.stage_layers]
+        self._check_times()
         self.boundary_elems = [sl[-1].out_elems for sl in self.stage_layers]
         #: activation elements leaving each virtual stage (index c·p + d)
         self.vboundary = [0] * (w.pp * self.v)
@@ -143,6 +144,20 @@ class OpGraphBuilder(PipelinePasses, MoePasses, DataParallelSync, ContextParalle
         self._routes: dict[tuple, tuple] = {}
 
     # -- compute durations ---------------------------------------------------------------------
+    def _check_times(self) -> None:
+        """A block longer than :data:`netsim.values.MAX_OP_NS` (FLOPs over a tiny rate) is an input error."""
+        from ..errors import WorkloadError
+        from ..values import MAX_OP_NS
+        for sl, times in zip(self.stage_layers, self.times):
+            for layer, blocks in zip(sl, times):
+                longest = max((max(t) for t in blocks), default=0)
+                if longest > MAX_OP_NS * 1000:
+                    raise WorkloadError(f"layer {layer.name!r}: one micro-batch's compute takes {longest / 1e12:.3g} s",
+                                        source=getattr(self.w, "source", None), where="compute",
+                                        value=f"peak_flops x utilization = {self.rate:g} FLOP/s",
+                                        accepted="at most one day per op (86400 s); check the FLOP/s and "
+                                                 "fwd_flops units")
+
     def _tokens(self) -> int:
         return self.b * getattr(self.w.model, "seq_len", 1)
 

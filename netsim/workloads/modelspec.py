@@ -80,6 +80,9 @@ def parse_model(f: Fields, m):
     model = base.with_dims(name=name, **vals) if base else TransformerModel(name=name, **vals)
     if model.hidden % model.heads:
         f.fail("model.heads", f"hidden {model.hidden} is not divisible by heads", model.heads, "a divisor of hidden")
+    if model.moe is not None and model.moe.every > model.layers:   # layers every-1, 2*every-1, ...: none exists
+        f.fail("model.moe.every", f"no MoE layer in the model's {model.layers} layers", model.moe.every,
+               f"1..{model.layers} (layers every-1, 2*every-1, ... are MoE)")
     return model
 
 
@@ -109,7 +112,7 @@ def _layer_list(f: Fields, items) -> tuple:
     if not isinstance(items, list) or not items:
         f.fail("model.layer_list", "must be a non-empty list", items,
                "items {name, params, fwd_flops[, out_elems]} (fwd_flops per sample)")
-    out = []
+    out, seen = [], {}
     for i, it in enumerate(items):
         w = f"model.layer_list[{i}]"
         if not isinstance(it, dict):
@@ -119,5 +122,9 @@ def _layer_list(f: Fields, items) -> tuple:
         fl = f.number(it, w + ".fwd_flops", None, required=True)
         oe = f.nonneg_int(it, w + ".out_elems", default=0)
         nm = str(it.get("name", f"layer{i}"))
+        if nm in seen:   # op names (F0.NAME.layer, ...) must be unique within an iteration
+            f.fail(w + ".name", f"duplicate layer name (also model.layer_list[{seen[nm]}])", nm,
+                   "a name no other layer of model.layer_list has")
+        seen[nm] = i
         out.append(Layer(nm, (Block("layer", fl, 2 * fl, True, 0, ((nm, p),)),), oe))
     return tuple(out)

@@ -317,7 +317,8 @@ def _build(f: Fields, doc: dict) -> Workload:
     # variability: / overlap: sections (netsim.workloads.variability; both off when absent)
     from .variability import parse_overlap, parse_overlap_comm, parse_variability
     fail = lambda path, msg, value, accepted: f.fail(path, msg, value, accepted)  # noqa: E731
-    variability = parse_variability(doc["variability"], fail=fail) if doc.get("variability") is not None else None
+    variability = (parse_variability(doc["variability"], fail=fail, check=False)   # idle keys: checked after the flags
+                   if doc.get("variability") is not None else None)
     overlap_slowdown = parse_overlap(doc.get("overlap"), fail=fail)
     overlap_comm = parse_overlap_comm(doc.get("overlap"), fail=fail)
     return Workload(name=name, source=f.source, model=model, global_batch=gb, micro_batch=mb,

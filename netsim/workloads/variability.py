@@ -35,7 +35,7 @@ jitter of communication kernels.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import WorkloadError
 
@@ -98,7 +98,12 @@ class Variability:
         ``op`` or ``iteration``.
     straggler_factor : float
         How many times slower a straggler is (>= 1).
+    given : tuple
+        The keys a ``variability:`` mapping or ``--variability`` flag set (for :meth:`idle_keys`).
     """
+
+    #: the key that switches each dependent key on
+    SWITCH = {"jitter_cv": "jitter", "straggler_factor": "straggler_rate", "straggler_scope": "straggler_rate"}
 
     jitter: str = "none"
     jitter_cv: float = 0.0
@@ -106,6 +111,20 @@ class Variability:
     straggler_rate: float = 0.0
     straggler_scope: str = "op"
     straggler_factor: float = DEFAULT_STRAGGLER_FACTOR
+    given: tuple = field(default=(), compare=False, repr=False)
+
+    def idle_keys(self, keys) -> list[tuple[str, str, str]]:
+        """(key, why, what turns it on) of each of ``keys`` whose setting changes nothing: its switch is off."""
+        out = []
+        if "jitter_cv" in keys and self.jitter_cv > 0 and self.jitter == "none":
+            out.append(("jitter_cv", "has no effect without a jitter law (jitter is none)",
+                        "jitter=lognormal or jitter=normal with it, or no jitter_cv"))
+        if self.straggler_rate == 0:
+            for key, idle in (("straggler_factor", 1.0), ("straggler_scope", "op")):
+                if key in keys and getattr(self, key) != idle:
+                    out.append((key, "has no effect while straggler_rate is 0",
+                                f"straggler_rate > 0 (e.g. 0.01) with it, or no {key}"))
+        return out
 
     @property
     def enabled(self) -> bool:
@@ -142,10 +161,14 @@ def _check_keys(doc, prefix, known, fail):
             fail(f"{prefix}.{k}", "unknown key", k, "one of " + ", ".join(known))
 
 
-def parse_variability(doc, *, fail=None, prefix: str = "variability", base: Variability | None = None) -> Variability:
+def parse_variability(doc, *, fail=None, prefix: str = "variability", base: Variability | None = None,
+                      check: bool = True) -> Variability:
     """A ``variability:`` mapping → :class:`Variability` (keys not given keep ``base``'s values).
 
-    ``fail(field, message, value, accepted)`` raises the caller's one-line error.
+    ``fail(field, message, value, accepted)`` raises the caller's one-line error. ``check``: a key
+    of ``doc`` that changes nothing (:meth:`Variability.idle_keys`, e.g. ``jitter_cv`` with no
+    ``jitter``) is an error; ``False`` defers that to the caller (a file whose settings flags may
+    complete).
     """
     fail = fail or _default_fail
     base = base or Variability()
@@ -169,7 +192,11 @@ def parse_variability(doc, *, fail=None, prefix: str = "variability", base: Vari
              "iteration)")
     factor = _num(doc, "straggler_factor", prefix, fail, 1.0, MAX_STRAGGLER_FACTOR, base.straggler_factor,
                   f"a slowdown factor >= 1 and <= {MAX_STRAGGLER_FACTOR:g}")
-    return Variability(jitter, cv if jitter != "none" else 0.0, gpu_cv, rate, scope, factor)
+    given = tuple(dict.fromkeys(base.given + tuple(doc)))
+    out = Variability(jitter, cv, gpu_cv, rate, scope, factor, given)   # cv kept with jitter none: a flag may add it
+    for key, why, accepted in (out.idle_keys(doc) if check else ()):
+        fail(f"{prefix}.{key}", why, doc[key], accepted)
+    return out
 
 
 def parse_overlap_comm(doc, *, fail=None, prefix: str = "overlap") -> float:

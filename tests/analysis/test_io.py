@@ -44,6 +44,16 @@ def test_bad_number_names_file_and_column(tmp_path):
         load_run(str(tmp_path))
 
 
+@pytest.mark.parametrize("value", ["10000000000000002012540", "9223372036854775808", "-1e19"])
+def test_integer_beyond_int64_is_an_error_not_a_wrap(tmp_path, value):
+    # astype("int64") of 1e22 reads -9223372036854775808: a value outside int64 is refused, naming file, row, column
+    (tmp_path / "queues.csv").write_text(f"time_ns,node,port,priority,queue_bytes\n0,sw,h,0,5\n{value},sw,h,0,5\n")
+    with pytest.raises(InputError, match=r"queues.csv: row 2: integer out of range in column 'time_ns'"):
+        load_run(str(tmp_path))
+    (tmp_path / "queues.csv").write_text("time_ns,node,port,priority,queue_bytes\n9223372036854775807,sw,h,0,5\n")
+    assert load_run(str(tmp_path)).queues.loc[0, "time_ns"] == 2**63 - 1
+
+
 def test_node_names_stay_strings(tmp_path):
     (tmp_path / "pfc.csv").write_text("time_ns,node,port,priority,event\n5,1,NA,3,pause\n")
     run = load_run(str(tmp_path))

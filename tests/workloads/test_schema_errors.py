@@ -51,6 +51,14 @@ CASES = [
      ["memory.accounting", "zero_mixed_precision", "fp32_adam"]),
     ("tree on pipeline sends", _with("collectives.pp", {"algorithm": "tree"}),
      ["collectives.pp.algorithm", "tree", "they run sendrecv"]),
+    # op times past one day would reach the int64 ns columns of ops.parquet (1e22 ns read as -2^63)
+    ("optimizer beyond a day", _with("compute.optimizer", "86401s"), ["compute.optimizer", "duration out of range"]),
+    ("compute beyond a day", _with("compute", {"peak_flops": 1.0, "utilization": 0.5}),
+     ["layer 'layer0'", "at most one day per op"]),
+    ("duplicate layer name", {**GOOD, "model": {"layer_list": [{"name": "a", "params": 1, "fwd_flops": 1},
+                                                               {"name": "a", "params": 1, "fwd_flops": 1}]},
+                              "parallelism": {"dp": 8}},
+     ["model.layer_list[1].name", "duplicate layer name", "'a'"]),
 ]
 
 

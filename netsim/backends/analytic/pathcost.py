@@ -151,7 +151,7 @@ class PathCosts:
         if v is None:
             from ...hoststack import transport_of
             hc = self.pathmodel.host_cost(self.pathmodel.path(path), cc, transport_of(cc), host_stack)
-            v = (0.0, bott) if hc is None else (float(hc.overhead_ps), min(bott, hc.cap_bps))
+            v = (0.0, bott) if hc is None else (float(hc.overhead_ps), min(bott, hc.wire_cap_bps))
             self._host[key] = v
         return v
 

@@ -140,8 +140,9 @@ class HostStackController(CCModelController):
         if hc is None:
             return c
         # the sender's own limit, not the path's: a DCQCN RP injects up to it and overruns a slower
-        # bottleneck, as the packet backend's does (it paces only below the NIC's line rate)
-        cap = min(c.cap, hc.cap_bps / 8.0 / PS_PER_S)
+        # bottleneck, as the packet backend's does (it paces only below the NIC's line rate); the
+        # kernel-TCP cap is on payload, so in wire bytes (HostCost.wire_cap_bps)
+        cap = min(c.cap, hc.wire_cap_bps / 8.0 / PS_PER_S)
         return FlowConsts(c.wire_bytes, c.ideal_ns, c.latency_ps + hc.overhead_ps, cap)
 
 
