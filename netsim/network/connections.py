@@ -31,7 +31,8 @@ class ConnectionQueues:
     __slots__ = ("_waiting", "held")
 
     def __init__(self):
-        self._waiting: dict = {}   # connection -> waiting flows, present while one of its flows is sending
+        # connection -> its waiting flows (None until one waits), present while one of its flows is sending
+        self._waiting: dict = {}
         self.held = 0              # flows that waited behind an earlier flow of their connection
 
     def busy(self, connection) -> bool:
@@ -40,11 +41,14 @@ class ConnectionQueues:
 
     def open(self, connection) -> None:
         """A flow of idle ``connection`` has started sending."""
-        self._waiting[connection] = deque()
+        self._waiting[connection] = None     # no queue object until a flow waits (most never do)
 
     def hold(self, connection, flow) -> None:
         """``flow`` waits behind busy ``connection``'s earlier flows."""
-        self._waiting[connection].append(flow)
+        q = self._waiting[connection]
+        if q is None:
+            q = self._waiting[connection] = deque()
+        q.append(flow)
         self.held += 1
 
     def release(self, connection):

@@ -38,9 +38,10 @@ from simpy.events import NORMAL
 
 from ...records import FlowRecord
 from ...units import PS_PER_NS
-from .batch import ArrivalGroup, BatchMember, group_arrival
+from .batch import ArrivalGroup, group_arrival
 from .completions import Deliveries, may_gain
 from .components import FluidFlow, HeldRates
+from .newflow import SOLO
 
 #: a flow whose remaining wire bytes fall below this is complete (float drift guard)
 EPS_BYTES = 1e-6
@@ -277,8 +278,8 @@ class FluidNetwork:
                              0, 0, 0, 0, 0, t.iteration, t.op, t.group, t.collective, t.step, t.group_kind, t.job, f.key)
             ev = f.event
             f.event = None
-            if ev.__class__ is BatchMember:      # a send_batch flow: joins its delivery time's group
-                ev = group_arrival(env, groups, ev, rec, end_ps)
+            if f.bkey is not SOLO:     # a send_batch flow (ev: its callback): joins its delivery time's group
+                ev = group_arrival(env, groups, ev, f.bkey, rec, end_ps)
             else:
                 if groups:
                     groups.pop(end_ps, None)     # later batch flows of this time come after this event

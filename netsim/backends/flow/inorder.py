@@ -94,14 +94,20 @@ class InOrderSends:
             self._start(f, now)
             return
         self.key = None
-        if not self.queues.busy(key):
-            self.queues.open(key)
+        self.enter(key, f, now)
+
+    def enter(self, key, f, now: int) -> None:
+        """Start flow ``f`` of connection ``key`` now if the connection is idle, else hold it
+        behind the connection's flow on the links (``send_batch`` calls this directly)."""
+        queues = self.queues
+        if not queues.busy(key):
+            queues.open(key)
             self._conn_of[f.fid] = key
             self._start(f, now)
         else:
             if f.ctl is not None:           # a dynamic controller took it at its send: not sending yet
                 f.ctl.release(f)
-            self.queues.hold(key, f)
+            queues.hold(key, f)
 
     def _drained(self, f) -> None:
         """Flow ``f`` has left its sender (fluid completion, now): start its connection's next flow."""
