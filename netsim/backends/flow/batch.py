@@ -14,9 +14,10 @@ the fluid core:
 * a flow of a batch has no SimPy event of its own: the caller's callback
   rides in the flow's ``event`` slot and its key in ``bkey`` (no object per
   flow), and at a completion instant the fluid network
-  (:meth:`.fluid.FluidNetwork._on_timer`) gathers the flows delivered at one
+  (:func:`.completions.complete_due`) gathers the flows delivered at one
   time into one :class:`ArrivalGroup` event, which calls the callback once per
-  run of consecutive flows that share it (the order of delivery is kept:
+  run of consecutive flows that share it, at most :data:`ARRIVALS_PER_CALL`
+  at a time (the order of delivery is kept:
   a flow delivered by its own event in between, or a rate controller releasing
   a flow, closes the group and later flows open a new one).
 
@@ -40,6 +41,13 @@ from ..base import ArrivalCallback, BatchCallback, Transfer
 from .inorder import in_order_sends
 from .newflow import UNSEEN, new_flow
 
+#: most arrivals handed to one batch callback call (a longer run of one callback is cut into calls of
+#: this many, in order): the objects the next sends build while the arrivals' keys and records are
+#: still held stay below CPython's generation-0 threshold (700 allocations), so they die young by
+#: reference count instead of triggering collections that move them to older generations. Measured
+#: on the ring all-reduce of ``bench flow_ring_allreduce_256`` (256 arrivals an instant): the run of
+#: one callback in one call made 979 generation-0 and 8 full collections.
+ARRIVALS_PER_CALL = 32
 
 class ArrivalGroup(simpy.Event):
     """One SimPy event delivering the batch flows that arrive at one time, in order.
@@ -60,18 +68,17 @@ class ArrivalGroup(simpy.Event):
 
     def _run(self, _ev) -> None:
         cbs, keys, recs = self.callbacks_of, self.keys, self.records
-        n = len(cbs)
-        cb = cbs[0]
-        if cbs.count(cb) == n:          # the common case: every flow of one batch callback
-            cb(keys, recs)
-            return
-        k = 0
-        while k < n:
+        n, k = len(cbs), 0
+        while k < n:                    # a run of one callback, at most ARRIVALS_PER_CALL long
             cb = cbs[k]
+            end = min(n, k + ARRIVALS_PER_CALL)
             j = k + 1
-            while j < n and cbs[j] is cb:
+            while j < end and cbs[j] is cb:
                 j += 1
-            cb(keys[k:j], recs[k:j])
+            ks, rs = keys[k:j], recs[k:j]
+            for i in range(k, j):       # let go: what the callback drops (its keys, records) is freed after it
+                keys[i] = recs[i] = None
+            cb(ks, rs)
             k = j
 
 
