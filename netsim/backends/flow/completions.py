@@ -148,7 +148,14 @@ def complete_due(net) -> None:
         ev = f.event
         f.event = None
         if f.bkey is not SOLO:     # a send_batch flow (ev: its callback): joins its delivery time's group
-            ev = group_arrival(env, groups, ev, f.bkey, rec, end_ps)
+            group = groups.get(end_ps)
+            if group is None:
+                group = group_arrival(env, groups, ev, f.bkey, rec, end_ps)
+            else:                  # group_arrival, inline
+                group.callbacks_of.append(ev)
+                group.keys.append(f.bkey)
+                group.records.append(rec)
+            ev = group
         else:
             if groups:
                 groups.pop(end_ps, None)     # later batch flows of this time come after this event

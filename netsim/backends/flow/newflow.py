@@ -71,6 +71,7 @@ def new_flow(be, info, src: str, dst: str, size_bytes: int, tag, ccname: str, pr
     f.lat_ps = lat
     f.event = event
     f.bkey = bkey
+    f.conn = None
     f.tag = tag
     f.cc = ccname
     f.prio = prio
