@@ -142,50 +142,12 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
     from .records import FlowTag
     flows = list(flows)
     params = dict(params or {})
-    check_fct_mode(fct)
-    if hpcc_fct and fct != DEFAULT_FCT_MODE:
-        raise InputError("HPCC fct.txt is written from the per-flow records", where="--fct", value=fct,
-                         accepted=f"{DEFAULT_FCT_MODE} with --hpcc-fct")
-    if hpcc_fct and out_dir is None:
-        raise InputError("HPCC fct.txt needs an output directory", where="hpcc_fct", value=True,
-                         accepted="out_dir=DIR (netsim flows --out DIR --hpcc-fct)")
-    check_network_params(backend, params, graph)  # reject unknown keys / bad values up front
-    cc_params = check_cc_params(cc, cc_params)
-    for i, f in enumerate(flows):
-        if f.cc:
-            check_cc_params(f.cc, None)
+    cc_params = _check_inputs(graph, flows, backend, params, cc, cc_params, fct, hpcc_fct, out_dir)
     t0 = time.perf_counter()
     env = simpy.Environment()
-    if out_dir is not None:
-        prepare_out_dir(out_dir)    # summary.json (the commit marker) goes first
-        fct_sink = make_fct_sink(fct, out_dir) or NullSink()
-        sinks = TraceSinks(fct=fct_sink,
-                           queues=CsvSink(os.path.join(out_dir, "queues.csv"), QUEUE_COLUMNS),
-                           pfc=CsvSink(os.path.join(out_dir, "pfc.csv"), PFC_COLUMNS),
-                           cc=CsvSink(os.path.join(out_dir, "cc.csv"), CC_COLUMNS))
-    else:
-        fct_sink = ListSink()
-        sinks = TraceSinks(fct=fct_sink)
-    from .hoststack import HostStack, split_host_params
-    net_params, host_params = split_host_params(params)   # --set host.KEY: the host stack, on every backend
-    caps = backend_capabilities(backend)
-    be = create_backend(backend, graph, env=env, params=net_params, seed=seed, cc=cc, cc_params=cc_params,
-                        sinks=sinks, hpcc_fct=hpcc_fct and HPCC_FCT in caps)  # packet: its measured ACK times
-    from .network.params import SIM_PARAMS
-    on = "host_stack" in net_params and SIM_PARAMS.parse_one("host_stack", net_params["host_stack"])
-    if (host_params or on) and HOST_STACK in caps:   # --set host.KEY or host_stack=on, as run_training does
-        be.host_stack = HostStack(host_params)
-    _check_flow_cc(be, flows)
-    # route every flow once before running: unknown/unreachable nodes fail fast
-    from .topology import Router
-    router = Router(graph, seed=seed)
-    for i, f in enumerate(flows):
-        for role, n in (("src", f.src), ("dst", f.dst)):
-            if n in graph and graph.nodes[n].get("kind") not in ("gpu", "host"):
-                raise InputError("flows start and end at gpu/host nodes", where=f"flow {i + 1}, field {role}",
-                                 value=n, accepted="a node of kind gpu or host")
-        if f.src != f.dst:            # a self-send is a local copy: no route
-            router.path(f.src, f.dst, 0)
+    fct_sink, sinks = _open_sinks(out_dir, fct)
+    be, caps = _build_backend(graph, flows, backend, env, params, seed, cc, cc_params, sinks, hpcc_fct)
+    _route_all(graph, flows, seed)
     order = sorted(range(len(flows)), key=lambda i: (flows[i].start_ns, i))
 
     def starter(env):
@@ -209,16 +171,7 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
         _say_no_contention(summary, caps, backend, flows)
         summary["wall_time_s"] = round(time.perf_counter() - t0, 3)
         if out_dir is not None:
-            outputs = close_sinks(files)
-            if hpcc_fct:  # every backend: the packet backend's measured ACK times, the others' FCT + one ACK
-                from .hpccfct import write_fct_txt
-                outputs.update(write_fct_txt(out_dir, graph, params=params, seed=seed,
-                                             ack_fct_ns=getattr(be, "hpcc_ack_fct_ns", None)))
-            if fct != DEFAULT_FCT_MODE:
-                summary["fct_mode"] = fct
-            # the backend's: when the last flow completed (idle timers after it do not count), docs/packet.md
-            write_summary(out_dir, summary, summary["status"], summary.get("sim_time_ns", env.now // PS_PER_NS),
-                          outputs)
+            _write_outputs(out_dir, files, summary, graph, params, seed, be, env, hpcc_fct, fct)
     except BaseException as exc:
         if out_dir is not None:
             stopped_run(out_dir, {"flows": len(flows), "completed": be.flows_completed(), "cc": cc,
@@ -229,6 +182,81 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
     if out_dir is None:
         summary["records"] = list(fct_sink.rows)
     return summary
+
+
+def _check_inputs(graph, flows: list, backend: str, params: dict, cc: str, cc_params, fct: str, hpcc_fct: bool,
+                  out_dir) -> dict:
+    """Reject bad options of :func:`run_flows` before anything runs; the checked ``cc_params``."""
+    check_fct_mode(fct)
+    if hpcc_fct and fct != DEFAULT_FCT_MODE:
+        raise InputError("HPCC fct.txt is written from the per-flow records", where="--fct", value=fct,
+                         accepted=f"{DEFAULT_FCT_MODE} with --hpcc-fct")
+    if hpcc_fct and out_dir is None:
+        raise InputError("HPCC fct.txt needs an output directory", where="hpcc_fct", value=True,
+                         accepted="out_dir=DIR (netsim flows --out DIR --hpcc-fct)")
+    check_network_params(backend, params, graph)  # reject unknown keys / bad values up front
+    cc_params = check_cc_params(cc, cc_params)
+    for f in flows:
+        if f.cc:
+            check_cc_params(f.cc, None)
+    return cc_params
+
+
+def _open_sinks(out_dir, fct: str) -> tuple:
+    """``(fct sink, TraceSinks)``: the trace files in ``out_dir`` (opened), or records kept in a list."""
+    if out_dir is None:
+        fct_sink = ListSink()
+        return fct_sink, TraceSinks(fct=fct_sink)
+    prepare_out_dir(out_dir)    # summary.json (the commit marker) goes first
+    fct_sink = make_fct_sink(fct, out_dir) or NullSink()
+    return fct_sink, TraceSinks(fct=fct_sink,
+                                queues=CsvSink(os.path.join(out_dir, "queues.csv"), QUEUE_COLUMNS),
+                                pfc=CsvSink(os.path.join(out_dir, "pfc.csv"), PFC_COLUMNS),
+                                cc=CsvSink(os.path.join(out_dir, "cc.csv"), CC_COLUMNS))
+
+
+def _build_backend(graph, flows: list, backend: str, env, params: dict, seed: int, cc: str, cc_params: dict,
+                   sinks, hpcc_fct: bool) -> tuple:
+    """``(backend, its capabilities)``: built through ``create_backend``, with the host stack of
+    ``--set host.KEY`` / ``host_stack=on`` where it declares one; every flow's cc checked on it."""
+    from .hoststack import HostStack, split_host_params
+    net_params, host_params = split_host_params(params)   # --set host.KEY: the host stack, on every backend
+    caps = backend_capabilities(backend)
+    be = create_backend(backend, graph, env=env, params=net_params, seed=seed, cc=cc, cc_params=cc_params,
+                        sinks=sinks, hpcc_fct=hpcc_fct and HPCC_FCT in caps)  # packet: its measured ACK times
+    from .network.params import SIM_PARAMS
+    on = "host_stack" in net_params and SIM_PARAMS.parse_one("host_stack", net_params["host_stack"])
+    if (host_params or on) and HOST_STACK in caps:   # --set host.KEY or host_stack=on, as run_training does
+        be.host_stack = HostStack(host_params)
+    _check_flow_cc(be, flows)
+    return be, caps
+
+
+def _route_all(graph, flows: list, seed: int) -> None:
+    """Route every flow once before running: switch endpoints and unknown or unreachable nodes fail fast."""
+    from .topology import Router
+    router = Router(graph, seed=seed)
+    for i, f in enumerate(flows):
+        for role, n in (("src", f.src), ("dst", f.dst)):
+            if n in graph and graph.nodes[n].get("kind") not in ("gpu", "host"):
+                raise InputError("flows start and end at gpu/host nodes", where=f"flow {i + 1}, field {role}",
+                                 value=n, accepted="a node of kind gpu or host")
+        if f.src != f.dst:            # a self-send is a local copy: no route
+            router.path(f.src, f.dst, 0)
+
+
+def _write_outputs(out_dir: str, files: dict, summary: dict, graph, params: dict, seed: int, be, env,
+                   hpcc_fct: bool, fct: str) -> None:
+    """Close the trace files, write HPCC's ``fct.txt`` if asked, then ``summary.json`` (last)."""
+    outputs = close_sinks(files)
+    if hpcc_fct:  # every backend: the packet backend's measured ACK times, the others' FCT + one ACK
+        from .hpccfct import write_fct_txt
+        outputs.update(write_fct_txt(out_dir, graph, params=params, seed=seed,
+                                     ack_fct_ns=getattr(be, "hpcc_ack_fct_ns", None)))
+    if fct != DEFAULT_FCT_MODE:
+        summary["fct_mode"] = fct
+    # the backend's: when the last flow completed (idle timers after it do not count), docs/packet.md
+    write_summary(out_dir, summary, summary["status"], summary.get("sim_time_ns", env.now // PS_PER_NS), outputs)
 
 
 #: the warning of a backend without fabric contention (:data:`NO_FABRIC_CONTENTION`) on several flows
@@ -280,53 +308,3 @@ def flow_status(summary: dict, n_flows: int, *, stopped: bool = False) -> str:
     if deadlocks:
         msg += f" after a PFC deadlock of {', '.join(deadlocks[0]['ports'])}"
     return msg
-
-
-def parse_cc_assignments(items, cc: str) -> dict:
-    """``--cc-param`` strings to ``{cc_name: {key: value}}``.
-
-    ``KEY=VALUE`` applies to the run's ``cc``; ``CC.KEY=VALUE`` to the
-    algorithm named ``CC``.
-
-    >>> parse_cc_assignments(["g=1/256", "cubic.beta=0.7"], "dcqcn")
-    {'dcqcn': {'g': '1/256'}, 'cubic': {'beta': '0.7'}}
-    """
-    from .params import parse_assignments
-    out: dict = {}
-    for key, value in parse_assignments(items, what="--cc-param"):
-        name, sep, rest = key.partition(".")
-        if sep and rest:
-            out.setdefault(name, {})[rest] = value
-        else:
-            out.setdefault(cc, {})[key] = value
-    return out
-
-
-def cc_params_from_cli(cc: str, items=(), file: str | None = None) -> dict:
-    """``--cc-params-file FILE`` then ``--cc-param`` strings → ``{cc_name: {key: value}}``.
-
-    The file (YAML/JSON, :func:`netsim.transport.cc.config.load_cc_params_file`)
-    holds ``{cc: {key: value}}`` or a flat ``{key: value}`` for ``cc``; the
-    command line wins over it. Everything is checked up front with
-    :func:`netsim.transport.cc.config.resolve_cc_params` (unknown algorithm or
-    key, bad value: :class:`InputError`). Used by ``netsim flows`` and
-    ``netsim run`` alike.
-
-    >>> cc_params_from_cli("dcqcn", ["g=1/256", "cubic.beta=0.7"])
-    {'dcqcn': {'g': '1/256'}, 'cubic': {'beta': '0.7'}}
-    """
-    from .transport.cc.config import load_cc_params_file, resolve_cc_params
-    items = list(items or ())
-    resolve_cc_params(cc, items, file=file)
-    out: dict = load_cc_params_file(file, cc) if file else {}
-    for name, over in parse_cc_assignments(items, cc).items():
-        out.setdefault(name, {}).update(over)
-    return out
-
-
-
-
-def parse_set_assignments(items) -> dict:
-    """``--set KEY=VALUE`` strings to a dict (checked later against ``SIM_PARAMS``)."""
-    from .params import parse_assignments
-    return dict(parse_assignments(items, what="--set"))

@@ -37,7 +37,7 @@ def run_cluster_cli(args) -> int:
     """The ``netsim run`` body for a cluster file (args already checked for TOPOLOGY, --out, backend options)."""
     from ..cluster import run_cluster
     from ..runfiles import finalize_outputs
-    from ..simulate import cc_params_from_cli
+    from .simargs import cc_params_from_cli
     for flag, attr in _PER_JOB.items():
         if getattr(args, attr, None):
             raise InputError("a cluster file states this per job", where=flag, value=getattr(args, attr),

@@ -28,8 +28,8 @@ def _percentile(xs: list, q: float) -> float:
 
 def _run(args) -> int:
     from ..flowfile import load_flows
-    from ..simulate import (cc_params_from_cli, check_network_params, finalize_outputs, parse_set_assignments,
-                            run_flows)
+    from ..simulate import check_network_params, finalize_outputs, run_flows
+    from .simargs import cc_params_from_cli, parse_set_assignments
     from ..topology import load_topology
     from .args import check_backend_options, check_flow_ecn_args, check_input_file, check_out_dir
 

@@ -54,7 +54,8 @@ def _check_cc_param_applies(cc: str, items) -> None:
 
 def _run(args) -> int:
     from ..runtime import run_training
-    from ..simulate import cc_params_from_cli, finalize_outputs
+    from ..simulate import finalize_outputs
+    from .simargs import cc_params_from_cli
     from .args import check_backend_options, check_input_file, check_out_dir
 
     check_input_file(args.topology, "TOPOLOGY", "a topology file (.yaml/.graphml/topology.txt) or a builder "

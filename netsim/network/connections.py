@@ -13,8 +13,8 @@ Left out: anything about rates or time; a connection's flows of different
 priorities are still one FIFO.
 
 >>> q = ConnectionQueues()
->>> q.busy("qp0"), q.open("qp0"), q.busy("qp0")
-(False, None, True)
+>>> q.busy("qp0"), q.open("qp0"), q.busy("qp0"), q.claim("qp0"), q.claim("qp1")
+(False, None, True, False, True)
 >>> q.hold("qp0", "f1"); q.held
 1
 >>> q.release("qp0"), q.release("qp0"), q.busy("qp0")
@@ -31,7 +31,8 @@ class ConnectionQueues:
     __slots__ = ("_waiting", "held")
 
     def __init__(self):
-        self._waiting: dict = {}   # connection -> waiting flows, present while one of its flows is sending
+        # connection -> its waiting flows (None until one waits), present while one of its flows is sending
+        self._waiting: dict = {}
         self.held = 0              # flows that waited behind an earlier flow of their connection
 
     def busy(self, connection) -> bool:
@@ -40,11 +41,23 @@ class ConnectionQueues:
 
     def open(self, connection) -> None:
         """A flow of idle ``connection`` has started sending."""
-        self._waiting[connection] = deque()
+        self._waiting[connection] = None     # no queue object until a flow waits (most never do)
+
+    def claim(self, connection) -> bool:
+        """Open ``connection`` if it is idle (True: the caller starts its flow now); False while it is
+        busy (the caller holds the flow): :meth:`busy` and :meth:`open` in one call."""
+        waiting = self._waiting
+        if connection in waiting:
+            return False
+        waiting[connection] = None
+        return True
 
     def hold(self, connection, flow) -> None:
         """``flow`` waits behind busy ``connection``'s earlier flows."""
-        self._waiting[connection].append(flow)
+        q = self._waiting[connection]
+        if q is None:
+            q = self._waiting[connection] = deque()
+        q.append(flow)
         self.held += 1
 
     def release(self, connection):

@@ -42,8 +42,8 @@ and has no effect here. ``send`` is checked by the one
 and host-stack cost come from :class:`netsim.network.path.PathModel`.
 Two SimPy events per flow (drain, delivery).
 
-Modules: this one holds the backend (routing, events, records, link
-changes); :mod:`.pathcost` a flow's cost on its path alone (lone-flow time,
+Modules: this one holds the backend (routing, events, records);
+:mod:`.linkchange` re-times the flows a link change touches; :mod:`.pathcost` a flow's cost on its path alone (lone-flow time,
 wire bits, pacing link, host-stack cost, cached per path); :mod:`.sharing`
 the rates of the flows sharing a pacing link; :mod:`.contention` the
 overruns of the links it does not share.
@@ -63,6 +63,7 @@ from ...units import PS_PER_S, ps_to_ns
 from ..base import HOST_STACK, IN_NETWORK, IN_ORDER, LINK_CHANGES, NO_FABRIC_CONTENTION, ROUTER, Backend, TraceSinks, \
     register_backend
 from .contention import LinkLoads
+from .linkchange import retime
 from .params import check_cc_params, resolve_analytic_params
 from .pathcost import PathCosts
 from .sharing import PacedFlow, PacingShare, advance, assign_rates
@@ -220,31 +221,7 @@ class AnalyticBackend(Backend):
         self.costs.forget()
 
     def _retime(self, a: str, b: str, *, reroute: bool) -> None:
-        """Re-place every draining flow whose path crosses a–b (either direction) at ``now``.
-
-        Left out: a flow past its pacing link (only its latency tail left) keeps its end time.
-        """
-        now = self.env.now
-        hit = {(a, b), (b, a)}
-        moved, touched = [], []
-        for link, sh in list(self._shares.items()):
-            crossing = [f for f in sh.flows if hit.intersection(zip(f.path, f.path[1:]))]
-            if not crossing:
-                continue
-            advance(sh, now)
-            for f in crossing:
-                LinkLoads.change(f.links, -f.load, now)
-            sh.flows = [f for f in sh.flows if f not in crossing]
-            moved.extend(crossing)
-            touched.append(sh)
-        for f in sorted(moved, key=lambda f: f.meta[0]):   # flow-id order: deterministic shares
-            src, dst, key = f.meta[1], f.meta[2], f.meta[8]
-            path = tuple(self.router.path(src, dst, key)) if reroute else f.path
-            self._join(self._flow_on(path, f.meta, f.event, bits_left=f.bits), now)
-        for sh in touched:
-            self._reschedule(sh)
-        for link in [k for k, sh in self._shares.items() if not sh.flows]:
-            del self._shares[link]
+        retime(self, a, b, reroute=reroute)     # re-place the draining flows crossing a–b (linkchange.py)
 
     def _drained(self, sh: PacingShare) -> None:
         now = self.env.now

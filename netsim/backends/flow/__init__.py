@@ -13,7 +13,7 @@ The fluid network
     :mod:`.batch` — ``send_batch``: a collective step's transfers started in one call, arrivals grouped per instant.
     :mod:`.newflow` — one flow built from its send (path info, constants, ECMP key, controller): shared by both.
     :mod:`.fluid` — the fluid network: links, active flows, completion heap, the settle of an instant.
-    :mod:`.completions` — which departures need no solve.
+    :mod:`.completions` — a completion instant: flows off their links, records, which departures need no solve.
     :mod:`.components` — connected components of flows, arrivals that need no solve; the flow record.
     :mod:`.paths` — the path table: routes, CC models, per-path constants (wire bytes, ideal FCT, latency, caps).
     :mod:`.linkchange` — link changes: ``set_link_rate`` / ``fail_link`` during a run.
@@ -40,6 +40,7 @@ Rate controllers
     :mod:`.dcqcnfluid` — DCQCN's reaction points driven by fluid queues, CNPs.
     :mod:`.dcqcntrace` — the fluid DCQCN model's approximate queue, PFC and cc trace rows.
     :mod:`.fifo` — fluid FIFO queues with per-ingress PFC.
+    :mod:`.fifoqueue` — one switch egress's fluid FIFO (segments of bytes per flow).
     :mod:`.queueing` — the FIFO wait a DCQCN flow's last byte still owes at its fluid completion.
     :mod:`.hpccflow` — HPCC's rate alone on a path (η less the INT header), the ``hpcc`` model's cap.
 

@@ -1,6 +1,6 @@
 """What a fluid completion changes: which links need a new solve, and the delivery of records.
 
-At a completion (:meth:`.fluid.FluidNetwork._on_timer`) the flow leaves its
+At a completion instant (:func:`complete_due`, the fluid network's timer) the flow leaves its
 links, and only links that held another flow back are marked for
 recomputation (:func:`may_gain`); its :class:`~netsim.records.FlowRecord` is
 built there, delivered ``latency`` after the fluid completion: counted and
@@ -12,11 +12,19 @@ drop and retransmit counters are zero).
 """
 from __future__ import annotations
 
+import heapq
+import math
 from functools import partial
+from math import nan
 
 import simpy
+from simpy.events import NORMAL
 
+from ...records import FlowRecord
+from ...units import PS_PER_NS
+from .batch import ArrivalGroup, group_arrival
 from .components import SOLO_TOL, FluidFlow
+from .newflow import SOLO
 
 
 class Deliveries:
@@ -56,6 +64,7 @@ class Deliveries:
         self.bytes_delivered += nbytes
         if recs:
             self.last_ps = self.env.now
+        recs.clear()     # delivered: a record lives on only where its flow's receiver keeps it
 
 
 def may_gain(users: dict, cap_bytes_per_ps: float, gone: FluidFlow) -> bool:
@@ -88,3 +97,84 @@ def may_gain(users: dict, cap_bytes_per_ps: float, gone: FluidFlow) -> bool:
         if r < g.solo * SOLO_TOL and (g.pf or r >= top * SOLO_TOL):
             return True
     return False
+
+
+def complete_due(net) -> None:
+    """Complete, now, the flows of fluid network ``net`` whose completion time (ps) has come: take them
+    off their links (marking the links where another flow may gain), build their records and
+    schedule each delivery the latency term later (a batch flow's in its delivery time's
+    :class:`~.batch.ArrivalGroup`), and settle the instant; else set the next timer."""
+    env = net.env
+    now = env.now
+    timers = net._timers
+    timers.discard(now)
+    net._first_timer = min(timers) if timers else math.inf
+    net.events += 1
+    heap = net._heap
+    users = net.users
+    cap = net.capacity
+    dirty = net._dirty
+    schedule = env.schedule
+    batches: dict[int, list] = {}     # delivery time (ps) -> records delivered then
+    batch = net.delivered.batch
+    last_end, recs = -1, None
+    groups: dict[int, ArrivalGroup] = {}   # delivery time (ps) -> its open group of batch flows
+    done_any = False
+    while heap and heap[0][0] <= now:
+        _, _, ver, f = heapq.heappop(heap)
+        if ver != f.ver:
+            continue
+        f.ver = -1
+        done_any = True
+        fid = f.fid
+        if f.ctl is not None:
+            groups.clear()                   # what the release schedules keeps its place
+            f.ctl.release(f)
+        for l in f.links:
+            u = users[l]
+            del u[fid]
+            # a link left empty changes nobody's rate, nor one that holds none of
+            # its other flows back (each at its solo rate or limited elsewhere)
+            if u and may_gain(u, cap[l], f):
+                dirty.add(l)
+        net.active -= 1
+        # delivered the latency term later; ns rounded half up, slowdown to 6 decimals, packet counters 0
+        end_ps = now + int(f.lat_ps + 0.5)
+        start_ns, end_ns, ideal = (f.start_ps + 500) // PS_PER_NS, (end_ps + 500) // PS_PER_NS, int(f.ideal_ns + 0.5)
+        fct, t = end_ns - start_ns, f.tag
+        rec = FlowRecord(fid, f.src, f.dst, f.size, start_ns, end_ns, fct, ideal,
+                         round(fct / ideal, 6) if ideal > 0 else nan, t.tag, f.cc, f.prio,
+                         0, 0, 0, 0, 0, t.iteration, t.op, t.group, t.collective, t.step, t.group_kind, t.job, f.key)
+        ev = f.event
+        f.event = None
+        if f.bkey is not SOLO:     # a send_batch flow (ev: its callback): joins its delivery time's group
+            group = groups.get(end_ps)
+            if group is None:
+                group = group_arrival(env, groups, ev, f.bkey, rec, end_ps)
+            else:                  # group_arrival, inline
+                group.callbacks_of.append(ev)
+                group.keys.append(f.bkey)
+                group.records.append(rec)
+            ev = group
+        else:
+            if groups:
+                groups.pop(end_ps, None)     # later batch flows of this time come after this event
+            ev._ok = True          # succeed later than now: the latency term
+            ev._value = rec
+            schedule(ev, NORMAL, end_ps - now)
+        if end_ps != last_end:   # one delivery per delivery time, by the first of these flows' events
+            last_end, recs = end_ps, batches.get(end_ps)
+            if recs is None:
+                recs = batches[end_ps] = batch(ev)
+        recs.append(rec)
+        if net.on_drained is not None:
+            net.on_drained(f)
+    if done_any:
+        net.completion_instants += 1
+        # also when nothing is dirty: the next timer is set at the settle
+        if not net._settle_pending and env.peek() > now:
+            net._settle(None)   # nothing else happens at this instant: settle now
+        else:
+            net.request_settle()
+    else:
+        net._ensure_timer()

@@ -86,7 +86,9 @@ class FluidFlow:
     __slots__ = ("held", "pf", "fid", "src", "dst", "size", "start_ps", "links", "rem", "t_upd", "rate", "finish",
                  "ver", "cap", "lat_ps", "ideal_ns", "event", "tag", "cc", "prio", "eta", "lossless",
                  "solo", "bott", "mtu", "rp", "marks", "last_cnp", "ceil", "ramp", "ctl", "win",
-                 "key")      # key: the ECMP key it was routed with (netsim.network.flowkey)
+                 "key",      # key: the ECMP key it was routed with (netsim.network.flowkey)
+                 "bkey",     # bkey: its send_batch key (event: the batch's callback), or newflow.SOLO
+                 "conn")     # conn: its connection while it is the one on the links (inorder.py), else None
 
 
 class ComponentFinder:

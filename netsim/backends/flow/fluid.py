@@ -30,16 +30,11 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from math import nan
 from typing import Callable
 
 import simpy
-from simpy.events import NORMAL
 
-from ...records import FlowRecord
-from ...units import PS_PER_NS
-from .batch import ArrivalGroup, BatchMember, group_arrival
-from .completions import Deliveries, may_gain
+from .completions import Deliveries, complete_due
 from .components import FluidFlow, HeldRates
 
 #: a flow whose remaining wire bytes fall below this is complete (float drift guard)
@@ -234,70 +229,4 @@ class FluidNetwork:
         self.env.timeout(top - self.env.now).callbacks.append(self._on_timer)
 
     def _on_timer(self, _ev) -> None:
-        env = self.env
-        now = env.now
-        timers = self._timers
-        timers.discard(now)
-        self._first_timer = min(timers) if timers else math.inf
-        self.events += 1
-        heap = self._heap
-        users = self.users
-        cap = self.capacity
-        dirty = self._dirty
-        schedule = env.schedule
-        batches: dict[int, list] = {}     # delivery time (ps) -> records delivered then
-        batch = self.delivered.batch
-        last_end, recs = -1, None
-        groups: dict[int, ArrivalGroup] = {}   # delivery time (ps) -> its open group of batch flows
-        done_any = False
-        while heap and heap[0][0] <= now:
-            _, _, ver, f = heapq.heappop(heap)
-            if ver != f.ver:
-                continue
-            f.ver = -1
-            done_any = True
-            fid = f.fid
-            if f.ctl is not None:
-                groups.clear()                   # what the release schedules keeps its place
-                f.ctl.release(f)
-            for l in f.links:
-                u = users[l]
-                del u[fid]
-                # a link left empty changes nobody's rate, nor one that holds none of
-                # its other flows back (each at its solo rate or limited elsewhere)
-                if u and may_gain(u, cap[l], f):
-                    dirty.add(l)
-            self.active -= 1
-            # delivered the latency term later; ns rounded half up, slowdown to 6 decimals, packet counters 0
-            end_ps = now + int(f.lat_ps + 0.5)
-            start_ns, end_ns, ideal = (f.start_ps + 500) // PS_PER_NS, (end_ps + 500) // PS_PER_NS, int(f.ideal_ns + 0.5)
-            fct, t = end_ns - start_ns, f.tag
-            rec = FlowRecord(fid, f.src, f.dst, f.size, start_ns, end_ns, fct, ideal,
-                             round(fct / ideal, 6) if ideal > 0 else nan, t.tag, f.cc, f.prio,
-                             0, 0, 0, 0, 0, t.iteration, t.op, t.group, t.collective, t.step, t.group_kind, t.job, f.key)
-            ev = f.event
-            f.event = None
-            if ev.__class__ is BatchMember:      # a send_batch flow: joins its delivery time's group
-                ev = group_arrival(env, groups, ev, rec, end_ps)
-            else:
-                if groups:
-                    groups.pop(end_ps, None)     # later batch flows of this time come after this event
-                ev._ok = True          # succeed later than now: the latency term
-                ev._value = rec
-                schedule(ev, NORMAL, end_ps - now)
-            if end_ps != last_end:   # one delivery per delivery time, by the first of these flows' events
-                last_end, recs = end_ps, batches.get(end_ps)
-                if recs is None:
-                    recs = batches[end_ps] = batch(ev)
-            recs.append(rec)
-            if self.on_drained is not None:
-                self.on_drained(f)
-        if done_any:
-            self.completion_instants += 1
-            # also when nothing is dirty: the next timer is set at the settle
-            if not self._settle_pending and env.peek() > now:
-                self._settle(None)   # nothing else happens at this instant: settle now
-            else:
-                self.request_settle()
-        else:
-            self._ensure_timer()
+        complete_due(self)      # the flows whose fluid completion is now (completions.py)

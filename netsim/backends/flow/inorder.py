@@ -69,7 +69,6 @@ class InOrderSends:
         self.net.on_drained = self._drained
         self.key = None                      # connection of the flow being built by send, else None
         self.queues = ConnectionQueues()      # busy connections, flows waiting behind them
-        self._conn_of: dict[int, object] = {}  # flow id of a connection's flow on the links -> connection
 
     @property
     def held(self) -> int:
@@ -94,9 +93,13 @@ class InOrderSends:
             self._start(f, now)
             return
         self.key = None
-        if not self.queues.busy(key):
-            self.queues.open(key)
-            self._conn_of[f.fid] = key
+        self.enter(key, f, now)
+
+    def enter(self, key, f, now: int) -> None:
+        """Start flow ``f`` of connection ``key`` now if the connection is idle, else hold it
+        behind the connection's flow on the links (``send_batch`` calls this directly)."""
+        if self.queues.claim(key):
+            f.conn = key
             self._start(f, now)
         else:
             if f.ctl is not None:           # a dynamic controller took it at its send: not sending yet
@@ -105,13 +108,14 @@ class InOrderSends:
 
     def _drained(self, f) -> None:
         """Flow ``f`` has left its sender (fluid completion, now): start its connection's next flow."""
-        key = self._conn_of.pop(f.fid, None)
+        key = f.conn
         if key is None:
             return
+        f.conn = None
         g = self.queues.release(key)
         if g is None:
             return
-        self._conn_of[g.fid] = key
+        g.conn = key
         now = self.net.env.now
         info = self._refresh(g)
         g.t_upd = now

@@ -18,6 +18,9 @@ from .components import FluidFlow, SlowStart
 
 #: a pair not in the path table yet (the contract has not accepted it)
 UNSEEN = object()
+#: ``FluidFlow.bkey`` of a flow of ``send``: its ``event`` is a SimPy event (a ``send_batch`` flow's
+#: ``bkey`` is its batch key, its ``event`` the batch's callback)
+SOLO = object()
 
 
 def resolve(pair_get, src, dst, size_bytes):
@@ -33,10 +36,11 @@ def resolve(pair_get, src, dst, size_bytes):
 
 
 def new_flow(be, info, src: str, dst: str, size_bytes: int, tag, ccname: str, prio: int, ctl,
-             fid: int, now: int, event) -> FluidFlow:
+             fid: int, now: int, event, bkey=SOLO) -> FluidFlow:
     """The flow ``fid`` of ``size_bytes`` from ``src`` to ``dst`` started at ``now`` (ps) on flow
     backend ``be``; ``info`` its pair's path info or ``None`` (routed here on the flow's ECMP key);
-    ``event`` what its completion succeeds. Not yet started on its links."""
+    ``event`` the SimPy event its completion succeeds (``bkey`` :data:`SOLO`), or the
+    ``send_batch`` callback told of its arrival with key ``bkey``. Not yet started on its links."""
     key = be._flowkey(src, dst, tag)
     if info is None:
         info = be._lookup(src, dst, key)
@@ -66,6 +70,8 @@ def new_flow(be, info, src: str, dst: str, size_bytes: int, tag, ccname: str, pr
     f.ideal_ns = ideal_ns
     f.lat_ps = lat
     f.event = event
+    f.bkey = bkey
+    f.conn = None
     f.tag = tag
     f.cc = ccname
     f.prio = prio

@@ -15,26 +15,26 @@ at the bottleneck rate (plus one MSS of rounding guard).
 """
 from __future__ import annotations
 
-import math
 import time
+from functools import partial
 from typing import NamedTuple
 
-from ...errors import InputError
 from ...network.flowkey import FlowKeys
 from ...network.params import resolve_params
 from ...network.path import PathModel
 from ...network.send import SendContract, cc_registry  # noqa: F401  (cc_registry: used by tests)
 from ...records import EMPTY_TAG, FlowTag, make_record
-from ...transport.packet import N_DATA_PRIORITIES, N_PRIORITIES
 from ...units import PS_PER_NS
 from ..base import (CC_TRACE, FAST_FORWARD, HOST_STACK, HPCC_FCT, IN_NETWORK, IN_ORDER, LINK_CHANGES, PFC_TRACE,
                     QUEUE_TRACE, ROUTER, Backend, register_backend)
 from . import linkchange
+from .flowsetup import ecn_for_rate, transport_flow
 from .accounting import FlowAccounting
 from .fastforward import FastForward
 from .hpccfct import hpcc_ip, hpcc_row  # noqa: F401  (hpcc_ip: re-exported)
 from .innetwork import InNetworkSwitches, switch_ends
 from .network import Network
+from .summary import packet_stats
 
 
 class FlowMeta(NamedTuple):
@@ -83,7 +83,7 @@ class PacketBackend(Backend):
         self._cc_resolved: dict = {}
         self.router = Router(graph, seed=seed, mode=p["routing"])
         # switch ECN settings: SIM default < what the run's CC implies for the port's rate < --set < node attribute
-        self.net = Network(graph, env, p, seed, self.router, sinks, ecn_for_rate=self._ecn_for_rate,
+        self.net = Network(graph, env, p, seed, self.router, sinks, ecn_for_rate=partial(ecn_for_rate, self),
                            user_keys=frozenset(params or {}),
                            ecn_capable_cc=bool(getattr(self.registry[self.cc_default], "ecn_capable", False)))
         self.net.flow_received = self._received
@@ -112,70 +112,6 @@ class PacketBackend(Backend):
         #: every flow object, by id (only with ``keep_flows=True``: for tests and debugging)
         self.all_flows: dict | None = {} if keep_flows else None
 
-    # -- configuration ----------------------------------------------------------------------------
-    def _cc_params(self, name: str) -> dict:
-        r = self._cc_resolved.get(name)
-        if r is None:
-            cls = self.registry[name]
-            over = dict(self.cc_params_in.get(name, {}))
-            if name == "none" and "window_bytes" in cls.PARAMS and "window_bytes" not in over \
-                    and self.params["window_bytes"]:
-                over["window_bytes"] = self.params["window_bytes"]
-            r = self._cc_resolved[name] = cls.PARAMS.resolve(over, source=f"--cc-param {name}")
-        return r
-
-    def _cnp_interval(self, algo, ccp: dict) -> int:
-        """NP interval: the algorithm's attribute, else its parameter, else the SIM default."""
-        v = getattr(algo, "cnp_interval_ns", None)
-        if v is None:
-            v = ccp.get("cnp_interval_ns")
-        return int(self.params["cnp_interval_ns"] if v is None else v)
-
-    def _ecn_for_rate(self, rate_bps: float) -> dict:
-        """ECN settings the run's algorithm implies for a switch port of ``rate_bps``.
-
-        :func:`netsim.transport.cc.config.ecn_overrides` (DCQCN presets scaled
-        with the port rate, marking at dequeue; DCTCP's K, at enqueue; nothing
-        for cubic/none). The network applies them above its defaults and below
-        ``--set`` and node attributes.
-        """
-        from ...transport.cc.config import ecn_overrides
-        if not hasattr(self.registry[self.cc_default], "ecn_settings"):
-            return {}
-        return dict(ecn_overrides(self.cc_default, self._cc_params(self.cc_default), rate_bps,
-                                  mtu_bytes=self.params["mtu_bytes"]))
-
-    def _initial_rto_ns(self, min_rto_ns: int, base_rtt_ns: float) -> int:
-        """RTO before the first RTT sample: ``initial_rto_ns`` if set, else max(min RTO, k x base RTT).
-
-        RFC 6298 (2.1) starts at 1 s, which would stall a datacenter flow that
-        loses its first window; starting at RTOmin (1 ms) instead fires
-        spuriously on any path whose RTT exceeds it. ``k`` =
-        ``initial_rto_rtts`` (3: what RFC 6298's SRTT + 4 RTTVAR gives after
-        the first sample, RTTVAR = SRTT/2).
-        """
-        p = self.params
-        if p["initial_rto_ns"]:
-            return int(p["initial_rto_ns"])
-        return int(max(min_rto_ns, math.ceil(p["initial_rto_rtts"] * base_rtt_ns)))
-
-    def _host_cost(self, pm, cc_name: str, transport: str) -> tuple:
-        """(per-message delay ps, cap as ps per payload byte or 0.0) of a flow on path ``pm``.
-
-        :meth:`netsim.network.path.PathModel.host_cost` (the rule every backend
-        applies); the cap paces the sender when it is below the CC's line rate.
-        """
-        key = (pm.nodes, cc_name)
-        v = self._host_cost_cache.get(key)
-        if v is None:
-            hc = self.paths.host_cost(pm, cc_name, transport, self.host_stack)
-            if hc is None:
-                v = (0, 0.0)
-            else:
-                v = (hc.overhead_ps, 8e12 / hc.cap_bps if hc.cap_bps < pm.line_rate_bps else 0.0)
-            self._host_cost_cache[key] = v
-        return v
-
     # -- link changes (netsim.whatif protocol) ----------------------------------------------------
     def set_link_rate(self, a, b, rate_bps: float) -> None:
         """Link a-b runs at ``rate_bps`` from now on (:func:`.linkchange.set_link_rate`)."""
@@ -203,7 +139,6 @@ class PacketBackend(Backend):
             return self.local_copy(fid, spec)
         size_bytes = spec.size_bytes
         cc_name = spec.cc
-        cls = self.registry[cc_name]
         p = self.params
         key = self.flowkeys.key(src, dst, tag)
         path = self.router.path(src, dst, key)
@@ -217,48 +152,15 @@ class PacketBackend(Backend):
             data_route, ack_route = route, rroute
         pm = self.paths.path(path)
         self.contract.check_path(cc_name, pm, self.cc_params_in, src, dst)   # e.g. Swift's target < base RTT
-        mtu, hdr, mss, ack_b = pm.mtu_bytes, pm.header_bytes, pm.mss_bytes, pm.ack_bytes
-        base_rtt_ns = pm.base_rtt_ns
-        bott = pm.bottleneck_bps
-        bdp = pm.bdp_window_bytes
-        line = pm.line_rate_bps
         now = self.env.now
-        ccp = self._cc_params(cc_name)
-        algo = cls(ccp, mss_bytes=mss, line_rate_bps=line, base_rtt_ns=int(round(base_rtt_ns)),
-                   bdp_bytes=bdp, now_ns=now // PS_PER_NS)
-        prio = spec.priority
-        for port in route:
-            port.add_prio(prio)
-        min_rto = getattr(algo, "min_rto_ns", None)
-        if min_rto is None:
-            min_rto = ccp.get("min_rto_ns") if ccp.get("min_rto_ns") is not None else p["min_rto_ns"]
-        kw = dict(route=data_route, rroute=ack_route, port=route[0], rport=rroute[0], mss_bytes=mss,
-                  header_bytes=hdr, ack_bytes=ack_b, min_rto_ns=min_rto, max_rto_ns=p["max_rto_ns"],
-                  initial_rto_ns=self._initial_rto_ns(min_rto, base_rtt_ns), start_ps=now)
-        if cls.transport == "roce":
-            from ...transport.roce import RoceFlow
-            flow = RoceFlow(net, fid, src, dst, size_bytes, algo, cc_name, prio,
-                            ack_every=p["roce_ack_every_packets"],
-                            cnp_interval_ns=self._cnp_interval(algo, ccp), **kw)
-        elif cls.transport == "tcp":
-            from ...transport.tcp import TcpFlow
-            flow = TcpFlow(net, fid, src, dst, size_bytes, algo, cc_name, prio,
-                           delack_segments=p["tcp_delayed_ack_segments"],
-                           delack_timeout_ns=p["tcp_delayed_ack_timeout_ns"], **kw)
-        else:
-            raise InputError("unknown transport of congestion control", where=f"cc {cc_name}",
-                             value=cls.transport, accepted="tcp or roce")
-        flow.max_timeouts = p["max_timeouts"]
-        if self.host_stack is not None:
-            delay_ps, cap = self._host_cost(pm, cc_name, cls.transport)
-            flow.next_tx = now + delay_ps           # per-message host time before the first packet
-            flow.cap_ps_per_byte = cap              # per-connection CPU limit (kernel TCP)
+        flow = transport_flow(self, fid, src, dst, size_bytes, cc_name, spec.priority, pm, route, rroute,
+                              data_route, ack_route, now)
         if p["jain_window_ns"] > 0:
             flow.win_lo_ps = p["jain_start_ns"] * PS_PER_NS
             flow.win_hi_ps = flow.win_lo_ps + p["jain_window_ns"] * PS_PER_NS
         ideal = int(round(pm.ideal_fct_ns(size_bytes)))
         ev = self.env.event()
-        flow.record = _new(FlowMeta, (tag, ideal, ev, path, mtu, hdr, bott, key))
+        flow.record = _new(FlowMeta, (tag, ideal, ev, path, pm.mtu_bytes, pm.header_bytes, pm.bottleneck_bps, key))
         net.flows[fid] = flow
         if self.all_flows is not None:
             self.all_flows[fid] = flow
@@ -355,43 +257,7 @@ class PacketBackend(Backend):
         return self.completed
 
     def stats(self) -> dict:
-        net = self.net
-        ports = sorted(net.ports.values(), key=lambda q: (str(q.name), str(q.peer_name)))
-        pause_time = {}
-        now = self.env.now
-        for q in ports:
-            t = q.pause_time_ps + sum(now - q.pause_since[i] for i in range(N_PRIORITIES) if q.paused[i])
-            if t or q.pauses:
-                pause_time[f"{q.name}->{q.peer_name}"] = (t + 500) // PS_PER_NS
-        t, after_row = self.accounting.counters(net.flows.values())
-        hops_ = sum(q.tx_packets for q in ports)
-        return {
-            "backend": "packet",
-            "flows": self.flows_started,
-            "completed": self.completed,
-            "failed": self.failed,
-            "bytes_delivered": self.bytes_delivered,
-            "drops": net.drops,
-            "dropped_bytes": net.dropped_bytes,
-            "dropped_payload_bytes": net.dropped_payload_bytes,
-            "drops_by_priority": {str(i): n for i, n in enumerate(net.drops_by_prio[:N_DATA_PRIORITIES]) if n},
-            "ecn_marks": sum(q.ecn_marks for q in ports),
-            "ecn_marked_packets_received": t["ecn_marked_packets_received"],
-            "cnps": t["cnps"],
-            "pfc_pauses": sum(q.pauses for q in ports),
-            "pfc_pause_time_ns": pause_time,
-            "pfc_headroom_overflows": net.headroom_overflows,
-            "retransmitted_bytes": t["retransmitted_bytes"],
-            "retransmits": t["retransmits"],
-            "timeouts": t["timeouts"],
-            "transport_counters_after_fct_row": after_row,
-            "packet_hops": hops_,
-            "jain_fairness": self.jain_fairness(),
-            "sim_time_ns": ((self.last_end_ps if not net.flows else now) + 500) // PS_PER_NS,
-            "events": self.net.sched.events_scheduled() - self._eid0,
-            **(net.pfc_watch.stats() if net.pfc_watch is not None else {}),
-            **({"fast_forward": self.ff.stats()} if self.ff is not None else {}),
-        }
+        return packet_stats(self)      # the run's counters (summary.py)
 
     def close(self) -> None:
         for s in (self.sinks.fct, self.sinks.queues, self.sinks.pfc, self.sinks.cc):

@@ -19,7 +19,7 @@ import simpy
 
 from netsim.backends.base import TraceSinks, create_backend
 from netsim.backends.flow.fluid import FluidNetwork
-from netsim.backends.flow import fluid as fluid_mod
+from netsim.backends.flow import completions as completions_mod
 from netsim.backends.flow import solver as solver_mod
 from netsim.backends.flow.portfair import INF, PortProblem, is_flat, port_fair
 from netsim.backends.flow.porttree import split_one_link
@@ -198,11 +198,11 @@ def _run_cluster(rules: bool, monkeypatch, fired: dict | None = None):
     than its NICs: flows often share links without filling them, and PFC head-of-line
     blocking happens on the leaf uplinks."""
     if not rules:
-        monkeypatch.setattr(fluid_mod, "may_gain", lambda users, cap, gone: bool(users))
+        monkeypatch.setattr(completions_mod, "may_gain", lambda users, cap, gone: bool(users))
         monkeypatch.setattr(solver_mod.ComponentSolver, "fits_beside", lambda self, f: False)
         _no_eager_start(monkeypatch)
     elif fired is not None:
-        may, fits = fluid_mod.may_gain, solver_mod.ComponentSolver.fits_beside
+        may, fits = completions_mod.may_gain, solver_mod.ComponentSolver.fits_beside
 
         def may_gain(users, cap, gone):
             r = may(users, cap, gone)
@@ -213,7 +213,7 @@ def _run_cluster(rules: bool, monkeypatch, fired: dict | None = None):
             r = fits(self, f)
             fired["arrivals"] += r
             return r
-        monkeypatch.setattr(fluid_mod, "may_gain", may_gain)
+        monkeypatch.setattr(completions_mod, "may_gain", may_gain)
         monkeypatch.setattr(solver_mod.ComponentSolver, "fits_beside", fits_beside)
     def flows(rng, gpus):
         for rnd in range(12):      # rounds of permutations: flows meet mostly on the fabric
