@@ -309,7 +309,9 @@ def _simulate(run, graph, builder, placement, wl, what, host_stack, fct_sink, op
     overlap = overlap_model(be.env, effects["overlap"], wl)
     if progress is None:
         progress = sys.stderr.isatty()
-    ex = run["ex"] = Executor(be, run_builder, placement.gpu_of, node_groups=node_groups, ops_sink=ops_sink,
+    # no ops rows wanted (no out_dir, no keep_records): the executor makes none (one call per rank per op fewer)
+    ex = run["ex"] = Executor(be, run_builder, placement.gpu_of, node_groups=node_groups,
+                              ops_sink=ops_sink if ops_sink.sinks else None,
                               tag=wl.name, progress=progress, overlap=overlap)
     ex.run(iterations)
     ex.check_complete()
