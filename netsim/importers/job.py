@@ -63,9 +63,9 @@ class TemplateBuilder:
 
     def build(self, it: int) -> list[Op]:
         """The ops of iteration ``it``; their roots wait for the previous iteration's last ops per rank."""
-        ops = [Op(t.name, t.kind, t.ranks, it, group=t.group, collective=t.collective, duration_ps=t.duration_ps,
-                  size_bytes=t.size_bytes, spec=t.spec,
-                  sizes=[list(row) for row in t.sizes] if t.sizes is not None else None) for t in self.templates]
+        new = Op.of
+        ops = [new(t.name, t.kind, t.ranks, it, t.group, t.collective, t.duration_ps, t.size_bytes, t.spec,
+                   [list(row) for row in t.sizes] if t.sizes is not None else None) for t in self.templates]
         for op, t, roots in zip(ops, self.templates, self._roots):
             op.deps = [ops[d] for d in t.deps] + [p for r in roots for p in self._last.get(r, ())]
         self._last = {r: [ops[i] for i in idx] for r, idx in self._sinks.items()}

@@ -29,17 +29,35 @@ PS = 1e-12
 
 
 class _TrafficSink:
-    """Aggregates flows into the per-iteration traffic matrix and per-group bytes."""
+    """Aggregates flows into the per-iteration traffic matrix and per-group bytes.
+
+    One counter per (iteration, src, dst, group kind), updated once per flow (the hot path: one
+    call per flow); :attr:`matrix` and :attr:`group_bytes` are its two marginals, summed on demand.
+    """
 
     def __init__(self):
-        self.matrix: dict[tuple, int] = defaultdict(int)
-        self.group_bytes: dict[tuple, int] = defaultdict(int)
+        self.bytes: dict[tuple, int] = defaultdict(int)
         self.count = 0
 
     def add(self, rec) -> None:
         self.count += 1
-        self.matrix[(rec.iteration, rec.src, rec.dst)] += rec.size_bytes
-        self.group_bytes[(rec.iteration, rec.group_kind)] += rec.size_bytes
+        self.bytes[(rec.iteration, rec.src, rec.dst, rec.group_kind)] += rec.size_bytes
+
+    @property
+    def matrix(self) -> dict[tuple, int]:
+        """Bytes per (iteration, src, dst)."""
+        out: dict[tuple, int] = defaultdict(int)
+        for (it, src, dst, _), b in self.bytes.items():
+            out[(it, src, dst)] += b
+        return out
+
+    @property
+    def group_bytes(self) -> dict[tuple, int]:
+        """Bytes per (iteration, group kind)."""
+        out: dict[tuple, int] = defaultdict(int)
+        for (it, _, _, kind), b in self.bytes.items():
+            out[(it, kind)] += b
+        return out
 
     def flush(self) -> None:
         pass
@@ -291,7 +309,9 @@ def _simulate(run, graph, builder, placement, wl, what, host_stack, fct_sink, op
     overlap = overlap_model(be.env, effects["overlap"], wl)
     if progress is None:
         progress = sys.stderr.isatty()
-    ex = run["ex"] = Executor(be, run_builder, placement.gpu_of, node_groups=node_groups, ops_sink=ops_sink,
+    # no ops rows wanted (no out_dir, no keep_records): the executor makes none (one call per rank per op fewer)
+    ex = run["ex"] = Executor(be, run_builder, placement.gpu_of, node_groups=node_groups,
+                              ops_sink=ops_sink if ops_sink.sinks else None,
                               tag=wl.name, progress=progress, overlap=overlap)
     ex.run(iterations)
     ex.check_complete()

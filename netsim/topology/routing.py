@@ -244,9 +244,23 @@ class Router:
         names, ncrc = self._names, self._ncrc
         h = zlib.crc32(f"{src}|{dst}|{key}|{self.seed}".encode())
         out = [names[s]]
+        # the hops of _next, resolved once per path: outside d's stub a node's next hops are the
+        # gate's row (the same tuples _next returns); inside it, the stub's own entries
+        stub = self._stubs[d]                      # set by _check's _next(s, d)
+        target, members, snh = (d, (), None) if stub is None else (stub.gate, stub.members, stub.nh)
+        rows, nxt = self._nh, self._next
+        row = rows.get(target)
         u = s
         while u != d:
-            nh = self._next(u, d)
+            if u in members:
+                nh = snh.get(u)
+                if nh is None:
+                    nh = nxt(u, d)
+            else:
+                nh = row[u] if row is not None else None
+                if nh is None:
+                    nh = nxt(u, target)
+                    row = rows.get(target)
             if not nh:  # pragma: no cover - guarded by _check
                 raise RoutingError(f"destination {dst!r} unreachable from {src!r}")
             if len(nh) == 1:

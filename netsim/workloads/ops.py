@@ -81,6 +81,20 @@ class Op:
         op.pending, op.start_ps, op.end_ps, op.seq, op.delay_ps = 0, -1, -1, -1, 0
         return op
 
+    @classmethod
+    def of(cls, name: str, kind: str, ranks: tuple, iteration: int, group: str, collective: str,
+           duration_ps: int, size_bytes: int, spec, sizes) -> "Op":
+        """``Op(name, kind, ranks, iteration, group=..., ..., sizes=...)`` without dependencies, positional and
+        without keyword handling (imported jobs build one per template per iteration; their ``deps`` are set after).
+        """
+        op = _new(cls)
+        op.name, op.kind, op.group, op.collective = name, kind, group, collective
+        op.ranks, op.iteration = ranks, iteration
+        op.duration_ps, op.size_bytes, op.spec, op.sizes = duration_ps, size_bytes, spec, sizes
+        op.deps, op.succs = [], ()
+        op.pending, op.start_ps, op.end_ps, op.seq, op.delay_ps = 0, -1, -1, -1, 0
+        return op
+
     @property
     def is_comm(self) -> bool:
         return self.kind in COMM_KINDS
