@@ -42,7 +42,7 @@ def _check_cc_param_applies(cc: str, items) -> None:
     (``netsim flows`` differs: a flow file's ``cc`` column may pick any algorithm per row. A
     ``--cc-params-file`` may hold several algorithms' settings and is left as it is.)
     """
-    from ..simulate import parse_cc_assignments
+    from .simargs import parse_cc_assignments
     for name in parse_cc_assignments(items, cc):
         if name != cc:
             item = next(x for x in items if str(x).split("=", 1)[0].partition(".")[0] == name)
