@@ -43,6 +43,13 @@ NODE_ATTRS = ("kind", "server", "index", "nic_kind", "cluster", "tier", "pod", "
 #: link attributes netsim reads
 EDGE_ATTRS = ("kind", "rate_bps", "delay_ns", "error_rate")
 _UNIT_SUFFIXES = ("_bps", "_ns", "_bytes")
+#: unit-less names other tools give the quantities netsim reads with a unit in their name (ns-3's
+#: ``Delay``/``DataRate``, GraphML exports' ``bandwidth``/``latency``): refused with the field they mean,
+#: since kept as annotations the default would silently apply instead
+_UNITLESS_NAMES = {"delay": "delay_ns", "latency": "delay_ns", "propagation_delay": "delay_ns",
+                   "bandwidth": "rate_bps", "rate": "rate_bps", "datarate": "rate_bps", "data_rate": "rate_bps",
+                   "capacity": "rate_bps", "speed": "rate_bps", "bw": "rate_bps",
+                   "mtu": "mtu_bytes", "buffer": "buffer_bytes", "buffer_size": "buffer_bytes"}
 
 
 def _unit_parser(key: str):
@@ -99,14 +106,18 @@ def _check_attr_names(attrs: dict, known, source, where: str, what: str) -> None
     An attribute netsim does not read is refused when it looks like one it
     does: its name carries a unit suffix (``_bps``, ``_ns``, ``_bytes`` — an
     override of a default) or is one edit away from a known name
-    (``rate_bsp``, ``bufer_bytes``). Other names (``label``, ``rack``) stay free
-    annotations.
+    (``rate_bsp``, ``bufer_bytes``), or is another tool's unit-less name for one
+    (``delay``, ``bandwidth``: :data:`_UNITLESS_NAMES`). Other names (``label``,
+    ``rack``) stay free annotations.
     """
     import difflib
     for key in attrs:
         if not isinstance(key, str) or key in known or key.rsplit(".", 1)[0] in known:
             continue
         close = difflib.get_close_matches(key, known, n=1, cutoff=0.8)
+        meant = _UNITLESS_NAMES.get(key.lower())
+        if meant in known:
+            close = [meant]
         if close or key.endswith(_UNIT_SUFFIXES):
             hint = f"did you mean {close[0]}? " if close else ""
             base = NODE_ATTRS if what == "node" else EDGE_ATTRS

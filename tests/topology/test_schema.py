@@ -162,7 +162,13 @@ def test_graphml_duplicate_node_ids(tmp_path):
                                               ("node", "my_delay_ns", "one of kind"),
                                               ("link", "rate_bsp", "did you mean rate_bps?"),
                                               ("link", "buffer_bytes", "one of kind, rate_bps"),
-                                              ("link", "dealy_ns", "did you mean delay_ns?")])
+                                              ("link", "dealy_ns", "did you mean delay_ns?"),
+                                              # other tools' unit-less names (session 9 trial: `delay: 5us`
+                                              # was kept as an annotation while the default delay applied)
+                                              ("link", "delay", "did you mean delay_ns?"),
+                                              ("link", "Bandwidth", "did you mean rate_bps?"),
+                                              ("link", "latency", "did you mean delay_ns?"),
+                                              ("node", "mtu", "did you mean mtu_bytes?")])
 def test_misspelt_attribute_is_an_error(where, key, hint):
     """Issue #14: an override netsim does not read is refused, naming the closest known name."""
     g = _graph()
