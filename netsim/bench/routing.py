@@ -47,16 +47,9 @@ c0 = time.process_time()
 g = build_expression(expr)
 c1 = time.process_time()
 r = Router(g)
+from netsim.bench.routing import step_pairs
 servers = len(gpus) // 8
-gpu = [f"s{k}.gpu{j}" for k in range(servers) for j in range(8)]
-dp = len(gpu) // 128
-ring = []
-for s in range(16):
-    for t in range(8):
-        m = [gpu[(k * 16 + s) * 8 + t] for k in range(dp)]
-        ring += [(m[i], m[(i + 1) % dp]) for i in range(dp)] + [(m[(i + 1) % dp], m[i]) for i in range(dp)]
-a2a = [(x, y) for base in range(0, len(gpu), 128) for t in range(8)
-       for x in gpu[base + t:base + 128:8] for y in gpu[base + t:base + 128:8] if x != y]
+ring, a2a = step_pairs([f"s{k}.gpu{j}" for k in range(servers) for j in range(8)])
 c2 = time.process_time()
 for i, (a, b) in enumerate(ring):
     r.path(a, b, i)
@@ -67,6 +60,28 @@ c4 = time.process_time()
 out.update({"build_validate_cpu_s": round(c1 - c0, 2), "ring_pairs": len(ring), "ring_route_cpu_s": round(c3 - c2, 2),
             "a2a_pairs": len(a2a), "a2a_route_cpu_s": round(c4 - c3, 2), "full_rows": len(r._nh)})
 """
+
+
+def step_pairs(gpus: list[str]) -> tuple[list, list]:
+    """The GPU pairs a t=8 p=16 step needs on ``gpus`` (rank order, 8 per server, 16-server EP groups).
+
+    Returns ``(ring, a2a)``: both directions of every data-parallel ring (rank =
+    (d·16 + stage)·8 + TP index; one pair per GPU and direction) and the EP-16
+    all-to-all pairs among the same-rail GPUs of 16 consecutive servers (15 per GPU).
+
+    >>> ring, a2a = step_pairs([f"s{k}.gpu{j}" for k in range(32) for j in range(8)])
+    >>> len(ring), len(a2a), ring[0], a2a[0]
+    (512, 3840, ('s0.gpu0', 's16.gpu0'), ('s0.gpu0', 's1.gpu0'))
+    """
+    dp = len(gpus) // 128
+    ring: list = []
+    for s in range(16):
+        for t in range(8):
+            m = [gpus[(k * 16 + s) * 8 + t] for k in range(dp)]
+            ring += [(m[i], m[(i + 1) % dp]) for i in range(dp)] + [(m[(i + 1) % dp], m[i]) for i in range(dp)]
+    a2a = [(x, y) for base in range(0, len(gpus), 128) for t in range(8)
+           for x in gpus[base + t:base + 128:8] for y in gpus[base + t:base + 128:8] if x != y]
+    return ring, a2a
 
 
 def fabric_expression(gpus: int) -> str:

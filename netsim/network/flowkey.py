@@ -111,7 +111,7 @@ class FlowKeys:
         """The key of a flow from ``src`` to ``dst`` with ``tag`` (a flow-file row: its row)."""
         if tag.row >= 0:
             return tag.row
-        conn = (src, dst, tag.job, tag.group or tag.op, tag.channel)
+        conn = (src, dst, tag.job, tag.group or tag.op, tag.channel)     # connection_of, inlined (per flow)
         keys = self._keys
         k = keys.get(conn)
         if k is None:

@@ -122,16 +122,9 @@ def test_16k_gpu_fabric_builds_and_routes_in_seconds():
     r = Router(g)
     gpus = [f"s{k}.gpu{j}" for k in range(2048) for j in range(8)]
     assert all(n in g for n in gpus[::997])
-    dp = len(gpus) // 128
-    pairs = []
-    for s in range(16):
-        for t in range(8):
-            ring = [gpus[(k * 16 + s) * 8 + t] for k in range(dp)]
-            pairs += [(ring[i], ring[(i + 1) % dp]) for i in range(dp)] + [(ring[(i + 1) % dp], ring[i]) for i in range(dp)]
-    for base in range(0, len(gpus), 128):
-        for t in range(8):
-            grp = gpus[base + t:base + 128:8]
-            pairs += [(x, y) for x in grp for y in grp if x != y]
+    from netsim.bench.routing import step_pairs
+    ring, a2a = step_pairs(gpus)
+    pairs = ring + a2a
     assert len(pairs) == 32768 + 245760
     for i, (a, b) in enumerate(pairs):
         r.path(a, b, i)

@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from netsim.cli import main
+from tests.trial.trialcli import run_cli as _cli
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data7")
 MTU, HEADER = 1500, 62
@@ -22,16 +22,6 @@ PAYLOAD = (MTU - HEADER) / MTU  # payload share of the wire rate
 
 def _d(name: str) -> str:
     return os.path.join(DATA, name)
-
-
-def _cli(argv, capsys):
-    """Run ``netsim ARGV`` in-process; return (exit status, stderr lines)."""
-    try:
-        rc = main([str(a) for a in argv])
-    except SystemExit as e:  # argparse
-        rc = e.code
-    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
-    return rc, err
 
 
 def _fct(out_dir) -> dict:

@@ -48,6 +48,21 @@ RAIL2x4 = "gpu_cluster:servers=2,gpus_per_server=4,gpus_per_nic=2,fabric=rail,sp
 ZERO3 = {"parallelism.zero_stage": 3, "parallelism.pp": 1, "parallelism.dp": 4}
 
 
+def _two_connections_of_three(topology: str, size_bytes: int, **backend_kw) -> dict:
+    """End times (ns) per backend (packet, flow) of two connections (s0->s2, s1->s3) of three
+    ``size_bytes`` messages each, posted in order at time 0."""
+    from netsim.backends.base import create_backend
+    g = load_topology(topology)
+    ends = {}
+    for backend in ("packet", "flow"):
+        be = create_backend(backend, g, seed=0, **backend_kw)
+        evs = [be.send_in_order(c, f"s{a}.gpu0", f"s{b}.gpu0", size_bytes) for c, a, b in (("c", 0, 2), ("d", 1, 3))
+               for _ in range(3)]
+        be.env.run()
+        ends[backend] = [e.value.end_ns for e in evs]
+    return ends
+
+
 def _iteration_s(topology: str, backend: str, cc: str = "none", overrides: dict | None = None) -> float:
     s = run_training(topology, SMALL_GPT, backend=backend, cc=cc, progress=False,
                      workload_overrides={**H100, **(overrides or {})})
@@ -184,15 +199,7 @@ def test_dcqcn_connection_next_message_leaves_after_the_last_byte_is_injected():
     delivered, so the restarts came later, marked the other connection less and it finished 8-13 % early
     (503 / 903 / 1325 us against packet's 577 / 1005 / 1438). Releasing at the last injected byte but
     sharing the links between the two messages (not FIFO) put the first message at 397 us against 172."""
-    from netsim.backends.base import create_backend
-    g = load_topology(MIXED_NICS + ",spines=1")
-    ends = {}
-    for backend in ("packet", "flow"):
-        be = create_backend(backend, g, seed=0, cc="dcqcn")
-        evs = [be.send_in_order(c, f"s{a}.gpu0", f"s{b}.gpu0", 2_000_000) for c, a, b in (("c", 0, 2), ("d", 1, 3))
-               for _ in range(3)]
-        be.env.run()
-        ends[backend] = [e.value.end_ns for e in evs]
+    ends = _two_connections_of_three(MIXED_NICS + ",spines=1", 2_000_000, cc="dcqcn")
     for f_ns, p_ns in zip(ends["flow"], ends["packet"]):
         assert f_ns == pytest.approx(p_ns, rel=0.03), (ends["flow"], ends["packet"])
 
@@ -203,15 +210,7 @@ def test_held_message_keeps_its_ecmp_path():
     the packet backend. The flow backend rerouted it at its start on its flow id instead: the third
     messages took other spine links and ended at 422 us against packet's 503 / 506 us (-16 %); the
     mixed-NIC iteration (two spines, cc none) was 3.164 ms against 3.763 (-15.9 %), 3.586 ms since."""
-    from netsim.backends.base import create_backend
-    g = load_topology(MIXED_NICS)
-    ends = {}
-    for backend in ("packet", "flow"):
-        be = create_backend(backend, g, seed=0)
-        evs = [be.send_in_order(c, f"s{a}.gpu0", f"s{b}.gpu0", 1_000_000) for c, a, b in (("c", 0, 2), ("d", 1, 3))
-               for _ in range(3)]
-        be.env.run()
-        ends[backend] = [e.value.end_ns for e in evs]
+    ends = _two_connections_of_three(MIXED_NICS, 1_000_000)
     for f_ns, p_ns in zip(ends["flow"], ends["packet"]):
         assert f_ns == pytest.approx(p_ns, rel=0.07), (ends["flow"], ends["packet"])
     for i in (2, 5):                              # each connection's last message
