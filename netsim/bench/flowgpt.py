@@ -189,7 +189,7 @@ def opgraph_generation(servers: int, *, tp: int, pp: int, dp: int, topology: str
     the first event), without simulating it; ``ops`` and dependency edges for scale."""
     import simpy
 
-    from ..runtime.api import _make_builder
+    from ..runtime.job import make_builder
     from ..runtime.executor import Executor
     from ..topology import load_topology
     from ..workloads import load_workload, place
@@ -204,7 +204,7 @@ def opgraph_generation(servers: int, *, tp: int, pp: int, dp: int, topology: str
         env = simpy.Environment()
 
     c0 = time.process_time()
-    ex = Executor(_NoNetwork(), _make_builder(wl, pl, 0), pl.gpu_of)
+    ex = Executor(_NoNetwork(), make_builder(wl, pl, 0), pl.gpu_of)
     ex.iterations, ex.finished = 1, _NoNetwork.env.event()
     ex._generate(0)
     cpu = time.process_time() - c0

@@ -134,11 +134,11 @@ def run_cluster(graph, cluster, *, backend: str = "packet", cc: str = "none", pa
     """
     from ..checks import check_network_params
     from ..runfiles import COMPLETE, close_sinks, stopped_run, write_summary
-    from ..runtime.api import _resolve_graph
+    from ..runtime.job import resolve_graph
     t0 = time.perf_counter()
     topo_label = topology_name or (os.fspath(graph) if isinstance(graph, (str, os.PathLike)) else
                                    getattr(graph, "name", "") or "<graph>")
-    graph = _resolve_graph(graph)
+    graph = resolve_graph(graph)
     check_network_params(backend, params, graph, source=topo_label)
     spec = load_cluster(cluster)
     jobs = build_jobs(spec, graph, seed=seed, allow_oom=allow_oom)
@@ -199,7 +199,7 @@ def _say_no_contention(summary: dict, backend: str, jobs, bg_flows, be=None) -> 
 
 
 def _summary(spec, jobs, exs, ledger, be, rows, bg_flows, topo_label, t0, kw) -> dict:
-    from ..runtime.api import _scheduled_events
+    from ..runtime.summary import scheduled_events
     out = {"kind": "cluster", "cluster": spec.source, "topology": topo_label, "backend": kw["backend"],
            "cc": kw["cc"], "seed": kw["seed"],
            "jobs": {j.name: job_summary(j, exs[j.name], ledger) for j in jobs}}
@@ -212,5 +212,5 @@ def _summary(spec, jobs, exs, ledger, be, rows, bg_flows, topo_label, t0, kw) ->
     out["shared_links"] = shared_links(rows)
     out["flows"] = ledger.count
     out["network"] = be.stats()
-    out["sim_events"] = _scheduled_events(be.env)
+    out["sim_events"] = scheduled_events(be.env)
     return out

@@ -65,13 +65,13 @@ def _build(spec: JobSpec, graph, wl, imported, gpus: list, seed: int, allow_oom:
     if imported is not None:
         job = dataclasses.replace(imported, gpu_map=tuple(gpus))
         return BuiltJob(spec, job, job.place(graph), job.builder(), None, seed)
-    from ..runtime.api import _make_builder
+    from ..runtime.job import make_builder
     from ..workloads.memory import check_memory
     from ..workloads.placement import Placement, resolve_partition
     placement = Placement.build(wl.dp, wl.tp, wl.pp, wl.order, list(gpus), source=wl.source, ep=wl.ep,
                                 cp=wl.cp)
     wl = resolve_partition(wl, placement, graph)
-    builder = _make_builder(wl, placement, seed)
+    builder = make_builder(wl, placement, seed)
     memory = check_memory(wl, builder, placement, graph, allow_oom=allow_oom)
     return BuiltJob(spec, wl, placement, builder, memory, seed)
 

@@ -161,7 +161,7 @@ def run_shared(be, graph, jobs, *, ops_sink=None, background=None, background_pr
     Returns ``{job name: Executor}`` once every job finished and every background flow completed;
     ``progress`` draws :class:`netsim.progress.Progress`'s line (ops done) on a terminal. Raises :class:`~netsim.errors.SimulationError` when the network stops before that (a deadlock).
     """
-    from ..runtime.api import _hierarchical_grouper
+    from ..runtime.job import hierarchical_grouper
     from ..runtime.executor import Executor
     env = be.env
     executors, procs = {}, []
@@ -170,7 +170,7 @@ def run_shared(be, graph, jobs, *, ops_sink=None, background=None, background_pr
         rows = JobRows(ops_sink, job.name) if ops_sink is not None else None
         builder, overlap = _effects(be, job, seed)
         ex = Executor(view, builder, job.placement.gpu_of,
-                      node_groups=_hierarchical_grouper(job.workload, job.placement, graph),
+                      node_groups=hierarchical_grouper(job.workload, job.placement, graph),
                       ops_sink=rows, tag=job.workload.name, progress=False, job=job.name, overlap=overlap)
         executors[job.name] = ex
         procs.append(env.process(_delayed(env, ex, job.spec.iterations, job.spec.start_ns * PS_PER_NS)))

@@ -140,7 +140,7 @@ def workload_ops(workload, graph=None, *, overrides=None, workload_format=None, 
     ``partition: balanced``, which then need ``graph``.
     """
     from ..errors import InputError
-    from ..runtime.api import _make_builder
+    from ..runtime.job import make_builder
     from ..workloads import load_workload, place
     from ..workloads.placement import resolve_partition
     from . import detect_job
@@ -159,4 +159,4 @@ def workload_ops(workload, graph=None, *, overrides=None, workload_format=None, 
     else:
         pl = place(wl, graph)
         wl = resolve_partition(wl, pl, graph)
-    return wl.name, pl.world_size, _make_builder(wl, pl, seed).build(0)
+    return wl.name, pl.world_size, make_builder(wl, pl, seed).build(0)

@@ -18,7 +18,7 @@ def imported_summary(job, ex, be, traffic, *, times, breakdown, bds, ranks, bw, 
     for the lowest rank of each stage of ``placement`` (stages inferred from the op graph when the format
     does not state them, :mod:`netsim.importers.stages`).
     """
-    from ..runtime.api import _scheduled_events, comm_per_iteration
+    from ..runtime.summary import comm_per_iteration, scheduled_events
     from ..runtime.breakdown import rank_bubbles
     iterations = len(times)
     stage_ranks: dict[int, int] = {}
@@ -55,7 +55,7 @@ def imported_summary(job, ex, be, traffic, *, times, breakdown, bds, ranks, bw, 
         "flows": traffic.count,
         "ops": ex._done_ops,
         "network": be.stats(),
-        "sim_events": _scheduled_events(be.env),
+        "sim_events": scheduled_events(be.env),
         "wall_time_s": wall,
         "import_notes": list(job.notes),
     }

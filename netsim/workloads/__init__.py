@@ -10,7 +10,8 @@ from .generate import OpGraphBuilder, ddp_buckets
 from .gpus import GPUS, gpu_preset
 from .ops import Op
 from .placement import Placement, place
-from .schema import CollectiveSpec, Workload, load_workload
+from .reader import load_workload
+from .schema import CollectiveSpec, Workload
 from .transformer import TRANSFORMER_PRESETS, TransformerModel
 from .cnn import CNN_PRESETS
 

@@ -10,7 +10,8 @@ from netsim.importers.chakra import load_chakra, read_et
 from netsim.importers.chakra_schema import COLL_TYPES, NODE_TYPES, Node
 from netsim.importers.chakra_write import write_chakra
 from netsim.importers.etstream import encode_varint, split_messages
-from netsim.runtime.api import _make_builder, run_training
+from netsim.runtime.api import run_training
+from netsim.runtime.job import make_builder
 from netsim.topology import gpu_server, load_topology
 from netsim.workloads import load_workload, place
 from netsim.workloads.placement import resolve_partition
@@ -58,7 +59,7 @@ def _export(workload, graph, tmp_path):
     wl = load_workload(workload)
     pl = place(wl, graph)
     wl = resolve_partition(wl, pl, graph)
-    ops = _make_builder(wl, pl, 0).build(0)
+    ops = make_builder(wl, pl, 0).build(0)
     write_chakra(ops, pl.world_size, str(tmp_path), "job")
     return ops
 

@@ -20,7 +20,7 @@ import re
 import pytest
 
 from netsim.runtime.apnet import apnet_iteration_time, apnet_stage_aware_iteration_time, effective_bandwidths
-from netsim.runtime.api import _make_builder
+from netsim.runtime.job import make_builder
 from netsim.topology import load_topology
 from netsim.workloads import load_workload, place
 from netsim.workloads.placement import resolve_partition
@@ -36,7 +36,7 @@ def _setup(name, topology="leaf_spine_64gpu.yaml"):
     wl = load_workload(os.path.join(WORKLOADS, name + ".yaml"))
     pl = place(wl, g)
     wl = resolve_partition(wl, pl, g)
-    return g, wl, pl, _make_builder(wl, pl, 0)
+    return g, wl, pl, make_builder(wl, pl, 0)
 
 
 def paper_formula_by_hand(wl, c_tp, c_pp, c_dp) -> float:

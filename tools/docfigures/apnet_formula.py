@@ -30,7 +30,7 @@ FIGURES = [
 
 def measure() -> dict:
     """The paper formula's and the stage-aware variant's T_iter, in seconds."""
-    from netsim.runtime.api import _make_builder
+    from netsim.runtime.job import make_builder
     from netsim.runtime.apnet import apnet_iteration_time, apnet_stage_aware_iteration_time, effective_bandwidths
     from netsim.topology import load_topology
     from netsim.workloads import load_workload, place
@@ -39,7 +39,7 @@ def measure() -> dict:
     wl = load_workload(os.path.join(ROOT, WORKLOAD))
     pl = place(wl, g)
     wl = resolve_partition(wl, pl, g)
-    builder = _make_builder(wl, pl, SEED)
+    builder = make_builder(wl, pl, SEED)
     bw = effective_bandwidths(g, pl)
     return {"paper_s": apnet_iteration_time(wl, builder, bw)["T_iter"],
             "stage_aware_s": apnet_stage_aware_iteration_time(wl, builder, bw)["T_iter"]}
