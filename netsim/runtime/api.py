@@ -24,7 +24,7 @@ from ..fctmodes import DEFAULT_FCT_MODE, check_fct_mode
 from ..fctmodes import fct_sink as make_fct_sink
 from ..runfiles import COMPLETE, close_sinks, prepare_out_dir, stopped_run, write_summary
 from .executor import OPS_COLUMNS, Executor
-from .job import hierarchical_grouper, prepare_job
+from .job import hierarchical_grouper, prepare_job, topology_label
 from .summary import PS, TrafficSink, message_sizes, sim_ns, stopped_summary, training_summary
 
 #: columns of the backend traces a run writes beside fct.csv and ops.csv
@@ -72,17 +72,14 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
     progress : bool, optional
         Progress line on stderr (default: when stderr is a terminal).
     whatif : netsim.whatif.WhatIf | dict, optional
-        Delay injection, stragglers, link changes; added to the workload
-        file's ``whatif:`` section.
+        Delay injection, stragglers, link changes; added to the file's ``whatif:``.
     host_stack : netsim.hoststack.HostStack | False, optional
-        The host-stack cost model given to the backend (``backend.host_stack``);
-        default ``HostStack()`` with ``params``' ``host.KEY`` entries; ``False``
-        (or ``params["host_stack"]`` off) turns it off. Applied by the analytic
-        and packet backends.
+        The host-stack cost model given to the backend (``backend.host_stack``); default ``HostStack()``
+        with ``params``' ``host.KEY`` entries; ``False`` (or ``params["host_stack"]`` off) turns it off
+        (applied by the analytic and packet backends).
     allow_oom : bool
-        Run a configuration whose per-GPU memory need exceeds the GPU's
-        capacity (:mod:`netsim.workloads.memory`) instead of rejecting it;
-        ``summary["memory"]`` says which stages do not fit.
+        Run a configuration whose per-GPU memory need exceeds the GPU's capacity
+        (:mod:`netsim.workloads.memory`); ``summary["memory"]`` says which stages do not fit.
     workload_format : str, optional
         Force the workload format (:data:`netsim.importers.FORMATS`); default: detected from the
         content (a netsim YAML unless a Chakra trace, SimAI/AICB file is recognised).
@@ -98,18 +95,14 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
         Keep flows/ops in memory: ``summary["records"]`` = {"fct": [...], "ops": [...]},
         and the executor under ``summary["_executor"]`` (for tests/notebooks).
 
-    Returns
-    -------
-    dict
-        The summary (also written to ``summary.json``), plus ``paths``.
+    Returns the summary (also written to ``summary.json``), plus ``paths``.
     """
     from ..errors import InputError
     check_fct_mode(fct)
     if not isinstance(iterations, int) or iterations < 1:
         raise InputError("must be a positive integer", where="--iterations", value=iterations)
     t0 = time.perf_counter()
-    topo_label = topology_name or (os.fspath(graph) if isinstance(graph, (str, os.PathLike)) else
-                                   getattr(graph, "name", "") or "<graph>")
+    topo_label = topology_label(graph, topology_name)
     job = prepare_job(graph, workload, backend=backend, params=params, seed=seed, topo_label=topo_label,
                       workload_overrides=workload_overrides, workload_format=workload_format, allow_oom=allow_oom,
                       whatif=whatif, variability=variability, overlap_slowdown=overlap_slowdown)
@@ -121,10 +114,8 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
                             cc_params=cc_params, seed=seed, iterations=iterations, progress=progress, t0=t0,
                             topology=topo_label)
         summary["memory"] = job.memory
-        if out_dir is not None and fct != DEFAULT_FCT_MODE:
-            summary["fct_mode"] = fct
         if out_dir is not None:
-            _write_outputs(out_dir, summary, sinks, run)
+            _write_outputs(out_dir, fct, summary, sinks, run)
     except BaseException as exc:
         if out_dir is not None:
             stopped_run(out_dir, stopped_summary(run, job.workload, sinks.traffic, backend=backend, cc=cc, seed=seed,
@@ -132,11 +123,9 @@ def run_training(graph, workload, *, backend: str = "packet", cc: str = "none", 
                         sinks.files, exc, sim_ns(run["be"]))
         raise
     summary["paths"] = sinks.paths
-    if keep_records:
-        summary["records"] = {"fct": sinks.fct_list.rows, "ops": sinks.ops_list.rows}
-        summary["_executor"] = run["ex"]
-        summary["_builder"] = job.builder
-        summary["_placement"] = job.placement
+    if keep_records:                # for tests and notebooks
+        summary.update(records={"fct": sinks.fct_list.rows, "ops": sinks.ops_list.rows}, _executor=run["ex"],
+                       _builder=job.builder, _placement=job.placement)
     return summary
 
 
@@ -177,8 +166,10 @@ def _host_stack(params, host_stack):
     return params, host_stack
 
 
-def _write_outputs(out_dir, summary: dict, sinks: RunSinks, run: dict) -> None:
+def _write_outputs(out_dir, fct: str, summary: dict, sinks: RunSinks, run: dict) -> None:
     """Close the row files, write the traffic matrix and message sizes, then ``summary.json`` (complete)."""
+    if fct != DEFAULT_FCT_MODE:
+        summary["fct_mode"] = fct
     outputs = close_sinks(sinks.files)
     outputs["traffic_matrix.csv"] = write_rows(
         sinks.paths["traffic_matrix"], ("iteration", "src", "dst", "bytes"),

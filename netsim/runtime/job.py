@@ -90,6 +90,12 @@ def resolve_graph(graph):
     return validate(graph)
 
 
+def topology_label(graph, name: str | None) -> str:
+    """How the summary names the topology: ``name``, else the spec's path, else the graph's name."""
+    return name or (os.fspath(graph) if isinstance(graph, (str, os.PathLike)) else
+                    getattr(graph, "name", "") or "<graph>")
+
+
 def prepare_job(graph, workload, *, backend: str, params, seed: int, topo_label: str, workload_overrides,
                 workload_format, allow_oom: bool, whatif, variability, overlap_slowdown) -> TrainingJob:
     """Everything a run needs before its backend exists, each input checked in the order a user meets them."""
