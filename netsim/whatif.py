@@ -30,6 +30,10 @@ it cannot run link events and says so up front):
     lost and retransmitted, packet level).  Raises
     :class:`~netsim.errors.RoutingError` when a needed pair is disconnected.
 
+The perturbation records and their string syntax are :mod:`netsim.perturbations`
+(re-exported here); this module checks them against a topology, applies them
+to ops and schedules the link events.
+
 Left out: NeuronaBox's real-GPU emulation (compute here is a model), link
 *recovery* (a failed link stays down), delays on compute ops.
 
@@ -41,146 +45,11 @@ LinkEvent(a='s0.nic0', b='leaf0', time_ns=10000, factor=0.5)
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
-from .errors import InputError
-from .params import MAX_EXACT
-from .units import UnitError, parse_time_ns
-
-COLLECTIVES = ("allreduce", "allgather", "reducescatter", "alltoall", "send", "broadcast", "any")
-_ALIASES = {"all-reduce": "allreduce", "all_reduce": "allreduce", "all-gather": "allgather",
-            "all_gather": "allgather", "reduce-scatter": "reducescatter", "reduce_scatter": "reducescatter",
-            "all-to-all": "alltoall", "all_to_all": "alltoall", "sendrecv": "send", "p2p": "send", "*": "any"}
-GROUP_KINDS = ("tp", "dp", "pp", "ep")
-WHATIF_KEYS = ("inject_delay", "straggler", "degrade_link", "fail_link")
-#: largest straggler slowdown: a rank 10^4 x slower is a stopped rank, and larger factors only
-#: overflow simulated time (netsim choice)
-MAX_STRAGGLER_FACTOR = 1e4
-#: largest link-rate factor of --degrade-link (a factor above 1 speeds a link up; 10^3 keeps any
-#: real link far below netsim.params.MAX_RATE_BPS) (netsim choice)
-MAX_LINK_FACTOR = 1e3
-
-
-def _factor(text: str, maximum: float) -> float | None:
-    """``text`` as a finite number in (0, maximum], else None."""
-    try:
-        x = float(text)
-    except ValueError:
-        return None
-    return x if math.isfinite(x) and 0 < x <= maximum else None
-
-
-@dataclass(frozen=True)
-class DelaySpec:
-    """Extra latency ``delay_ns`` before every ``collective`` of ``group`` (None = any group)."""
-
-    collective: str
-    group: str | None
-    delay_ns: int
-    origin: tuple = field(default=("--inject-delay", None), compare=False, repr=False)  # (where, source) for errors
-
-    def matches(self, op) -> bool:
-        if self.collective != "any" and op.collective != self.collective:
-            return False
-        return self.group is None or op.kind == self.group or op.group == self.group
-
-
-@dataclass(frozen=True)
-class Straggler:
-    """Rank ``rank`` computes ``factor`` times slower."""
-
-    rank: int
-    factor: float
-    origin: tuple = field(default=("--straggler", None), compare=False, repr=False)
-
-
-@dataclass(frozen=True)
-class LinkEvent:
-    """At ``time_ns`` link a–b runs at ``factor`` × its rate; ``factor`` None = fails."""
-
-    a: str
-    b: str
-    time_ns: int
-    factor: float | None = None
-    origin: tuple = field(default=(None, None), compare=False, repr=False)
-
-
-def _fail(msg, where, value, accepted, source=None):
-    raise InputError(msg, source=source, where=where, value=value, accepted=accepted)
-
-
-def parse_delay(text: str, *, where: str = "--inject-delay", source=None) -> DelaySpec:
-    """``COLLECTIVE[@GROUP]=DURATION`` → :class:`DelaySpec`."""
-    acc = "COLLECTIVE[@GROUP]=DURATION, e.g. allreduce@dp=2ms (collectives: " + ", ".join(COLLECTIVES) + ")"
-    if not isinstance(text, str) or "=" not in text:
-        _fail("expected COLLECTIVE[@GROUP]=DURATION", where, text, acc, source)
-    lhs, dur = text.rsplit("=", 1)
-    coll, _, group = lhs.strip().partition("@")
-    coll = _ALIASES.get(coll.strip().lower(), coll.strip().lower())
-    if coll not in COLLECTIVES:
-        _fail("unknown collective", where, coll, "one of " + ", ".join(COLLECTIVES), source)
-    group = group.strip() or None
-    if group is not None and not (group in GROUP_KINDS or (group[:2] in GROUP_KINDS and group[2:].isdigit())):
-        _fail("unknown group", where, group, "a group kind (tp, dp, pp, ep) or an instance such as dp0", source)
-    try:
-        ns = parse_time_ns(dur.strip())
-    except UnitError:
-        _fail("bad duration", where, dur.strip(), "a duration such as 500us or 2ms", source)
-    if not 0 <= ns <= MAX_EXACT:
-        _fail("delay out of range", where, dur.strip(), "a duration >= 0 and <= 2^53 ns", source)
-    return DelaySpec(coll, group, int(ns), (where, source))
-
-
-def parse_straggler(text, *, where: str = "--straggler", source=None) -> Straggler:
-    """``RANK=FACTOR`` → :class:`Straggler`."""
-    acc = "RANK=FACTOR, e.g. 3=1.5 (rank 3 computes 1.5x slower)"
-    if not isinstance(text, str) or "=" not in text:
-        _fail("expected RANK=FACTOR", where, text, acc, source)
-    r, f = (x.strip() for x in text.split("=", 1))
-    if not (r.isascii() and r.isdigit()) or len(r) > 18:
-        _fail("bad rank", where, r, "a rank number >= 0", source)
-    factor = _factor(f, MAX_STRAGGLER_FACTOR)
-    if factor is None:
-        _fail("bad slowdown factor", where, f,
-              f"a finite number > 0 and <= {MAX_STRAGGLER_FACTOR:g} (1.5 = 50% slower)", source)
-    return Straggler(int(r), factor, (where, source))
-
-
-def parse_link_event(text, *, fail: bool = False, where: str | None = None, source=None) -> LinkEvent:
-    """``A:B=FACTOR@TIME`` (degrade) or ``A:B@TIME`` (``fail=True``) → :class:`LinkEvent`.
-
-    ``@TIME`` may be omitted (time 0).
-    """
-    where = where or ("--fail-link" if fail else "--degrade-link")
-    acc = "A:B@TIME, e.g. leaf0:spine1@5ms" if fail else "A:B=FACTOR@TIME, e.g. leaf0:spine1=0.5@5ms"
-    if not isinstance(text, str):
-        _fail("expected " + acc.split(",")[0], where, text, acc, source)
-    body, _, when = text.partition("@")
-    factor = None
-    if not fail:
-        if "=" not in body:
-            _fail("expected A:B=FACTOR@TIME", where, text, acc, source)
-        body, f = body.rsplit("=", 1)
-        factor = _factor(f, MAX_LINK_FACTOR)
-        if factor is None:
-            _fail("bad rate factor", where, f, f"a finite number > 0 and <= {MAX_LINK_FACTOR:g} "
-                  "(0.5 = half rate; use --fail-link to remove)", source)
-    elif "=" in body:
-        _fail("a failure takes no factor", where, text, acc, source)
-    a, sep, b = body.partition(":")
-    if not sep or not a.strip() or not b.strip():
-        _fail("expected two node names A:B", where, text, acc, source)
-    t = 0
-    if when.strip():
-        try:
-            t = parse_time_ns(when.strip())
-        except UnitError:
-            _fail("bad time", where, when.strip(), "a simulated time such as 0, 500us or 5ms", source)
-        if not 0 <= t <= MAX_EXACT:
-            _fail("time out of range", where, when.strip(), "a time >= 0 and <= 2^53 ns", source)
-    return LinkEvent(a.strip(), b.strip(), int(t), factor, (where, source))
-
+from .perturbations import (COLLECTIVES, GROUP_KINDS, MAX_LINK_FACTOR, MAX_STRAGGLER_FACTOR,  # noqa: F401
+                            WHATIF_KEYS, DelaySpec, LinkEvent, Straggler, fail_input, parse_delay, parse_link_event,
+                            parse_straggler)
 
 def _items(value):
     if value is None:
@@ -204,7 +73,7 @@ class WhatIf:
         for s in self.stragglers:
             slow[s.rank] = slow.get(s.rank, 1.0) * s.factor
             if slow[s.rank] > MAX_STRAGGLER_FACTOR:
-                _fail(f"rank {s.rank}: its straggler factors multiply to {slow[s.rank]:g}", s.origin[0],
+                fail_input(f"rank {s.rank}: its straggler factors multiply to {slow[s.rank]:g}", s.origin[0],
                       f"{s.rank}={s.factor:g}", f"factors of one rank whose product is <= {MAX_STRAGGLER_FACTOR:g}",
                       s.origin[1])
 
@@ -232,10 +101,10 @@ class WhatIf:
         if doc is None:
             return cls()
         if not isinstance(doc, dict):
-            _fail("must be a mapping", loc("whatif"), doc, "keys " + ", ".join(WHATIF_KEYS), source)
+            fail_input("must be a mapping", loc("whatif"), doc, "keys " + ", ".join(WHATIF_KEYS), source)
         for k in doc:
             if k not in WHATIF_KEYS:
-                _fail("unknown key", loc(f"whatif.{k}"), k, "one of " + ", ".join(WHATIF_KEYS), source)
+                fail_input("unknown key", loc(f"whatif.{k}"), k, "one of " + ", ".join(WHATIF_KEYS), source)
 
         def strings(key):
             v = doc.get(key)
@@ -273,15 +142,15 @@ class WhatIf:
             what = what or ("--fail-link" if ev.factor is None else "--degrade-link")
             for n in (ev.a, ev.b):
                 if n not in graph:
-                    _fail("no such node in the topology", what, n, "a node name of the topology", src)
+                    fail_input("no such node in the topology", what, n, "a node name of the topology", src)
             if not graph.has_edge(ev.a, ev.b):
-                _fail("no such link in the topology", what, f"{ev.a}:{ev.b}",
+                fail_input("no such link in the topology", what, f"{ev.a}:{ev.b}",
                       "two nodes joined by a link, e.g. " + ", ".join(
                           f"{ev.a}:{m}" for m in sorted(graph[ev.a], key=str)[:3]), src)
         if world_size is not None:
             for s in self.stragglers:
                 if s.rank >= world_size:
-                    _fail("no such rank", s.origin[0], s.rank, f"a rank in 0..{world_size - 1}", s.origin[1])
+                    fail_input("no such rank", s.origin[0], s.rank, f"a rank in 0..{world_size - 1}", s.origin[1])
 
     def check_backend(self, backend) -> None:
         """A backend that does not declare the link-change capability cannot run link events.
@@ -295,7 +164,7 @@ class WhatIf:
         if LINK_CHANGES not in getattr(backend, "capabilities", ()):
             _load_backends()
             able = sorted(n for n, c in BACKEND_CAPABILITIES.items() if LINK_CHANGES in c)
-            _fail(f"the {getattr(backend, 'name', 'chosen')} backend cannot change links during a run",
+            fail_input(f"the {getattr(backend, 'name', 'chosen')} backend cannot change links during a run",
                   "--degrade-link/--fail-link", getattr(backend, "name", backend),
                   ("--backend " + " or ".join(able)) if able else "a backend declaring link_changes")
 
@@ -374,7 +243,7 @@ class WhatIfBuilder:
             for d, n in zip(self.whatif.delays, counts):
                 if n == 0:
                     kinds = sorted({f"{op.collective}@{op.kind}" for op in ops if op.is_comm})
-                    _fail("the delay matches no operation of this workload", d.origin[0],
+                    fail_input("the delay matches no operation of this workload", d.origin[0],
                           f"{d.collective}@{d.group}" if d.group else d.collective,
                           "one of " + (", ".join(kinds) if kinds else "(the workload has no collectives)"),
                           d.origin[1])
