@@ -5,77 +5,30 @@ global state, no display needed, works in Jupyter where the figure renders
 as PNG), returns it, and saves it as PNG when ``path`` is given. Run-like
 arguments accept a :class:`~netsim.analysis.io.Run`, a DataFrame, a list of
 runs or a ``{label: run}`` dict; one line (or bar) per run.
+
+This module draws the network side of a run (FCT CDF and slowdown, CC and
+queue time series, link utilization, PFC pauses, a comparison of runs); the
+training side (timeline, breakdown, traffic matrix, message sizes) is
+:mod:`.trainplots` and the shared plumbing :mod:`.figures`, both re-exported
+here.  Leaves out interactive plots (none are made).
 """
 from __future__ import annotations
 
-import os
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from .figures import KIND_COLORS, as_runs, finish, heatmap, new_figure, time_unit, titled  # noqa: F401
 from .io import Run
 from .metrics import DEFAULT_SIZE_EDGES, fct_table, iteration_breakdown, pfc_pause_table, size_bucket_labels
-
-KIND_COLORS = {"compute": "#4C72B0", "tp": "#DD8452", "pp": "#55A868", "dp": "#C44E52",
-               "ep": "#8172B3", "optimizer": "#7F7F7F", "bubble": "#BBBBBB", "other": "#937860"}
-
-
-def _finish(fig: Figure, path) -> Figure:
-    fig.tight_layout()
-    if path:
-        d = os.path.dirname(os.fspath(path))
-        if d:
-            os.makedirs(d, exist_ok=True)
-        fig.savefig(path, format="png", dpi=100)
-    return fig
-
-
-def _titled(ax, title: str, legend: bool = True) -> None:
-    """Title, a small legend (when asked and there are lines) and a light grid: every line plot's finish."""
-    ax.set_title(title)
-    if legend and ax.lines:
-        ax.legend(fontsize="small")
-    ax.grid(True, alpha=0.3)
-
-
-def _new(figsize=(6.4, 4.0), ncols: int = 1):
-    fig = Figure(figsize=figsize)
-    axes = fig.subplots(1, ncols)
-    return fig, axes
-
-
-def time_unit(max_ns: float) -> tuple[float, str]:
-    """(divisor, label) to show ns values in ns, µs, ms or s.
-
-    >>> time_unit(2_500_000)
-    (1000000.0, 'ms')
-    """
-    for div, lab in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
-        if max_ns >= div:
-            return div, lab
-    return 1.0, "ns"
-
-
-def as_runs(runs, table: str = "fct") -> dict[str, pd.DataFrame]:
-    """Normalize run-like input to ``{label: DataFrame of `table`}``."""
-    if isinstance(runs, (Run, pd.DataFrame)):
-        runs = [runs]
-    items = runs.items() if isinstance(runs, dict) else \
-        [((r.label if isinstance(r, Run) else f"run {i}"), r) for i, r in enumerate(runs)]
-    out = {}
-    for label, r in items:
-        label, n = str(label), 2
-        while label in out:  # two runs with one name stay two lines
-            label, n = f"{label} ({n})", n + 1
-        out[label] = getattr(r, table) if isinstance(r, Run) else r
-    return out
+from .trainplots import breakdown_bar, gantt, message_size_cdf, traffic_matrix_heatmap  # noqa: F401
 
 
 def fct_cdf(runs, by: str | None = None, column: str = "fct_ns", path=None, title: str = "FCT CDF") -> Figure:
     """Empirical CDF of FCT (or ``column="slowdown"``), one line per run (or per ``by`` value)."""
-    fig, ax = _new()
+    fig, ax = new_figure()
     frames = as_runs(runs)
     allv = pd.concat([f[column] for f in frames.values()]) if frames else pd.Series(dtype=float)
     div, unit = time_unit(float(allv.max()) if len(allv) else 1) if column.endswith("_ns") else (1.0, "")
@@ -90,14 +43,13 @@ def fct_cdf(runs, by: str | None = None, column: str = "fct_ns", path=None, titl
     ax.set_xlabel(f"FCT ({unit})" if column == "fct_ns" else (f"{column} ({unit})" if unit else column))
     ax.set_ylabel("CDF")
     ax.set_ylim(0, 1.02)
-    _titled(ax, title)
-    return _finish(fig, path)
-
+    titled(ax, title)
+    return finish(fig, path)
 
 def slowdown_by_size(runs, edges: Sequence[int] = DEFAULT_SIZE_EDGES, stats=("p50", "p99"),
                      path=None, title: str = "Slowdown by flow size") -> Figure:
     """Slowdown percentiles per size bucket: one line per run and statistic."""
-    fig, ax = _new()
+    fig, ax = new_figure()
     labels = size_bucket_labels(edges)
     x = np.arange(len(labels))
     for label, f in as_runs(runs).items():
@@ -108,9 +60,8 @@ def slowdown_by_size(runs, edges: Sequence[int] = DEFAULT_SIZE_EDGES, stats=("p5
     ax.set_xlabel("flow size")
     ax.set_ylabel("slowdown (FCT / ideal FCT)")
     ax.set_yscale("log")
-    _titled(ax, title)
-    return _finish(fig, path)
-
+    titled(ax, title)
+    return finish(fig, path)
 
 def cc_timeseries(cc, metric: str = "cwnd_bytes", flows=None, max_flows: int = 16, path=None,
                   title: str | None = None, min_samples: int = 3) -> Figure:
@@ -122,7 +73,7 @@ def cc_timeseries(cc, metric: str = "cwnd_bytes", flows=None, max_flows: int = 1
     samples per time bin as a line, so the plot is never blank.
     """
     cc = cc.cc if isinstance(cc, Run) else cc
-    fig, ax = _new()
+    fig, ax = new_figure()
     d = cc.dropna(subset=[metric])
     div, unit = time_unit(float(d["time_ns"].max()) if len(d) else 1)
     scale, ylab = {"rate_bps": (1e9, "rate (Gbit/s)"), "cwnd_bytes": (1e3, "cwnd (KB)"),
@@ -132,8 +83,8 @@ def cc_timeseries(cc, metric: str = "cwnd_bytes", flows=None, max_flows: int = 1
         _cc_samples(ax, d, metric, div, scale)
         ax.set_xlabel(f"time ({unit})")
         ax.set_ylabel(ylab)
-        _titled(ax, title or f"{metric}, all {len(per_flow)} flows", legend=True)
-        return _finish(fig, path)
+        titled(ax, title or f"{metric}, all {len(per_flow)} flows", legend=True)
+        return finish(fig, path)
     ids = sorted(d["flow_id"].unique()) if flows is None else list(flows)
     ids = ids[:max_flows]
     for fid in ids:
@@ -141,9 +92,8 @@ def cc_timeseries(cc, metric: str = "cwnd_bytes", flows=None, max_flows: int = 1
         ax.plot(g["time_ns"] / div, g[metric] / scale, drawstyle="steps-post", label=f"flow {fid}")
     ax.set_xlabel(f"time ({unit})")
     ax.set_ylabel(ylab)
-    _titled(ax, title or f"{metric} per flow", legend=0 < len(ids) <= 10)
-    return _finish(fig, path)
-
+    titled(ax, title or f"{metric} per flow", legend=0 < len(ids) <= 10)
+    return finish(fig, path)
 
 def _cc_samples(ax, d: pd.DataFrame, metric: str, div: float, scale: float, bins: int = 50,
                 classes: int = 3) -> None:
@@ -171,11 +121,10 @@ def _cc_samples(ax, d: pd.DataFrame, metric: str, div: float, scale: float, bins
         ax.plot(mid[med.index.to_numpy()] / div, med.to_numpy(), "-", lw=1.5,
                 label=f"median, flows starting at {start:.4g} ({int(n_flows[start])})")
 
-
 def queue_timeseries(queues, ports=None, top: int = 8, path=None, title: str = "Queue occupancy") -> Figure:
     """Queue bytes over time per ``node->port`` (priorities summed); default the ``top`` deepest."""
     queues = queues.queues if isinstance(queues, Run) else queues
-    fig, ax = _new()
+    fig, ax = new_figure()
     q = queues.groupby(["node", "port", "time_ns"], sort=True)["queue_bytes"].sum().reset_index()
     q["link"] = q["node"] + "->" + q["port"]
     if ports is None:
@@ -188,19 +137,8 @@ def queue_timeseries(queues, ports=None, top: int = 8, path=None, title: str = "
         ax.plot(g["time_ns"] / div, g["queue_bytes"] / 1e3, drawstyle="steps-post", label=link)
     ax.set_xlabel(f"time ({unit})")
     ax.set_ylabel("queue (KB)")
-    _titled(ax, title)
-    return _finish(fig, path)
-
-
-def _heatmap(fig, ax, m: np.ndarray, rows, cols, cbar_label: str, vmax=None):
-    im = ax.imshow(m, aspect="auto", interpolation="nearest", cmap="viridis", vmin=0, vmax=vmax)
-    fig.colorbar(im, ax=ax, label=cbar_label)
-    if len(rows) <= 64:
-        ax.set_yticks(range(len(rows)), [str(r) for r in rows], fontsize=6 if len(rows) <= 32 else 4.5)
-    if len(cols) <= 40:
-        ax.set_xticks(range(len(cols)), [str(c) for c in cols], fontsize=6, rotation=90)
-    return im
-
+    titled(ax, title)
+    return finish(fig, path)
 
 def utilization_heatmap(util: pd.DataFrame, path=None, title: str = "Link utilization", max_links: int = 32,
                         value_label: str = "utilization", ylabel: str = "link") -> Figure:
@@ -211,7 +149,7 @@ def utilization_heatmap(util: pd.DataFrame, path=None, title: str = "Link utiliz
     only the busiest (highest mean) are drawn, in name order, and the title says
     how many of how many.
     """
-    fig, ax = _new(figsize=(7.0, 4.5 if util.shape[1] <= 16 else 6.0))
+    fig, ax = new_figure(figsize=(7.0, 4.5 if util.shape[1] <= 16 else 6.0))
     u = util
     if u.shape[1] > max_links:
         keep = set(u.mean().sort_values(ascending=False, kind="stable").index[:max_links])
@@ -220,90 +158,14 @@ def utilization_heatmap(util: pd.DataFrame, path=None, title: str = "Link utiliz
     div, unit = time_unit(float(u.index.max()) if len(u) else 1)
     m = u.to_numpy(dtype=float).T if u.size else np.zeros((1, 1))
     vmax = max(1.0, float(np.nanmax(m)) if m.size else 1.0) if value_label == "utilization" else None
-    _heatmap(fig, ax, m, list(u.columns), [], value_label, vmax=vmax)
+    heatmap(fig, ax, m, list(u.columns), [], value_label, vmax=vmax)
     if len(u):
         ticks = np.linspace(0, len(u) - 1, min(6, len(u))).astype(int)
         ax.set_xticks(ticks, [f"{u.index[i] / div:.3g}" for i in ticks])
     ax.set_xlabel(f"time ({unit})")
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    return _finish(fig, path)
-
-
-def traffic_matrix_heatmap(matrix: pd.DataFrame, path=None, title: str = "Traffic matrix") -> Figure:
-    """Heat map of a src × dst bytes matrix (from ``traffic.traffic_matrix``), in MB."""
-    fig, ax = _new(figsize=(5.6, 4.8))
-    m = matrix.to_numpy(dtype=float) / 1e6 if matrix.size else np.zeros((1, 1))
-    _heatmap(fig, ax, m, list(matrix.index), list(matrix.columns), "MB")
-    ax.set_xlabel("destination")
-    ax.set_ylabel("source")
-    ax.set_title(title)
-    return _finish(fig, path)
-
-
-def gantt(ops, iteration: int | None = None, ranks=None, path=None, title: str | None = None) -> Figure:
-    """Per-rank timeline of one iteration: compute and each communication kind.
-
-    Each rank gets one row split in lanes (compute on top, then tp/pp/dp/ep…).
-    ``iteration=None`` picks the first iteration present.
-    """
-    ops = ops.ops if isinstance(ops, Run) else ops
-    if iteration is None and len(ops):
-        iteration = int(ops["iteration"].min())
-    o = ops[ops["iteration"] == iteration] if len(ops) else ops
-    if ranks is not None:
-        o = o[o["rank"].isin(list(ranks))]
-    rank_list = sorted(o["rank"].unique())
-    kinds = sorted(o["kind"].unique(), key=lambda k: (list(KIND_COLORS).index(k) if k in KIND_COLORS else 99, k))
-    fig, ax = _new(figsize=(8.0, max(2.5, 0.45 * len(rank_list) + 1.2)))
-    t0 = int(o["start_ns"].min()) if len(o) else 0
-    div, unit = time_unit(float(o["end_ns"].max() - t0) if len(o) else 1)
-    h = 0.8 / max(1, len(kinds))
-    seen: set[str] = set()
-    for r_i, rank in enumerate(rank_list):
-        g = o[o["rank"] == rank]
-        for k_i, kind in enumerate(kinds):
-            gk = g[g["kind"] == kind]
-            if len(gk):
-                bars = list(zip((gk["start_ns"] - t0) / div, (gk["end_ns"] - gk["start_ns"]) / div))
-                ax.broken_barh(bars, (r_i - 0.4 + k_i * h, h), facecolors=KIND_COLORS.get(kind, "#777777"),
-                               label=None if kind in seen else kind)
-                seen.add(kind)
-    ax.set_yticks(range(len(rank_list)), [f"rank {r}" for r in rank_list])
-    ax.invert_yaxis()
-    ax.set_xlabel(f"time since iteration start ({unit})")
-    ax.set_title(title or f"Iteration {iteration} timeline")
-    if kinds:
-        ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.14 * 4.5 / fig.get_figheight()),
-                  ncols=min(len(kinds), 6), frameon=False)
-    return _finish(fig, path)
-
-
-def breakdown_bar(runs, path=None, title: str = "Iteration time breakdown") -> Figure:
-    """Stacked horizontal bars of ``summary['breakdown_s']`` per run."""
-    if isinstance(runs, Run):
-        runs = [runs]
-    runs = list(runs.values()) if isinstance(runs, dict) else list(runs)
-    fig, ax = _new(figsize=(7.0, max(2.0, 0.6 * len(runs) + 1.2) + 0.8))  # + room for the legend below
-    tables = [iteration_breakdown(r.summary) for r in runs]
-    comps = list(tables[0].index) if tables else []
-    left = np.zeros(len(runs))
-    vals_all = np.array([t["seconds"].reindex(comps, fill_value=0).to_numpy() for t in tables]) if tables else np.zeros((0, 0))
-    div, unit = (1e-3, "ms") if vals_all.size and vals_all.sum(axis=1).max() < 1 else (1.0, "s")
-    for j, c in enumerate(comps):
-        v = vals_all[:, j] / div
-        if np.any(v):
-            ax.barh(range(len(runs)), v, left=left, color=KIND_COLORS.get(c), label=c)
-            left += v
-    ax.set_yticks(range(len(runs)), [r.label for r in runs])
-    ax.invert_yaxis()
-    ax.set_xlabel(f"time per iteration ({unit})")
-    ax.set_title(title)
-    if ax.patches:  # below the axes, so it never covers a bar
-        ax.legend(fontsize="small", ncols=4, loc="upper center", bbox_to_anchor=(0.5, -0.35 if len(runs) < 3 else -0.15),
-                  frameon=False)
-    return _finish(fig, path)
-
+    return finish(fig, path)
 
 def pfc_pause_bar(pfc, end_ns: int | None = None, top: int = 16, path=None, title: str = "PFC pause time per port") -> Figure:
     """Bar per paused ``node->port (prio)`` of its total pause time."""
@@ -311,7 +173,7 @@ def pfc_pause_bar(pfc, end_ns: int | None = None, top: int = 16, path=None, titl
         end_ns = end_ns or pfc.end_ns
         pfc = pfc.pfc
     t = pfc_pause_table(pfc, end_ns).sort_values("pause_time_ns", ascending=False, kind="stable").head(top)
-    fig, ax = _new()
+    fig, ax = new_figure()
     div, unit = time_unit(float(t["pause_time_ns"].max()) if len(t) else 1)
     labels = [f"{n}->{p} ({q})" for n, p, q in zip(t["node"], t["port"], t["priority"])]
     ax.barh(range(len(t)), t["pause_time_ns"] / div, color="#C44E52")
@@ -319,22 +181,7 @@ def pfc_pause_bar(pfc, end_ns: int | None = None, top: int = 16, path=None, titl
     ax.invert_yaxis()
     ax.set_xlabel(f"pause time ({unit})")
     ax.set_title(title)
-    return _finish(fig, path)
-
-
-def message_size_cdf(dist: pd.DataFrame, path=None, title: str = "Message sizes per parallelism") -> Figure:
-    """Count-weighted CDF of message sizes, one line per group kind (``traffic.message_sizes``)."""
-    fig, ax = _new()
-    for grp, g in dist.groupby("group_kind", sort=True):
-        g = g.sort_values("size_bytes")
-        c = g["count"].cumsum().to_numpy(dtype=float)
-        ax.step(g["size_bytes"].to_numpy(), c / c[-1], where="post", label=str(grp) or "(none)")
-    ax.set_xscale("log")
-    ax.set_xlabel("message size (bytes)")
-    ax.set_ylabel("CDF")
-    _titled(ax, title)
-    return _finish(fig, path)
-
+    return finish(fig, path)
 
 def compare_runs(runs, percentiles=(50, 95, 99), path=None, title: str = "Run comparison") -> Figure:
     """Side by side: FCT percentiles per run (grouped bars) and, if the runs
@@ -344,7 +191,7 @@ def compare_runs(runs, percentiles=(50, 95, 99), path=None, title: str = "Run co
                 for k, v in runs.items()]
     runs = list(runs)
     has_iter = any(r.summary.get("breakdown_s") for r in runs)
-    fig, axes = _new(figsize=(10.0 if has_iter else 6.4, 4.0), ncols=2 if has_iter else 1)
+    fig, axes = new_figure(figsize=(10.0 if has_iter else 6.4, 4.0), ncols=2 if has_iter else 1)
     ax = axes[0] if has_iter else axes
     tabs = [fct_table(r.fct, None, percentiles=percentiles) for r in runs]
     vals = np.array([[t[f"fct_p{p:g}_ns"].iloc[0] for p in percentiles] for t in tabs])
@@ -371,4 +218,4 @@ def compare_runs(runs, percentiles=(50, 95, 99), path=None, title: str = "Run co
         ax2.set_xlabel("iteration time (ms)")
         ax2.set_title("Iteration breakdown")
         ax2.legend(fontsize="small", ncols=3)
-    return _finish(fig, path)
+    return finish(fig, path)
