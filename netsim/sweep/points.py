@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError
-from .spec import SweepSpec, is_builder_expression
+from .axes import is_builder_expression
+from .spec import SweepSpec
 
 ID_HEX_DIGITS = 16
 
