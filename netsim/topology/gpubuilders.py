@@ -164,19 +164,8 @@ def gpu_cluster(servers: int = 8, gpus_per_server: int = 8, gpus_per_nic: int = 
     >>> g.number_of_edges("s3.nic5", "rail5"), len(g["rail5"])
     (1, 6)
     """
-    if fabric not in ("leaf_spine", "rail"):
-        raise ValueError("fabric must be leaf_spine or rail")
-    if oversubscription < 1:
-        raise ValueError("oversubscription must be >= 1")
-    if servers < 1 or gpus_per_server < 1 or gpus_per_nic < 1:
-        raise ValueError("servers, gpus_per_server and gpus_per_nic must be >= 1")
-    if (servers_per_leaf is not None and servers_per_leaf < 1) or (spines is not None and spines < 0):
-        raise ValueError("servers_per_leaf must be >= 1 and spines >= 0")
-    kinds = _per_server(nic_kinds, servers, "nic_kinds")
-    for kind in kinds:
-        if kind not in _NIC_EDGE_KIND:
-            raise ValueError(f"nic_kinds: unknown NIC kind {kind!r}, expected {', '.join(_NIC_EDGE_KIND)}")
-    rates = [float(parse_rate(r)) for r in _per_server(nic_rates_bps, servers, "nic_rates_bps")]
+    kinds, rates = _checked_nics(fabric, oversubscription, servers, gpus_per_server, gpus_per_nic, servers_per_leaf,
+                                 spines, nic_kinds, nic_rates_bps)
     nics = math.ceil(gpus_per_server / gpus_per_nic)
     all_ib = all(k == "infiniband" for k in kinds)
     fabric_kind = "infiniband" if all_ib else "ethernet"
@@ -199,6 +188,36 @@ def gpu_cluster(servers: int = 8, gpus_per_server: int = 8, gpus_per_nic: int = 
                 g.add_node(sw, kind="switch", tier="leaf" if fabric == "leaf_spine" else "rail")
             _link(g, f"{sname}.nic{j}", sw, rates[i], delay_ns, _NIC_EDGE_KIND[kinds[i]])
             down_bps[sw] = down_bps.get(sw, 0.0) + rates[i]
+    _add_spines(g, down_bps, spines, oversubscription=oversubscription, fabric_rate_bps=fabric_rate_bps,
+                delay_ns=delay_ns, fabric_kind=fabric_kind, prefix=prefix)
+    if cluster is not None:
+        nx.set_node_attributes(g, cluster, "cluster")
+    g.graph["name"] = f"gpu_cluster_{fabric}_{servers}x{gpus_per_server}"  # update() copied a server's name
+    return g
+
+
+def _checked_nics(fabric, oversubscription, servers, gpus_per_server, gpus_per_nic, servers_per_leaf, spines,
+                  nic_kinds, nic_rates_bps) -> tuple[list, list]:
+    """:func:`gpu_cluster`'s shape checked; (NIC kind, NIC rate in bit/s) of each server."""
+    if fabric not in ("leaf_spine", "rail"):
+        raise ValueError("fabric must be leaf_spine or rail")
+    if oversubscription < 1:
+        raise ValueError("oversubscription must be >= 1")
+    if servers < 1 or gpus_per_server < 1 or gpus_per_nic < 1:
+        raise ValueError("servers, gpus_per_server and gpus_per_nic must be >= 1")
+    if (servers_per_leaf is not None and servers_per_leaf < 1) or (spines is not None and spines < 0):
+        raise ValueError("servers_per_leaf must be >= 1 and spines >= 0")
+    kinds = _per_server(nic_kinds, servers, "nic_kinds")
+    for kind in kinds:
+        if kind not in _NIC_EDGE_KIND:
+            raise ValueError(f"nic_kinds: unknown NIC kind {kind!r}, expected {', '.join(_NIC_EDGE_KIND)}")
+    rates = [float(parse_rate(r)) for r in _per_server(nic_rates_bps, servers, "nic_rates_bps")]
+    return kinds, rates
+
+
+def _add_spines(g: nx.Graph, down_bps: dict, spines, *, oversubscription, fabric_rate_bps, delay_ns, fabric_kind,
+                prefix) -> None:
+    """The spine tier: every leaf/rail switch linked to every spine at its downlink rate / (spines · oversubscription)."""
     if spines is None:
         spines = 0 if len(down_bps) == 1 else max(2, len(down_bps) // 2)
     if spines == 0 and (oversubscription != 1 or fabric_rate_bps is not None):
@@ -211,10 +230,6 @@ def gpu_cluster(servers: int = 8, gpus_per_server: int = 8, gpus_per_nic: int = 
         up = fabric_rate_bps if fabric_rate_bps is not None else down_bps[sw] / (spines * oversubscription or 1)
         for s in range(spines):
             _link(g, sw, f"{prefix}spine{s}", up, delay_ns, fabric_kind)
-    if cluster is not None:
-        nx.set_node_attributes(g, cluster, "cluster")
-    g.graph["name"] = f"gpu_cluster_{fabric}_{servers}x{gpus_per_server}"  # update() copied a server's name
-    return g
 
 
 def two_clusters(servers_a: int = 4, servers_b: int = 4, gpus_per_server: int = 8, gpus_per_nic: int = 1,

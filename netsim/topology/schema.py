@@ -250,52 +250,62 @@ def validate(graph: nx.Graph, source: str | None = None) -> nx.Graph:
         raise TopologyError("empty topology", source=source, accepted="at least two nodes and one link")
     node_attrs = _known_node_attrs()
     for n, attrs in graph.nodes(data=True):
-        where = f"node {n}"
-        _check_kind(attrs, NODE_KINDS, "node", source, where)
-        _check_attr_names(attrs, node_attrs, source, where, "node")
-        nk = attrs.get("nic_kind")
-        if nk is not None and nk not in NIC_KINDS:
-            raise TopologyError("unknown nic_kind", source=source, where=f"{where}, field nic_kind", value=nk,
-                                accepted="one of " + ", ".join(NIC_KINDS))
-        for flag, kinds in IN_NETWORK_FLAGS.items():   # in-network reduction (docs/collectives.md)
-            if flag in attrs and (not isinstance(attrs[flag], bool) or attrs["kind"] not in kinds):
-                raise TopologyError(f"{flag} must be true or false, on a node of kind {' or '.join(kinds)}",
-                                    source=source, where=f"{where}, field {flag}", value=attrs[flag],
-                                    accepted=f"{flag}: true/false on {'/'.join(kinds)} nodes")
-        _normalize_attrs(attrs, source, where)
-        _check_node_params(n, attrs, source)
+        _check_node(n, attrs, node_attrs, source)
     if graph.number_of_edges() == 0:
         raise TopologyError("topology has no links", source=source, accepted="at least two nodes and one link")
     for u, v, attrs in graph.edges(data=True):
-        where = _fmt_edge(u, v)
-        if u == v:
-            raise TopologyError("self-loop link", source=source, where=where, accepted="a link between two nodes")
-        _check_kind(attrs, EDGE_KINDS, "link", source, where)
-        _check_attr_names(attrs, EDGE_ATTRS, source, where, "link")
-        for req in ("rate_bps", "delay_ns"):
-            if attrs.get(req) is None:
-                raise TopologyError(f"missing field {req}", source=source, where=where,
-                                    accepted="rate_bps > 0 (e.g. 100Gbps) and delay_ns >= 0 (e.g. 1us)")
-        _normalize_attrs(attrs, source, where)
-        rate = attrs["rate_bps"]
-        if not rate > 0:
-            raise TopologyError("rate_bps must be > 0", source=source, where=f"{where}, field rate_bps",
-                                value=rate, accepted="a positive rate such as 100Gbps")
-        attrs["rate_bps"] = float(rate)
-        attrs["delay_ns"] = int(round(attrs["delay_ns"])) if float(attrs["delay_ns"]).is_integer() \
-            else float(attrs["delay_ns"])
-        if "error_rate" in attrs:
-            er = attrs["error_rate"]
-            try:
-                er = float(er)
-            except (TypeError, ValueError):
-                er = float("nan")
-            if not (0.0 <= er < 1.0):
-                raise TopologyError("error_rate out of range", source=source, where=f"{where}, field error_rate",
-                                    value=attrs["error_rate"], accepted="a loss probability in [0, 1)")
-            attrs["error_rate"] = er
+        _check_link(u, v, attrs, source)
     for n, attrs in graph.nodes(data=True):
         if attrs["kind"] not in ENDPOINT_KINDS and graph.degree(n) == 0:
             raise TopologyError(f"a {attrs['kind']} with no link", source=source, where=f"node {n}",
                                 accepted="every NIC and switch on at least one link (add its link or remove it)")
     return graph
+
+
+def _check_node(n, attrs: dict, node_attrs, source) -> None:
+    """One node: kind, attribute names, nic_kind, in-network flags, units, parameter overrides."""
+    where = f"node {n}"
+    _check_kind(attrs, NODE_KINDS, "node", source, where)
+    _check_attr_names(attrs, node_attrs, source, where, "node")
+    nk = attrs.get("nic_kind")
+    if nk is not None and nk not in NIC_KINDS:
+        raise TopologyError("unknown nic_kind", source=source, where=f"{where}, field nic_kind", value=nk,
+                            accepted="one of " + ", ".join(NIC_KINDS))
+    for flag, kinds in IN_NETWORK_FLAGS.items():   # in-network reduction (docs/collectives.md)
+        if flag in attrs and (not isinstance(attrs[flag], bool) or attrs["kind"] not in kinds):
+            raise TopologyError(f"{flag} must be true or false, on a node of kind {' or '.join(kinds)}",
+                                source=source, where=f"{where}, field {flag}", value=attrs[flag],
+                                accepted=f"{flag}: true/false on {'/'.join(kinds)} nodes")
+    _normalize_attrs(attrs, source, where)
+    _check_node_params(n, attrs, source)
+
+
+def _check_link(u, v, attrs: dict, source) -> None:
+    """One link: no self-loop, kind, attribute names, rate_bps > 0, delay_ns, error_rate in [0, 1)."""
+    where = _fmt_edge(u, v)
+    if u == v:
+        raise TopologyError("self-loop link", source=source, where=where, accepted="a link between two nodes")
+    _check_kind(attrs, EDGE_KINDS, "link", source, where)
+    _check_attr_names(attrs, EDGE_ATTRS, source, where, "link")
+    for req in ("rate_bps", "delay_ns"):
+        if attrs.get(req) is None:
+            raise TopologyError(f"missing field {req}", source=source, where=where,
+                                accepted="rate_bps > 0 (e.g. 100Gbps) and delay_ns >= 0 (e.g. 1us)")
+    _normalize_attrs(attrs, source, where)
+    rate = attrs["rate_bps"]
+    if not rate > 0:
+        raise TopologyError("rate_bps must be > 0", source=source, where=f"{where}, field rate_bps",
+                            value=rate, accepted="a positive rate such as 100Gbps")
+    attrs["rate_bps"] = float(rate)
+    attrs["delay_ns"] = int(round(attrs["delay_ns"])) if float(attrs["delay_ns"]).is_integer() \
+        else float(attrs["delay_ns"])
+    if "error_rate" in attrs:
+        er = attrs["error_rate"]
+        try:
+            er = float(er)
+        except (TypeError, ValueError):
+            er = float("nan")
+        if not (0.0 <= er < 1.0):
+            raise TopologyError("error_rate out of range", source=source, where=f"{where}, field error_rate",
+                                value=attrs["error_rate"], accepted="a loss probability in [0, 1)")
+        attrs["error_rate"] = er
