@@ -25,17 +25,13 @@ from __future__ import annotations
 import csv
 import io
 import os
-import re
 from dataclasses import dataclass, field
 
 from .errors import InputError
+from .flowvalues import MAX_START_NS, parse_size_bytes, parse_start_ns  # noqa: F401 (MAX_START_NS: re-exported)
 from .network.fabric import ENDPOINT_KINDS, MAX_FLOW_BYTES, MAX_PRIORITY
 
 REQUIRED = ("src", "dst", "size_bytes", "start_ns")
-#: largest decimal exponent read in a size or time (1e30 bytes is far beyond MAX_FLOW_BYTES already)
-MAX_EXPONENT = 30
-#: a number (ASCII digits, optional sign, fraction and exponent) and an optional unit
-_QUANTITY = re.compile(r"\s*([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z/]*)\s*")
 OPTIONAL = ("tag", "cc", "priority")
 
 
@@ -58,7 +54,6 @@ class FlowSpec:
     #: where the flow was read (file name and line; empty for flows built in code), for error messages
     source: str = field(default="", compare=False)
     line: int = field(default=0, compare=False)
-
 
 
 def _node(graph, name: str, source: str, where: str):
@@ -139,56 +134,6 @@ def _cc_name(name: str, source: str, where: str) -> None:
                          accepted="one of: " + ", ".join(sorted(REGISTRY)) + f" (as --cc); did you mean {cls.name}?")
 
 
-def _exact(text: str, units: dict, default_unit: str):
-    """``text`` (ASCII number, optional unit of ``units``) as an exact Fraction, or None when malformed."""
-    from fractions import Fraction
-    m = _QUANTITY.fullmatch(text.replace("_", "").replace("\u00b5", "u"))
-    if not m or (m.group(2) or default_unit) not in units:
-        return None
-    mantissa, _, exp = m.group(1).lower().partition("e")
-    if exp and abs(int(exp)) > MAX_EXPONENT:  # 1e999999999 would build a billion-digit integer
-        return None
-    return Fraction(m.group(1)) * Fraction(units[m.group(2) or default_unit])
-
-
-def _size(text, source, where):
-    """Integer bytes, exactly (``9007199254740993`` is not rounded to 2**53)."""
-    from .units import SIZE_UNITS
-    s = text.strip() if isinstance(text, str) else str(text)
-    val = _exact(s, SIZE_UNITS, "B") if s else None
-    if val is None or val.denominator != 1:
-        why = "bad size" if val is None else "fractional bytes"
-        raise InputError(why, source=source, where=where, value=text,
-                         accepted="whole bytes, optionally with a unit (1500, 64KB, 1MB, 1MiB)")
-    return int(val)
-
-
-#: latest flow start, ns: 2**53 ps (about 2.5 hours of simulated time) keeps every picosecond instant exact
-#: as a float, which the analytic and flow rate models compute in (a 1 MB flow's FCT drifted by 6 ns at 1e18 ns)
-MAX_START_NS = 2**53 // 1000
-
-
-def _time_ns(text, source, where, default_unit="ns"):
-    """Integer ns, exactly: a start that is not a whole number of ns (``0.5``, ``1.5ns``, ``1ps``) is refused,
-    as fractional sizes are, rather than rounded (it used to become the nearest ns silently)."""
-    from fractions import Fraction
-    from .units import TIME_UNITS_NS
-    units = {k: Fraction(v).limit_denominator(1000) for k, v in TIME_UNITS_NS.items()}
-    s = text.strip()
-    val = _exact(s, units, default_unit) if s else None
-    if val is None or val < 0:
-        raise InputError("bad time", source=source, where=where, value=text,
-                         accepted="a non-negative time, ns or with a unit (0, 10us, 1ms)")
-    if val > MAX_START_NS:
-        raise InputError("start time too late", source=source, where=where, value=text,
-                         accepted=f"at most {MAX_START_NS} ns (2**53 ps, about 2.5 hours)")
-    if val.denominator != 1:
-        raise InputError("not a whole number of ns", source=source, where=where, value=text,
-                         accepted="a start time in whole nanoseconds (netsim's flow start resolution), "
-                                  "e.g. 1 or 500ns or 0.5us, not 0.5 or 1ps")
-    return int(val)
-
-
 def _read_csv(text: str, graph, source: str) -> list[FlowSpec]:
     rows = []
     reader = csv.reader(io.StringIO(text))
@@ -228,8 +173,8 @@ def _read_csv(text: str, graph, source: str) -> list[FlowSpec]:
         get = lambda c: row[col[c]].strip() if c in col else ""  # noqa: E731
         src = _node(graph, get("src"), source, f"line {line}, field src")
         dst = _node(graph, get("dst"), source, f"line {line}, field dst")
-        size = _size(get("size_bytes"), source, f"line {line}, field size_bytes")
-        start = _time_ns(get("start_ns"), source, f"line {line}, field start_ns")
+        size = parse_size_bytes(get("size_bytes"), source, f"line {line}, field size_bytes")
+        start = parse_start_ns(get("start_ns"), source, f"line {line}, field start_ns")
         prio = None
         if get("priority") != "":
             try:
@@ -283,8 +228,8 @@ def _read_hpcc(lines: list[tuple[int, str]], graph, source: str) -> list[FlowSpe
         if not 0 <= ints["pg"] <= MAX_PRIORITY:
             raise InputError("bad priority group", source=source, where=f"line {line}, field pg", value=ints["pg"],
                              accepted=f"an 802.1p priority 0..{MAX_PRIORITY}")
-        size = _size(cols[4], source, f"line {line}, field size_bytes")
-        start = _time_ns(cols[5], source, f"line {line}, field start_s", default_unit="s")
+        size = parse_size_bytes(cols[4], source, f"line {line}, field size_bytes")
+        start = parse_start_ns(cols[5], source, f"line {line}, field start_s", default_unit="s")
         out.append(_check(FlowSpec(names[0], names[1], size, start, f"dport={ints['dport']}", "", ints["pg"]),
                           source, line, reach))
     return out
