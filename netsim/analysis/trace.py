@@ -32,6 +32,9 @@ throughput counter per link (:mod:`netsim.analysis.traceagg`) and, if the
 ops alone exceed half of it, ops into one event per rank, stream and
 iteration; the queue counters are left out when they would not fit.
 
+The rank processes are built by :mod:`netsim.analysis.traceops`, aggregated
+link counters by :mod:`netsim.analysis.traceagg`.
+
 Left out: flow arrows between ops and flows, per-packet events.
 """
 from __future__ import annotations
@@ -47,13 +50,11 @@ from ..records import atomic_output
 from .io import Run
 from .traceagg import FlowLinks, bin_bytes, coarsen, link_key, row_keys, throughput_events, used_links
 from .tracesource import FLOW_COLUMNS, TraceSource
+from .traceops import STREAM_ORDER, aggregate_ops, lanes, meta, rank_events, us  # noqa: F401
 from .traffic import natural_key
 
 #: the packet backend's trace of skipped intervals (netsim.backends.packet.fftrace.SKIP_FILE)
 SKIP_FILE = "fast_forward.csv"
-
-STREAM_ORDER = ("compute", "tp", "pp", "dp", "ep")
-
 #: Events beyond which the trace is aggregated. chrome://tracing reads the whole
 #: file into one JavaScript string, capped by V8 at 2**29 - 24 characters (about
 #: 512 MiB) on 64-bit builds, and Perfetto's UI imports JSON in the browser's
@@ -71,81 +72,6 @@ MAX_AGG_BINS = 1_024
 MAX_AGG_CELLS = 2 << 20
 #: Events encoded per ``json.dumps`` call while streaming (a few MiB of text).
 WRITE_BATCH_EVENTS = 20_000
-
-
-def _us(ns) -> float:
-    return int(ns) / 1000.0
-
-
-def _lanes(starts, ends) -> list[int]:
-    """Greedy interval partitioning: a lane per op so a lane's ops never overlap."""
-    order = sorted(range(len(starts)), key=lambda i: (starts[i], ends[i], i))
-    lane_end: list[int] = []
-    out = [0] * len(starts)
-    for i in order:
-        for k, e in enumerate(lane_end):
-            if e <= starts[i]:
-                lane_end[k] = ends[i]
-                out[i] = k
-                break
-        else:
-            lane_end.append(ends[i])
-            out[i] = len(lane_end) - 1
-    return out
-
-
-def _meta(pid, name, sort, tid=None) -> list[dict]:
-    if tid is None:
-        return [{"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": name}},
-                {"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0, "args": {"sort_index": sort}}]
-    return [{"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": name}},
-            {"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tid, "args": {"sort_index": sort}}]
-
-
-def _placed(ops: pd.DataFrame) -> list[tuple]:
-    """(rank, kind, lane, op, iteration, group, size, start, end) of each op, lanes per (rank, kind)."""
-    placed = []
-    for (rank, kind), g in ops.groupby(["rank", "kind"], sort=True):
-        g = g.sort_values(["start_ns", "end_ns", "op"], kind="stable")
-        s, e = g["start_ns"].tolist(), g["end_ns"].tolist()
-        for lane, op, it, grp, size, t0, t1 in zip(_lanes(s, e), g["op"].tolist(), g["iteration"].tolist(),
-                                                    g["group"].tolist(), g["size_bytes"].tolist(), s, e):
-            placed.append((int(rank), kind, lane, op, it, grp, size, t0, t1))
-    return placed
-
-
-def _rank_events(ops: pd.DataFrame, extra: dict | None = None) -> Iterator[dict]:
-    if not len(ops):
-        return
-    kinds = sorted(ops["kind"].unique(), key=lambda k: (STREAM_ORDER.index(k) if k in STREAM_ORDER
-                                                       else len(STREAM_ORDER), k))
-    placed = _placed(ops)
-    streams = sorted({(p[1], p[2]) for p in placed}, key=lambda kl: (kinds.index(kl[0]), kl[1]))
-    tids = {kl: i for i, kl in enumerate(streams)}
-    for rank in sorted({p[0] for p in placed}):
-        yield from _meta(rank, f"rank {rank}", rank)
-        for kind, lane in sorted({(p[1], p[2]) for p in placed if p[0] == rank}, key=tids.get):
-            name = kind if lane == 0 else f"{kind} #{lane + 1}"
-            yield from _meta(rank, name, tids[(kind, lane)], tid=tids[(kind, lane)])
-    placed.sort(key=lambda p: (p[0], p[7], tids[(p[1], p[2])]))
-    for rank, kind, lane, op, it, grp, size, t0, t1 in placed:
-        args = {"iteration": int(it), "group": str(grp), "size_bytes": int(size)}
-        if extra is not None:
-            args.update(extra[(rank, kind, int(it))])
-        yield {"ph": "X", "name": str(op), "cat": kind, "pid": rank, "tid": tids[(kind, lane)],
-               "ts": _us(t0), "dur": _us(t1 - t0), "args": args}
-
-
-def aggregate_ops(ops: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
-    """One op per (rank, kind, iteration): first start to last end, bytes summed; and each one's op count and busy ns."""
-    g = ops.assign(busy=ops["end_ns"] - ops["start_ns"]).groupby(["rank", "kind", "iteration"], sort=True)
-    agg = g.agg(start_ns=("start_ns", "min"), end_ns=("end_ns", "max"), size_bytes=("size_bytes", "sum"),
-                n=("op", "size"), busy=("busy", "sum")).reset_index()
-    agg["op"] = agg["kind"] + " iteration " + agg["iteration"].astype(str)
-    agg["group"] = ""
-    extra = {(int(r), k, int(i)): {"ops": int(n), "busy_ns": int(b)}
-             for r, k, i, n, b in zip(agg["rank"], agg["kind"], agg["iteration"], agg["n"], agg["busy"])}
-    return agg, extra
 
 
 def _flow_links(fct: pd.DataFrame, router, limit: int) -> dict[str, list[int]] | None:
@@ -172,8 +98,8 @@ def _link_events(fct: pd.DataFrame, links: dict[str, list[int]], pid0: int) -> I
     next_id = 1
     for n, link in enumerate(sorted(links, key=link_key)):
         pid = pid0 + n
-        yield from _meta(pid, f"link {link}", pid)
-        yield from _meta(pid, "flows", 0, tid=0)
+        yield from meta(pid, f"link {link}", pid)
+        yield from meta(pid, "flows", 0, tid=0)
         for i in sorted(links[link], key=lambda i: (cols["start_ns"][i], cols["flow_id"][i])):
             name = cols["op"][i] or cols["tag"][i] or f"flow {cols['flow_id'][i]}"
             args = {"flow_id": int(cols["flow_id"][i]), "size_bytes": int(cols["size_bytes"][i]),
@@ -181,8 +107,8 @@ def _link_events(fct: pd.DataFrame, links: dict[str, list[int]], pid0: int) -> I
             if cols["group"][i]:
                 args.update(group=cols["group"][i], iteration=int(cols["iteration"][i]))
             common = {"cat": "flow", "name": name, "pid": pid, "tid": 0, "id": next_id}
-            yield {**common, "ph": "b", "ts": _us(cols["start_ns"][i]), "args": args}
-            yield {**common, "ph": "e", "ts": _us(cols["end_ns"][i])}
+            yield {**common, "ph": "b", "ts": us(cols["start_ns"][i]), "args": args}
+            yield {**common, "ph": "e", "ts": us(cols["end_ns"][i])}
             next_id += 1
 
 
@@ -192,12 +118,12 @@ def _queue_events(queues: pd.DataFrame, pid0: int) -> Iterator[dict]:
                    key=lambda p: (natural_key(p[0]), natural_key(p[1])))
     for n, (node, port) in enumerate(ports):
         pid = pid0 + n
-        yield from _meta(pid, f"queue {node}->{port}", pid)
+        yield from meta(pid, f"queue {node}->{port}", pid)
         g = q[(q["node"] == node) & (q["port"] == port)]
         last = None
         for t, v in zip(g["time_ns"].tolist(), g["queue_bytes"].tolist()):
             if v != last:
-                yield {"ph": "C", "name": "queue_bytes", "pid": pid, "tid": 0, "ts": _us(t),
+                yield {"ph": "C", "name": "queue_bytes", "pid": pid, "tid": 0, "ts": us(t),
                        "args": {"bytes": int(v)}}
                 last = v
 
@@ -209,13 +135,13 @@ def _skip_part(path: str, pid: int) -> tuple[Iterator[dict], str]:
                 for r in csv.DictReader(fh)]
 
     def events() -> Iterator[dict]:
-        lanes = _lanes([r[0] for r in rows], [r[1] for r in rows])
-        yield from _meta(pid, "fast-forward", pid)
+        lanes = lanes([r[0] for r in rows], [r[1] for r in rows])
+        yield from meta(pid, "fast-forward", pid)
         for lane in sorted(set(lanes)):
-            yield from _meta(pid, "skipped" if lane == 0 else f"skipped #{lane + 1}", lane, tid=lane)
+            yield from meta(pid, "skipped" if lane == 0 else f"skipped #{lane + 1}", lane, tid=lane)
         for (t0, t1, links, flows, cycles), lane in zip(rows, lanes):
             yield {"ph": "X", "name": f"skip {cycles} cycles" if cycles else "skip", "cat": "fast-forward",
-                   "pid": pid, "tid": lane, "ts": _us(t0), "dur": _us(t1 - t0),
+                   "pid": pid, "tid": lane, "ts": us(t0), "dur": us(t1 - t0),
                    "args": {"links": links, "flows": flows, "cycles": cycles}}
     return events(), f"skipped intervals ({len(rows)} from {SKIP_FILE})"
 
@@ -254,7 +180,7 @@ def _link_part(src: TraceSource, budget: int, graph, router, seed: int, pid0: in
     binned, width = coarsen(bin_bytes(src.flow_chunks(), links, t0, width, n_bins), width, budget)
     why = (f"aggregated: throughput per link in {binned.shape[1]} bins of {width} ns ({src.n_flows} flows; "
            f"per-flow events would exceed the {budget}-event budget)")
-    return throughput_events(binned, links.names, pid0, t0, width, _meta), used_links(binned), why
+    return throughput_events(binned, links.names, pid0, t0, width, meta), used_links(binned), why
 
 
 def plan_events(src: TraceSource, graph=None, router=None, seed: int = 0, queues: bool = True,
@@ -274,7 +200,7 @@ def plan_events(src: TraceSource, graph=None, router=None, seed: int = 0, queues
     pid0 = _pid0(src.ops)
     op_events = len(ops) + 4 * len(ops[["rank", "kind"]].drop_duplicates()) if len(ops) else 0  # + metadata
     link_ev, n_links, meta["flows"] = _link_part(src, max(0, max_events - op_events), graph, router, seed, pid0)
-    parts = [_rank_events(ops, extra), link_ev]
+    parts = [rank_events(ops, extra), link_ev]
     if skips is not None:     # its pid: after the links, before the queues (pid0 * (2 + n_links // pid0))
         ff_events, meta["fast_forward"] = _skip_part(skips, pid0 * (2 + n_links // pid0) - 1)
         parts.append(ff_events)
