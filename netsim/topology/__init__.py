@@ -19,7 +19,7 @@ _WHERE = {
     "build": "io", "build_expression": "io", "load_topology": "io", "save_topology": "io",
     "endpoints": "query", "gpus": "query", "hosts": "query", "natural_key": "query", "nic_of": "query",
     "server_of": "query",
-    "Router": "routing", "bottleneck_rate_bps": "routing", "path_delay_ns": "routing", "path_links": "routing",
+    "Router": "routing", "bottleneck_rate_bps": "paths", "path_delay_ns": "paths", "path_links": "paths",
     "EDGE_KINDS": "schema", "ENDPOINT_KINDS": "schema", "NIC_KINDS": "schema", "NODE_KINDS": "schema",
     "validate": "schema",
     "bisection_bandwidth_bps": "summary", "format_summary": "summary", "summary": "summary",

@@ -26,14 +26,15 @@ default): a destination behind a gate (its leaf/rail switch, :mod:`.stubs`)
 keeps next hops for its few stub nodes only, every other node uses the
 gate's row — exactly the same paths, with one full row per leaf instead of
 per destination, so a 16k-GPU fabric routes in seconds and well under 4 GiB.
-Call :meth:`Router.invalidate` after editing the graph (link removal). Left out: weighted (non hop-count) costs,
+Call :meth:`Router.invalidate` after editing the graph (link removal).
+A path's links, bottleneck rate and propagation delay are :mod:`.paths`. Left out: weighted (non hop-count) costs,
 adaptive routing, NCCL's PXN (relaying across rails through another GPU).
 """
 from __future__ import annotations
 
 import zlib
 from array import array
-from typing import Hashable, Sequence
+from typing import Hashable
 
 import networkx as nx
 import numpy as np
@@ -54,14 +55,16 @@ def _fmix32(h: int) -> int:
     h ^= h >> 13
     h = (h * 0xC2B2AE35) & _M32
     return h ^ (h >> 16)
-MODES = ("ecmp", "spray")
 
+
+MODES = ("ecmp", "spray")
 
 
 def relay_kinds(graph) -> frozenset:
     """Endpoint kinds routes may transit: ``gpu`` with ``gpu_forwarding``, ``host`` with ``host_forwarding``."""
     return frozenset(k for k, flag in (("gpu", "gpu_forwarding"), ("host", "host_forwarding"))
                      if graph.graph.get(flag, False))
+
 
 class Router:
     """Hop-count shortest-path router with ECMP.
@@ -313,22 +316,3 @@ class Router:
             for v in reversed(self._next(u, d)):
                 stack.append((v, p + (v,)))
         return sorted(out, key=lambda p: tuple(map(str, p)))
-
-
-def path_links(path: Sequence) -> list[tuple]:
-    """Directed links ``(u, v)`` along ``path``.
-
-    >>> path_links(("a", "b", "c"))
-    [('a', 'b'), ('b', 'c')]
-    """
-    return list(zip(path[:-1], path[1:]))
-
-
-def bottleneck_rate_bps(graph: nx.Graph, path: Sequence) -> float:
-    """Lowest ``rate_bps`` along ``path``, bit/s."""
-    return min(graph.edges[u, v]["rate_bps"] for u, v in path_links(path))
-
-
-def path_delay_ns(graph: nx.Graph, path: Sequence) -> float:
-    """Sum of ``delay_ns`` (propagation only) along ``path``, ns."""
-    return sum(graph.edges[u, v]["delay_ns"] for u, v in path_links(path))
