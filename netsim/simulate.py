@@ -139,7 +139,6 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
     dict
         The summary (what ``summary.json`` holds).
     """
-    from .records import FlowTag
     flows = list(flows)
     params = dict(params or {})
     cc_params = _check_inputs(graph, flows, backend, params, cc, cc_params, fct, hpcc_fct, out_dir)
@@ -148,18 +147,7 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
     fct_sink, sinks = _open_sinks(out_dir, fct)
     be, caps = _build_backend(graph, flows, backend, env, params, seed, cc, cc_params, sinks, hpcc_fct)
     _route_all(graph, flows, seed)
-    order = sorted(range(len(flows)), key=lambda i: (flows[i].start_ns, i))
-
-    def starter(env):
-        for i in order:
-            f = flows[i]
-            at = int(f.start_ns) * PS_PER_NS
-            if at > env.now:
-                yield env.timeout(at - env.now)
-            be.send(f.src, f.dst, int(f.size_bytes), FlowTag(tag=f.tag or "", row=i), cc=f.cc or None,
-                    priority=f.priority)
-
-    env.process(starter(env))
+    env.process(_starter(env, be, flows))
     files = {} if out_dir is None else {os.path.basename(x.path): x
                                         for x in (sinks.fct, sinks.queues, sinks.pfc, sinks.cc) if hasattr(x, "path")}
     try:
@@ -182,6 +170,18 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
     if out_dir is None:
         summary["records"] = list(fct_sink.rows)
     return summary
+
+
+def _starter(env, be, flows: list):
+    """The SimPy process that sends each flow at its ``start_ns`` (ties in file order), tagged with its row."""
+    from .records import FlowTag
+    for i in sorted(range(len(flows)), key=lambda i: (flows[i].start_ns, i)):
+        f = flows[i]
+        at = int(f.start_ns) * PS_PER_NS
+        if at > env.now:
+            yield env.timeout(at - env.now)
+        be.send(f.src, f.dst, int(f.size_bytes), FlowTag(tag=f.tag or "", row=i), cc=f.cc or None,
+                priority=f.priority)
 
 
 def _check_inputs(graph, flows: list, backend: str, params: dict, cc: str, cc_params, fct: str, hpcc_fct: bool,
