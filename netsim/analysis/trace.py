@@ -50,7 +50,8 @@ from ..records import atomic_output
 from .io import Run
 from .traceagg import FlowLinks, bin_bytes, coarsen, link_key, row_keys, throughput_events, used_links
 from .tracesource import FLOW_COLUMNS, TraceSource
-from .traceops import STREAM_ORDER, aggregate_ops, lanes, meta, rank_events, us  # noqa: F401
+from .traceops import STREAM_ORDER, aggregate_ops  # noqa: F401 (re-exported)
+from .traceops import lanes as _lanes, meta as _meta, rank_events as _rank_events, us as _us
 from .traffic import natural_key
 
 #: the packet backend's trace of skipped intervals (netsim.backends.packet.fftrace.SKIP_FILE)
@@ -98,8 +99,8 @@ def _link_events(fct: pd.DataFrame, links: dict[str, list[int]], pid0: int) -> I
     next_id = 1
     for n, link in enumerate(sorted(links, key=link_key)):
         pid = pid0 + n
-        yield from meta(pid, f"link {link}", pid)
-        yield from meta(pid, "flows", 0, tid=0)
+        yield from _meta(pid, f"link {link}", pid)
+        yield from _meta(pid, "flows", 0, tid=0)
         for i in sorted(links[link], key=lambda i: (cols["start_ns"][i], cols["flow_id"][i])):
             name = cols["op"][i] or cols["tag"][i] or f"flow {cols['flow_id'][i]}"
             args = {"flow_id": int(cols["flow_id"][i]), "size_bytes": int(cols["size_bytes"][i]),
@@ -107,8 +108,8 @@ def _link_events(fct: pd.DataFrame, links: dict[str, list[int]], pid0: int) -> I
             if cols["group"][i]:
                 args.update(group=cols["group"][i], iteration=int(cols["iteration"][i]))
             common = {"cat": "flow", "name": name, "pid": pid, "tid": 0, "id": next_id}
-            yield {**common, "ph": "b", "ts": us(cols["start_ns"][i]), "args": args}
-            yield {**common, "ph": "e", "ts": us(cols["end_ns"][i])}
+            yield {**common, "ph": "b", "ts": _us(cols["start_ns"][i]), "args": args}
+            yield {**common, "ph": "e", "ts": _us(cols["end_ns"][i])}
             next_id += 1
 
 
@@ -118,12 +119,12 @@ def _queue_events(queues: pd.DataFrame, pid0: int) -> Iterator[dict]:
                    key=lambda p: (natural_key(p[0]), natural_key(p[1])))
     for n, (node, port) in enumerate(ports):
         pid = pid0 + n
-        yield from meta(pid, f"queue {node}->{port}", pid)
+        yield from _meta(pid, f"queue {node}->{port}", pid)
         g = q[(q["node"] == node) & (q["port"] == port)]
         last = None
         for t, v in zip(g["time_ns"].tolist(), g["queue_bytes"].tolist()):
             if v != last:
-                yield {"ph": "C", "name": "queue_bytes", "pid": pid, "tid": 0, "ts": us(t),
+                yield {"ph": "C", "name": "queue_bytes", "pid": pid, "tid": 0, "ts": _us(t),
                        "args": {"bytes": int(v)}}
                 last = v
 
@@ -135,13 +136,13 @@ def _skip_part(path: str, pid: int) -> tuple[Iterator[dict], str]:
                 for r in csv.DictReader(fh)]
 
     def events() -> Iterator[dict]:
-        lanes = lanes([r[0] for r in rows], [r[1] for r in rows])
-        yield from meta(pid, "fast-forward", pid)
+        lanes = _lanes([r[0] for r in rows], [r[1] for r in rows])
+        yield from _meta(pid, "fast-forward", pid)
         for lane in sorted(set(lanes)):
-            yield from meta(pid, "skipped" if lane == 0 else f"skipped #{lane + 1}", lane, tid=lane)
+            yield from _meta(pid, "skipped" if lane == 0 else f"skipped #{lane + 1}", lane, tid=lane)
         for (t0, t1, links, flows, cycles), lane in zip(rows, lanes):
             yield {"ph": "X", "name": f"skip {cycles} cycles" if cycles else "skip", "cat": "fast-forward",
-                   "pid": pid, "tid": lane, "ts": us(t0), "dur": us(t1 - t0),
+                   "pid": pid, "tid": lane, "ts": _us(t0), "dur": _us(t1 - t0),
                    "args": {"links": links, "flows": flows, "cycles": cycles}}
     return events(), f"skipped intervals ({len(rows)} from {SKIP_FILE})"
 
@@ -180,7 +181,7 @@ def _link_part(src: TraceSource, budget: int, graph, router, seed: int, pid0: in
     binned, width = coarsen(bin_bytes(src.flow_chunks(), links, t0, width, n_bins), width, budget)
     why = (f"aggregated: throughput per link in {binned.shape[1]} bins of {width} ns ({src.n_flows} flows; "
            f"per-flow events would exceed the {budget}-event budget)")
-    return throughput_events(binned, links.names, pid0, t0, width, meta), used_links(binned), why
+    return throughput_events(binned, links.names, pid0, t0, width, _meta), used_links(binned), why
 
 
 def plan_events(src: TraceSource, graph=None, router=None, seed: int = 0, queues: bool = True,
@@ -200,7 +201,7 @@ def plan_events(src: TraceSource, graph=None, router=None, seed: int = 0, queues
     pid0 = _pid0(src.ops)
     op_events = len(ops) + 4 * len(ops[["rank", "kind"]].drop_duplicates()) if len(ops) else 0  # + metadata
     link_ev, n_links, meta["flows"] = _link_part(src, max(0, max_events - op_events), graph, router, seed, pid0)
-    parts = [rank_events(ops, extra), link_ev]
+    parts = [_rank_events(ops, extra), link_ev]
     if skips is not None:     # its pid: after the links, before the queues (pid0 * (2 + n_links // pid0))
         ff_events, meta["fast_forward"] = _skip_part(skips, pid0 * (2 + n_links // pid0) - 1)
         parts.append(ff_events)
