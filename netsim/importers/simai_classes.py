@@ -150,3 +150,105 @@ def _lifted(t: OpTemplate, ranks: tuple, group: str, name: str, deps: tuple) -> 
     new.__dict__.update(t.__dict__)
     new.__dict__.update(name=name, ranks=ranks, group=group, deps=deps)
     return new
+
+
+class LiftedGraph:
+    """The full job's op graph, instance by instance, for :class:`netsim.runtime.lazy.LazyExecutor`.
+
+    An instance is ``(v, b)``: class template ``v``, block ``b`` (-1 for a single template).  Successors
+    are listed as the explicit executor would start them: in the full template order (by emission loop,
+    then the loop's key, :func:`expand`), then the next iteration's (a rank's roots wait for its sinks, as
+    :class:`~.job.TemplateBuilder` wires iterations).
+    """
+
+    def __init__(self, cj: ClassJob):
+        from ..workloads.ops import Op
+        self.cj, self.blocks, self._op = cj, cj.blocks, Op.of
+        tmpl = cj.templates
+        self.single = [cj.single(t) for t in tmpl]
+        self.loop = [0] * len(tmpl)
+        self.loop_kind = [k for _, k in cj.loops]
+        bounds = [b for b, _ in cj.loops] + [len(tmpl)]
+        for j, (lo, hi) in enumerate(zip(bounds, bounds[1:])):
+            for i in range(lo, hi):
+                self.loop[i] = j
+        self.succ: list[list] = [[] for _ in tmpl]
+        self.cross: list[list] = [[] for _ in tmpl]
+        for v, t in enumerate(tmpl):
+            for d in t.deps:
+                self.succ[d].append(v)
+        xdeps = self._cross_deps(tmpl)
+        self.npend = [self._count(v, t.deps) for v, t in enumerate(tmpl)]
+        self.npend_next = [self.npend[v] + self._count(v, xdeps[v]) for v in range(len(tmpl))]
+        for v in range(len(tmpl)):
+            for s in xdeps[v]:
+                self.cross[s].append(v)
+        self.size = len(cj)
+
+    def _cross_deps(self, tmpl) -> list[tuple]:
+        """Per class template: the previous iteration's sinks of its root ranks (TemplateBuilder's rule)."""
+        on_rank: dict[int, list[int]] = {}
+        has_succ_on = set()
+        roots = []
+        for i, t in enumerate(tmpl):
+            for r in t.ranks:
+                on_rank.setdefault(r, []).append(i)
+            dep_ranks = set()
+            for d in t.deps:
+                dep_ranks.update(tmpl[d].ranks)
+                for r in set(t.ranks) & set(tmpl[d].ranks):
+                    has_succ_on.add((d, r))
+            roots.append([r for r in t.ranks if r not in dep_ranks])
+        sinks = {r: [i for i in idx if (i, r) not in has_succ_on] for r, idx in on_rank.items()}
+        return [tuple(sorted({s for r in rs for s in sinks[r]})) for rs in roots]
+
+    def _count(self, v: int, deps) -> int:
+        if not self.single[v]:
+            return len(deps)
+        return sum(1 if self.single[d] else self.blocks for d in deps)
+
+    def _targets(self, u: int, b: int, vs) -> list:
+        out = []
+        for v in vs:
+            if self.single[v]:
+                out.append((v, -1))
+            elif b < 0:
+                out.extend((v, k) for k in range(self.blocks))
+            else:
+                out.append((v, b))
+        if len(out) > 1:
+            out.sort(key=self.order_key)
+        return out
+
+    def order_key(self, inst) -> tuple:
+        """Where instance ``inst`` comes in the full template order (within its emission loop: the loop's key)."""
+        v, b = inst
+        t = self.cj.templates[v]
+        kind = self.loop_kind[self.loop[v]]
+        ranks, group, _ = _instance(self.cj, t, None if b < 0 else b)
+        if kind == "upd":
+            d = t.deps[0]
+            owner_ranks, owner_group, _ = _instance(self.cj, self.cj.templates[d], None if self.single[d] else b)
+            return self.loop[v], int(owner_group.lstrip("abcdefghijklmnopqrstuvwxyz")), owner_ranks.index(ranks[0])
+        if kind == "coll":
+            return self.loop[v], int(group.lstrip("abcdefghijklmnopqrstuvwxyz")), 0
+        return self.loop[v], ranks[0], 0
+
+    def roots(self) -> list:
+        """Iteration 0's instances without dependencies, in order."""
+        return self._targets(0, -1, [v for v, n in enumerate(self.npend) if n == 0])
+
+    def successors(self, u: int, b: int) -> tuple[list, list]:
+        """(this iteration's, the next iteration's) successor instances of instance ``(u, b)``, in order."""
+        return self._targets(u, b, self.succ[u]), self._targets(u, b, self.cross[u])
+
+    def pending(self, v: int, it: int) -> int:
+        """Unfinished dependencies of an instance of ``v`` in iteration ``it`` before any finished."""
+        return self.npend[v] if it == 0 else self.npend_next[v]
+
+    def op(self, v: int, b: int, it: int):
+        """The :class:`~netsim.workloads.ops.Op` of instance ``(v, b)`` in iteration ``it``."""
+        t = self.cj.templates[v]
+        ranks, group, name = _instance(self.cj, t, None if b < 0 else b)
+        return self._op(name, t.kind, ranks, it, group, t.collective, t.duration_ps, t.size_bytes, t.spec,
+                        [list(row) for row in t.sizes] if t.sizes is not None else None)
