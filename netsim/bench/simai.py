@@ -67,11 +67,12 @@ def run_classes(path: str, graph, *, backend: str = "flow", iterations: int = 1,
     if done:
         be.close()
     ends = [ex.iteration_end_ps[i] for i in range(iterations)] if done else []
+    reached = ends[-1] if done else env.now      # a finished run: its end, not the last step's boundary
     return {"gpus": cj.full.world_size, "class_templates": len(cj.templates), "ops_per_iteration": lg.size,
             "blocks": cj.blocks, "import_cpu_s": round(c1 - c0, 2), "import_rss_mib": round(rss_import, 1),
             "run_cpu_s": round(c2 - c1, 2), "finished": done,
             "iteration_time_s": [(e - s) / 1e12 for s, e in zip([0] + ends[:-1], ends)] if done else None,
-            "simulated_s": env.now / 1e12, "simulated_s_per_cpu_s": env.now / 1e12 / max(c2 - c1, 1e-9),
+            "simulated_s": reached / 1e12, "simulated_s_per_cpu_s": reached / 1e12 / max(c2 - c1, 1e-9),
             "ops_done": ex._done_ops, "peak_waiting": ex.peak_waiting, "peak_running": ex.peak_running,
             "peak_rss_mib": round(_rss_mib(), 1)}
 
