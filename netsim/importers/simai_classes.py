@@ -60,8 +60,18 @@ class ClassJob:
 
     def lift(self, rank: int, block: int) -> int:
         """The full job's rank of class rank ``rank`` in DP block ``block``."""
-        t, d, s = self.small.coords[rank]
-        return self.full.rank_at(t, block * self.small.dp + d, s)
+        return self.lifts[rank][block]
+
+    @property
+    def lifts(self) -> list:
+        """``lifts[rank][block]``: :meth:`lift` as a table (class ranks × blocks ints, built once)."""
+        table = self.__dict__.get("_lifts")
+        if table is None:
+            small, full = self.small, self.full
+            table = [[full.rank_at(t, b * small.dp + d, s) for b in range(self.blocks)]
+                     for t, d, s in small.coords]
+            object.__setattr__(self, "_lifts", table)
+        return table
 
     def __len__(self) -> int:
         return sum(1 if self.single(t) else self.blocks for t in self.templates)
@@ -81,7 +91,8 @@ def _instance(cj: ClassJob, t: OpTemplate, block: int | None) -> tuple[tuple, st
         gid = full.group_of[kind][cj.lift(t.ranks[0], 0)]
         ranks = full.groups[kind][gid]
     else:
-        ranks = tuple(cj.lift(r, block) for r in t.ranks)
+        lifts = cj.lifts
+        ranks = tuple(lifts[r][block] for r in t.ranks)
         if not t.group:
             return ranks, "", t.name
         kind = t.group.rstrip("0123456789")
@@ -226,16 +237,22 @@ class LiftedGraph:
     def order_key(self, inst) -> tuple:
         """Where instance ``inst`` comes in the full template order (within its emission loop: the loop's key)."""
         v, b = inst
-        t = self.cj.templates[v]
-        kind = self.loop_kind[self.loop[v]]
-        ranks, group, _ = _instance(self.cj, t, None if b < 0 else b)
-        if kind == "upd":
-            d = t.deps[0]
-            owner_ranks, owner_group, _ = _instance(self.cj, self.cj.templates[d], None if self.single[d] else b)
-            return self.loop[v], int(owner_group.lstrip("abcdefghijklmnopqrstuvwxyz")), owner_ranks.index(ranks[0])
+        cj, tmpl = self.cj, self.cj.templates
+        t = tmpl[v]
+        loop = self.loop[v]
+        kind = self.loop_kind[loop]
+        if kind == "upd":              # (owning op's group number, member position): _key of expand
+            d = tmpl[t.deps[0]]
+            if self.single[t.deps[0]]:
+                ranks, group, _ = _instance(cj, d, None)
+                return loop, int(group.lstrip("abcdefghijklmnopqrstuvwxyz")), ranks.index(cj.lifts[t.ranks[0]][b])
+            first = cj.lifts[d.ranks[0]][b]
+            return loop, cj.full.group_of[d.group.rstrip("0123456789")][first], d.ranks.index(t.ranks[0])
         if kind == "coll":
-            return self.loop[v], int(group.lstrip("abcdefghijklmnopqrstuvwxyz")), 0
-        return self.loop[v], ranks[0], 0
+            if b < 0:
+                return loop, int(_instance(cj, t, None)[1].lstrip("abcdefghijklmnopqrstuvwxyz")), 0
+            return loop, cj.full.group_of[t.group.rstrip("0123456789")][cj.lifts[t.ranks[0]][b]], 0
+        return loop, cj.lifts[t.ranks[0]][b], 0      # rank loops: by rank; p2p: by sender
 
     def roots(self) -> list:
         """Iteration 0's instances without dependencies, in order."""
