@@ -17,7 +17,7 @@ from typing import Callable
 import simpy
 
 BENCHES: dict[str, Callable[[], dict]] = {}
-AREAS = ("packet", "cc", "training", "flow", "flowgpt", "outputs", "routing")
+AREAS = ("packet", "cc", "training", "flow", "flowgpt", "outputs", "routing", "simai")
 
 
 def benchmark(name: str):

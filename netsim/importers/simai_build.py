@@ -25,6 +25,13 @@ class _Gen:
         self.cur: dict[int, int | None] = {r: None for r in range(world)}
         self.extra: dict[int, list] = {}
         self.chain: dict[str, int] = {}
+        #: (first template index, loop kind) of each emission loop, for :mod:`.simai_classes`
+        self.loops: list[tuple[int, str]] = []
+
+    def loop(self, kind: str) -> None:
+        """Mark the start of an emission loop: ``rank`` (per rank), ``coll`` (per group), ``upd`` (update
+        delays per member of the ops just made), ``p2p`` (pipeline sends per sender)."""
+        self.loops.append((len(self.t), kind))
 
     def add(self, deps, **f) -> int:
         """Append an :class:`OpTemplate` of fields ``f`` waiting for ``deps`` (indices; None dropped).
@@ -57,6 +64,7 @@ class _Gen:
 
     def collective(self, ranks, kind: str, coll: str, size: int, name: str, blocking: bool) -> list[int]:
         out = []
+        self.loop("coll")
         for nk, gname, members in self.groups(kind, ranks):
             if len(members) < 2:
                 continue
@@ -98,6 +106,7 @@ def _row_comm(g: _Gen, ranks, row, phase: str, blocking: bool, default_kind: str
     ops = g.collective(ranks, suffix or default_kind, coll, row[f"{phase}_bytes"],
                        f"{row['name']}.{phase}{row['i']}", blocking)
     if row["update"] > 0:
+        g.loop("upd")
         for op in ops:
             for m in g.t[op].ranks:
                 d = g.add([op], name=f"{row['name']}.update.{phase}{row['i']}", kind="optimizer", ranks=(m,),
@@ -111,21 +120,24 @@ def _stage_ranks(pl: Placement, s: int) -> list[int]:
     return [r for r in range(pl.world_size) if pl.stage(r) == s]
 
 
-def build_transformer(h: dict, rows: list, pl: Placement, path: str) -> list[OpTemplate]:
+def build_transformer(h: dict, rows: list, pl: Placement, path: str) -> _Gen:
     """Every row forward, then backward in reverse (ig, wg per row); pp > 1: :mod:`.simai_pipeline`."""
     g = _Gen(pl, pl.world_size)
     for k, row in enumerate(rows):
         row["i"] = k
 
     def fwd(ranks, row):
+        g.loop("rank")
         for r in ranks:
             g.compute(r, f"{row['name']}.fwd{row['i']}", row["fwd_compute"])
         _row_comm(g, ranks, row, "fwd", True, "tp")
 
     def bwd(ranks, row):
+        g.loop("rank")
         for r in ranks:
             g.compute(r, f"{row['name']}.ig{row['i']}", row["ig_compute"])
         _row_comm(g, ranks, row, "ig", True, "tp")
+        g.loop("rank")
         for r in ranks:
             g.compute(r, f"{row['name']}.wg{row['i']}", row["wg_compute"])
         _row_comm(g, ranks, row, "wg", False, "dp")
@@ -133,26 +145,30 @@ def build_transformer(h: dict, rows: list, pl: Placement, path: str) -> list[OpT
     if pl.pp > 1:
         from .simai_pipeline import build_pipeline
         build_pipeline(g, h, rows, pl, path, fwd, bwd)
-        return g.templates()
+        return g
     everyone = list(range(pl.world_size))
     for row in rows:
         fwd(everyone, row)
     for row in reversed(rows):
         bwd(everyone, row)
-    return g.templates()
+    return g
 
 
-def build_micro(rows: list, pl: Placement) -> list[OpTemplate]:
+def build_micro(rows: list, pl: Placement) -> _Gen:
     """MICRO: each row's wg collective on all ranks, in file order."""
     g = _Gen(pl, pl.world_size)
     for k, row in enumerate(rows):
         row["i"] = k
         _row_comm(g, range(pl.world_size), row, "wg", True, "dp")
-    return g.templates()
+    return g
 
 
-def make_job(path: str, h: dict, rows: list, notes: list, world: int | None, gpu_map=None) -> ImportedJob:
-    """The ImportedJob of a parsed SimAI file; ``world`` = the topology's GPU count when the file has no all_gpus."""
+def _build(h: dict, rows: list, pl: Placement, path: str) -> _Gen:
+    return build_micro(rows, pl) if h["policy"] == "MICRO" else build_transformer(h, rows, pl, path)
+
+
+def _shape(path: str, h: dict, rows: list, world: int | None) -> tuple:
+    """(world size, tp, pp, dp, ep, rows) of a parsed file, its sizes checked."""
     n = h["all_gpus"] or world
     if n is None:
         raise InputError("world size unknown", source=path, where="line 1, field all_gpus", value=None,
@@ -171,8 +187,30 @@ def make_job(path: str, h: dict, rows: list, notes: list, world: int | None, gpu
     if dp % ep:
         raise InputError(f"ep = {ep} does not divide dp = {dp}", source=path, where="line 1, field ep", value=ep,
                          accepted=f"a divisor of {dp}")
-    pl = Placement.build(dp, tp, pp, ("tp", "dp", "pp"), [f"rank{r}" for r in range(n)], source=path, ep=ep)
-    templates = build_micro(rows, pl) if h["policy"] == "MICRO" else build_transformer(h, rows, pl, path)
+    return n, tp, pp, dp, ep, rows
+
+
+def _placement(dp: int, tp: int, pp: int, ep: int, path: str) -> Placement:
+    n = dp * tp * pp
+    return Placement.build(dp, tp, pp, ("tp", "dp", "pp"), [f"rank{r}" for r in range(n)], source=path, ep=ep)
+
+
+def class_job(path: str, h: dict, rows: list, world: int | None = None):
+    """The :class:`~.simai_classes.ClassJob` of a parsed file (None when no smaller class job exists)."""
+    from .simai_classes import ClassJob, class_dp
+    n, tp, pp, dp, ep, rows = _shape(path, h, rows, world)
+    dpc = class_dp(dp, ep)
+    if dpc is None:
+        return None
+    g = _build(h, rows, _placement(dpc, tp, pp, ep, path), path)
+    return ClassJob(g.templates(), g.loops, g.pl, _placement(dp, tp, pp, ep, path), dp // dpc)
+
+
+def make_job(path: str, h: dict, rows: list, notes: list, world: int | None, gpu_map=None) -> ImportedJob:
+    """The ImportedJob of a parsed SimAI file; ``world`` = the topology's GPU count when the file has no all_gpus."""
+    n, tp, pp, dp, ep, rows = _shape(path, h, rows, world)
+    pl = _placement(dp, tp, pp, ep, path)
+    templates = _build(h, rows, pl, path).templates()
     notes = list(notes)
     if h["vpp"] > 1 and pp == 1:
         notes.append(f"vpp = {h['vpp']} without a pipeline (pp = 1): no effect")

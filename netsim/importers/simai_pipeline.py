@@ -103,6 +103,7 @@ def build_pipeline(g, h: dict, rows: list, pl, path: str, fwd, bwd) -> None:
         if (a.kind == "F" and vs < last_vs) or (a.kind == "B" and vs > 0):
             to = 1 if a.kind == "F" else 0
             name = f"{a.kind}{a.micro_batch}.v{vs}-v{vs + (1 if to else -1)}"
+            g.loop("p2p")
             sent[(a.kind, a.micro_batch, vs)] = {peer[r][to]: g.p2p(r, peer[r][to], h["pp_comm"], name)
                                                  for r in ranks}
 
