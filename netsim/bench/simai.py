@@ -59,7 +59,7 @@ def run_classes(path: str, graph, *, backend: str = "flow", iterations: int = 1,
     while not ex.finished.triggered:
         if cpu_budget_s is not None and time.process_time() - c1 > cpu_budget_s:
             break
-        if not env._queue:         # nothing left to happen before the end: a deadlock
+        if env.peek() == float("inf"):   # nothing left to happen before the end: a deadlock
             ex.check_complete()
         env.run(until=env.now + step_ps)
     c2 = time.process_time()

@@ -15,6 +15,7 @@ import time
 from collections import defaultdict
 
 from ..backends.base import ROUTER
+from ..network.scheduler import events_scheduled
 from ..units import PS_PER_NS
 from .apnet import apnet_iteration_time, apnet_stage_aware_iteration_time, effective_bandwidths
 from .breakdown import KEYS, breakdowns, stage_bubbles
@@ -79,12 +80,8 @@ def stopped_summary(run, wl, traffic, *, backend, cc, seed, iterations, t0, topo
 
 
 def scheduled_events(env) -> int | None:
-    """SimPy events scheduled so far (SimPy numbers them with an internal counter)."""
-    eid = getattr(env, "_eid", None)
-    try:
-        return next(eid) if eid is not None else None
-    except TypeError:
-        return None
+    """SimPy events scheduled so far (:func:`netsim.network.scheduler.events_scheduled`)."""
+    return events_scheduled(env)
 
 
 def message_sizes(ex) -> dict:
