@@ -84,57 +84,7 @@ from ...errors import InputError
 from ...params import Param
 from .base import CongestionControl, PresetTable, preset_param, register
 
-_SRC = "Mittal et al., TIMELY, SIGCOMM 2015"
-_HPCC = "HPCC ns-3 (alibaba-edu/High-Precision-Congestion-Control)"
-#: the authors' published reference code of Algorithm 1 (R. Mittal, timely-code-snippet.cc)
-_CODE = "the authors' reference code (Mittal, timely-code-snippet.cc)"
-#: the analysis of TIMELY by Zhu, Ghobadi (a TIMELY author), Misra and Padhye: Algorithm 1, the paper's
-#: parameters (its §4 footnote: C 10 Gb/s, β 0.8, α 0.875, T_low 50 us, T_high 500 us, minRTT 20 us) and
-#: the implementation's per-chunk pacing
-_ZHU = "Zhu et al., ECN or Delay, CoNEXT 2016"
-
-#: preset values and their sources; ``None`` parameters take these
-PRESETS: dict[str, dict] = {
-    "paper": {
-        "_source": f"{_SRC}: §6 segment size 16 KB, T_low 50 us, T_high 500 us, δ 10 Mb/s, β 0.8; "
-                   "Algorithm 1 (only δ below T_low, HAI only for non-positive gradients in the band); "
-                   f"minRTT 20 us as {_ZHU} §4 gives the paper's parameters; per-segment pacing and the "
-                   f"min(1, Δt/minRTT) step scaling of the implementation ({_ZHU} §4, after the paper's §5; "
-                   f"{_CODE}, which pairs T_low 50 us with 64 KB-message pacing)",
-        "t_low_ns": 50_000, "t_high_ns": 500_000, "delta_bps": 10e6, "delta_per_line_rate": 0.0,
-        "hai_any_increase": False, "min_rtt_ns": 20_000, "segment_bytes": 16_000,
-        "scale_by_interval": True, "pacing": "segment", "max_cut": 1.0, "alpha": 0.875,
-        "hai_raw_diff": False, "scale_gradient_cut": True, "first_event_records_only": False,
-    },
-    "hpcc": {
-        "_source": f"{_HPCC}: simulation/run.py cc=timely (RATE_AI 10*bw/10 Mb/s = line rate / 1000, "
-                   "RATE_HAI 5 x RATE_AI, T_low/T_high/minRTT left at RdmaHw's TimelyTLow 50000 ns, "
-                   "TimelyTHigh 500000 ns, TimelyMinRtt 20000 ns); RdmaHw::UpdateRateTimely: one update "
-                   "per RTT, every increase counts towards HAI (also below T_low), the first RTT's update "
-                   "only records the RTT (m_lastUpdateSeq == 0)",
-        "t_low_ns": 50_000, "t_high_ns": 500_000, "delta_bps": 0.0, "delta_per_line_rate": 1e-3,
-        "hai_any_increase": True, "min_rtt_ns": 20_000, "segment_bytes": 0,
-        "scale_by_interval": False, "pacing": "packet", "max_cut": 1.0, "alpha": 0.875,
-        "hai_raw_diff": False, "scale_gradient_cut": False, "first_event_records_only": True,
-    },
-    "code": {
-        "_source": f"{_CODE}, as published with its recommended values for per-packet pacing: ewma_alpha 0.02, "
-                   "t_low 0 (\"0 if using per-packet pacing, 50us if using per 64KB message pacing\"), t_high "
-                   "1 ms, additiveIncrement 10 Mb/s for 10 Gb/s line rate (line rate / 1000), decreaseFactor 0.8, "
-                   "HAI_Thresh 5 consecutive negative raw RTT differences, the cut per update capped at half the "
-                   "rate, delta_factor min(1, dt/minRTT) on the increases and the T_high decrease but not on the "
-                   "gradient decrease, minRTT the fixed minimum network RTT (here the path's base RTT), invoked "
-                   "on every ACK",
-        "t_low_ns": 0, "t_high_ns": 1_000_000, "delta_bps": 0.0, "delta_per_line_rate": 1e-3,
-        "hai_any_increase": False, "min_rtt_ns": 0, "segment_bytes": 1, "scale_by_interval": True,
-        "pacing": "packet", "max_cut": 0.5, "alpha": 0.02, "hai_raw_diff": True, "scale_gradient_cut": False,
-        "first_event_records_only": False,
-    },
-}
-DEFAULT_PRESET = "paper"
-_FROM_PRESET = ("t_low_ns", "t_high_ns", "delta_bps", "delta_per_line_rate", "hai_any_increase", "min_rtt_ns",
-                "segment_bytes", "scale_by_interval", "pacing", "max_cut", "alpha", "hai_raw_diff",
-                "scale_gradient_cut", "first_event_records_only")
+from .timelypresets import _CODE, _FROM_PRESET, _SRC, _ZHU, DEFAULT_PRESET, PRESETS
 
 
 _p = partial(preset_param, PRESETS)
@@ -149,7 +99,8 @@ class Timely(CongestionControl):
     ecn_capable = False
     PARAMS = PresetTable("timely", [
         Param("preset", DEFAULT_PRESET, "choice", "which published parameter set fills the None values",
-              f"paper: {_SRC}; hpcc: HPCC ns-3 run.py cc=timely + RdmaHw defaults", choices=tuple(PRESETS)),
+              f"paper: {_SRC}; hpcc: HPCC ns-3 run.py cc=timely + RdmaHw defaults; code: {_CODE}; patched: "
+              f"{_ZHU} §4.3", choices=tuple(PRESETS)),
         _p("t_low_ns", "time", "below this RTT: additive increase", minimum=0),
         _p("t_high_ns", "time", "above this RTT: multiplicative decrease", minimum=1),
         _p("alpha", "float", "EWMA weight of the newest RTT difference", minimum=0.0, maximum=1.0),
@@ -170,6 +121,13 @@ class Timely(CongestionControl):
         _p("first_event_records_only", "bool", "a flow's first completion event only records its RTT"),
         _p("scale_gradient_cut", "bool", "the min(1, dt/min_rtt) factor also scales the gradient decrease"),
         _p("min_rtt_ns", "time", "gradient normaliser (0 = the path's base RTT)"),
+        _p("min_rtt_between_events", "bool", "a completion event needs min_rtt_ns since the flow's last one "
+           "(the update interval max(segment/R, minRTT) of Zhu et al.'s model; bytes acked meanwhile count "
+           "towards it)"),
+        _p("patched", "bool", "Patched TIMELY inside the band: R <- (1 - w(g))·δ + R·(1 - patched_beta·w(g)·"
+           "(RTT - rtt_ref)/rtt_ref) instead of the gradient step and HAI"),
+        _p("patched_beta", "float", "β' of Patched TIMELY's reference-RTT term", minimum=0.0, maximum=1.0),
+        _p("rtt_ref_ns", "time", "Patched TIMELY's reference RTT (0 = t_low_ns)", minimum=0),
         _p("segment_bytes", "size", "acknowledged bytes per completion event (0 = one event per RTT: the "
            "first ACK beyond the data sent at the last event)"),
         _p("scale_by_interval", "bool", "scale every step by min(1, time since the last update / min_rtt)"),
@@ -198,6 +156,13 @@ class Timely(CongestionControl):
         self.scale_cut = bool(p["scale_gradient_cut"])
         self.hai_n, self.hai_after = int(p["hai_n"]), int(p["hai_after"])
         self.min_rtt = float(p["min_rtt_ns"]) or float(max(self.base_rtt_ns, 1))
+        self.gap_ns = self.min_rtt if p["min_rtt_between_events"] else 0.0
+        self.patched = bool(p["patched"])
+        self.patched_beta = float(p["patched_beta"])
+        self.rtt_ref = float(p["rtt_ref_ns"]) or self.t_low
+        if self.patched and self.rtt_ref <= 0:
+            raise InputError("Patched TIMELY needs a reference RTT above 0", where="timely.rtt_ref_ns",
+                             value=p["rtt_ref_ns"], accepted="> 0, or a t_low_ns above 0")
         self.segment = int(p["segment_bytes"])
         self.min_rate = float(p["min_rate_bps"])
         self.keep = 1.0 - float(p["max_cut"])   # the rate after a completion is at least keep x the rate before
@@ -235,6 +200,8 @@ class Timely(CongestionControl):
         if self.segment > 0:
             if self._bytes < self.segment:
                 return
+            if self.gap_ns and self._last_update_ns is not None and now_ns - self._last_update_ns < self.gap_ns:
+                return                # Zhu et al.'s update interval max(Seg/R, minRTT): not yet minRTT
             self._bytes = 0
         else:
             if self._acked < self._next_event:
@@ -291,6 +258,11 @@ class Timely(CongestionControl):
             r *= 1.0 - f * self.beta * (1.0 - self.t_high / new_rtt)
             if not self.hai_raw:
                 self.neg_count = 0
+        elif self.patched:            # Zhu et al. §4.3: weighted gradient, pulled to the reference RTT
+            w = patched_weight(gradient)
+            r += f * ((1.0 - w) * self.delta - self.patched_beta * w * r * (new_rtt - self.rtt_ref) / self.rtt_ref)
+            if not self.hai_raw:
+                self.neg_count = 0
         elif gradient <= 0.0:
             if self.hai_any:          # HPCC ns-3: HAI once hai_after increases came before this one
                 r += (self.hai_n if self.neg_count >= self.hai_after else 1) * self.delta * f
@@ -312,6 +284,12 @@ class Timely(CongestionControl):
     def sample(self):
         cw = None if math.isinf(self.cwnd_bytes) else self.cwnd_bytes
         return cw, self.target_bps, None
+
+
+def patched_weight(gradient: float) -> float:
+    """Patched TIMELY's weight ``w(g)`` (Zhu et al. §4.3): 0 for ``g ≤ −1/4``, ``2g + 1/2`` between,
+    1 for ``g ≥ 1/4`` — a rising RTT weighs the reference-RTT term, a falling one the increase δ."""
+    return min(1.0, max(0.0, 2.0 * gradient + 0.5))
 
 
 from .base import PathRefusal  # noqa: E402  (kept apart from the class: see check_path)
