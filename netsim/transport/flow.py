@@ -35,63 +35,9 @@ from heapq import heappush
 
 from .packet import CONTROL_PRIORITY, DATA, Packet
 from .rto import RtoEstimator
+from .timers import NORMAL, RetransmitTimer, _PaceTick, _pace_fire
 
-NORMAL = 1  # SimPy's NORMAL priority: the scheduler's entry layout (netsim.backends.packet.scheduler)
-
-
-class _Tick:
-    """A one-shot wake-up of a flow (retransmit timer or delayed ACK); it is its own SimPy event.
-
-    With ``drive`` (the network scheduler's drive loop,
-    :meth:`~netsim.backends.packet.scheduler.Scheduler.drive`) as its last
-    callback the network's event loop handles it in line, like a port
-    wake-up, instead of handing control back to SimPy's ``step()`` (same heap
-    order, so the same simulation). It refers to its flow only while it is
-    pending (through the bound method in ``callbacks``, which the event loop
-    drops when it fires), so a finished flow is not kept alive by a cycle.
-    """
-
-    __slots__ = ("callbacks", "at")
-    _ok = True
-
-    def __init__(self, cb, at: int, drive=None):
-        self.callbacks = (cb,) if drive is None else (cb, drive)
-        self.at = at
-
-
-class _PaceTick:
-    """A flow's reusable pacing tick: at ``at`` (ps) it kicks the flow's NIC port.
-
-    It holds its flow only while it is pending (``flow`` is cleared when it
-    fires) and its callbacks are a module function, not a bound method: a
-    flow and its tick form no reference cycle, so a finished flow is freed by
-    reference counting at once (cyclic garbage waits for a full collection,
-    which :mod:`netsim.gctune` makes rare).
-    """
-
-    __slots__ = ("callbacks", "at", "flow")
-    _ok = True
-
-    def __init__(self):
-        self.callbacks = None
-        self.at = 0
-        self.flow = None
-
-
-def _stale_tick(ev) -> None:
-    """What a retransmit tick of a flow that has ended does when it fires: nothing."""
-
-
-def _pace_fire(ev) -> None:
-    """A pacing tick fired: the flow may send again; kick its port (through ``Port.kick``: the
-    transport sees only the port's interface)."""
-    flow = ev.flow
-    ev.flow = None
-    flow.pace_ev = None
-    flow.port.kick(ev.at)
-
-
-class Flow(ABC):
+class Flow(RetransmitTimer, ABC):
     """Sender and receiver state of one flow (see module docstring)."""
 
     transport = "base"
@@ -251,56 +197,6 @@ class Flow(ABC):
         if not self.in_ring and self.ready():
             self.in_ring = True
             self.port.add_sender(self, now)
-
-    # -- the single retransmit timer --------------------------------------------------------------
-    def arm_timer(self, now: int) -> None:
-        """(Re)start the retransmit timer: fires ``rto`` after ``now`` unless re-armed or stopped."""
-        deadline = now + self.rto.rto_ns * 1000
-        self.rto_deadline = deadline
-        ev = self.timer_ev
-        if ev is None or ev.at > deadline:
-            ev = self.timer_ev = _Tick(self._timer_fire, deadline, self._drive)
-            self._sched.schedule(deadline, ev)
-
-    def stop_timer(self) -> None:
-        self.rto_deadline = None
-
-    def _forget_timer(self) -> None:
-        """The sender is done: its pending retransmit tick keeps its heap entry but no longer the flow.
-
-        The tick would fire (up to an RTO later) only to find the flow done;
-        with a no-op callback instead it still fires at the same instant
-        (same event count and order) and the finished flow is freed now.
-        """
-        ev = self.timer_ev
-        self.timer_ev = None
-        if ev is not None and ev.callbacks is not None:
-            ev.callbacks = (_stale_tick,) + ev.callbacks[1:]
-
-    def _timer_fire(self, ev) -> None:
-        if ev is not self.timer_ev:
-            return  # superseded by an earlier deadline
-        self.timer_ev = None
-        deadline = self.rto_deadline
-        if deadline is None or self.sender_done:
-            return
-        now = self.env.now
-        if now < deadline:
-            ev = self.timer_ev = _Tick(self._timer_fire, deadline, self._drive)
-            self._sched.schedule(deadline, ev)
-            return
-        self.timeouts += 1
-        self.consec_timeouts += 1
-        if self.consec_timeouts > self.max_timeouts:
-            self.sender_done = True  # give up (RoCE retry_cnt / TCP tcp_retries2 exhausted)
-            self.failed = True
-            self.rto_deadline = None
-            self.net.flow_failed(self)
-            return
-        self.rto.backoff()
-        self.on_timeout(now)
-        self.arm_timer(now)
-        self.wake_sender(now)
 
     # -- sender helpers ---------------------------------------------------------------------------
     def _new_ack(self, now: int, ack: int, pkt) -> int:

@@ -82,7 +82,7 @@ class TcpFlow(Flow):
                 self.ack_pending += 1
                 self.last_ts, self.last_rtx = pkt.ts, pkt.rtx
                 if self.delack_ev is None and self.delack_ps > 0:
-                    from .flow import _Tick
+                    from .timers import _Tick
                     ev = self.delack_ev = _Tick(self._delack_fire, now + self.delack_ps, self._drive)
                     self._sched.schedule(ev.at, ev)
                 if rcv >= self.size and self.end_ps < 0:

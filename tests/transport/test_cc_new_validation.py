@@ -6,7 +6,8 @@ far lower and PFC pauses fewer; Swift's queueing delay settles at its target;
 TIMELY's RTT stays within its [T_low, T_high] band once its gradient loop is stable: with the
 authors' reference code and its per-packet-pacing values (preset code, T_low 0) it does; with the
 paper's band (T_low 50 us: presets paper and hpcc, and Zhu et al.'s scenario) it does not — the three
-strict xfails, docs/congestion-control.md. Scenarios and numbers:
+strict xfails, docs/congestion-control.md; Zhu et al.'s Patched TIMELY (preset patched), whose law has a
+unique fixed point in the band, meets the paper's band at 10 and 100 Gb/s. Scenarios and numbers:
 :mod:`netsim.bench.ccchecks` (the same ones ``tools/docfigures/cc_checks.py``
 puts in docs/congestion-control.md).
 """
@@ -99,6 +100,20 @@ def test_timely_rtt_within_band_code_preset(rate_bps, until_ns):
     assert _in_band(r)
     assert r["p5_ns"] > r["base_rtt_ns"] + 500          # a standing queue (>= 0.5 us) at the 5th percentile
     assert r["p95_ns"] <= 1.4 * r["p5_ns"]
+
+
+@pytest.mark.parametrize("rate_bps, until_ns", [(ccchecks.TIMELY_PAPER_RATE_BPS, ccchecks.TIMELY_PAPER_UNTIL_NS),
+                                                 (ccchecks.RATE_BPS, ccchecks.TIMELY_PATCHED_100G_UNTIL_NS)])
+def test_patched_timely_rtt_within_the_papers_band(rate_bps, until_ns):
+    """Patched TIMELY (Zhu et al., CoNEXT 2016 §4.3; preset patched, every value sourced) in the paper's
+    band [50, 500] us at 10 and 100 Gb/s: p5-p95 of the RTT inside it, around the law's unique fixed
+    point RTT* = RTT_ref (1 + δ/(β' R)) = 62.5 us, and the queue never empty."""
+    r = ccchecks.timely_rtt(ccchecks.TIMELY_PATCHED_PARAMS, until_ns=until_ns, rate_bps=rate_bps)
+    star = ccchecks.timely_patched_fixed_point_ns(ccchecks.TIMELY_PATCHED_PARAMS, rate_bps)
+    assert (r["t_low_ns"], r["t_high_ns"]) == (50_000, 500_000)
+    assert _in_band(r)
+    assert r["p5_ns"] <= star <= r["p95_ns"]
+    assert r["p95_ns"] - r["p5_ns"] <= 0.2 * star       # settled around RTT*, not a cycle through the band
 
 
 def test_timely_rtt_within_band_when_the_gradient_loop_is_stable():

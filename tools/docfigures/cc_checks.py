@@ -50,6 +50,10 @@ FIGURES = [
     Figure("timely_code_seg64_10g", DOC, "| timely 2→1 at 10 Gb/s, 100–200 ms, preset code with the code's other "
            "setting (T_low 50 µs, 64 KB messages paced as segments) | RTT p5 {timelyc10m_p5_us:.1f} µs, p95 "
            "{timelyc10m_p95_us:.1f} µs: **not** within [50, 1000] µs |"),
+    Figure("timely_patched", DOC, "| Patched TIMELY 2→1 (Zhu et al. §4.3, preset patched: the paper's band "
+           "[50, 500] µs), 10 Gb/s 100–200 ms / 100 Gb/s 30–60 ms | RTT p5–p95 {timelyp10_p5_us:.1f}–"
+           "{timelyp10_p95_us:.1f} µs / {timelyp_p5_us:.1f}–{timelyp_p95_us:.1f} µs around the fixed point "
+           "RTT* = {timelyp_star_us:.1f} µs: within [50, 500] µs |"),
     Figure("timely_stable_10g", DOC, "| the preset paper run paced per packet with `min_rtt_ns=100us` (gradient loop "
            "stable) | RTT p5 {timely10s_p5_us:.1f} µs, p95 {timely10s_p95_us:.1f} µs: within [50, 500] µs |"),
 ]
@@ -93,4 +97,8 @@ def measure() -> dict:
         t = c.timely_rtt(params, **kw)
         out[f"{key}_p5_us"], out[f"{key}_p95_us"] = t["p5_ns"] / 1e3, t["p95_ns"] / 1e3
         out[f"{key}_base_us"] = t["base_rtt_ns"] / 1e3
+    for key, kw in (("timelyp10", ten_g), ("timelyp", {"until_ns": c.TIMELY_PATCHED_100G_UNTIL_NS})):
+        t = c.timely_rtt(c.TIMELY_PATCHED_PARAMS, **kw)
+        out[f"{key}_p5_us"], out[f"{key}_p95_us"] = t["p5_ns"] / 1e3, t["p95_ns"] / 1e3
+    out["timelyp_star_us"] = c.timely_patched_fixed_point_ns(c.TIMELY_PATCHED_PARAMS, c.RATE_BPS) / 1e3
     return out

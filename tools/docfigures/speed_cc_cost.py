@@ -2,7 +2,7 @@
 
 16-to-1 incast of 1 MB per sender into one 100 Gb/s port, each of
 :data:`netsim.bench.cc.COST_ALGOS` with its incast parameters, the algorithms
-interleaved, best of three runs each, process CPU time per packet-hop; the
+paired with a ``none`` run each, median of 7 paired ratios, process CPU time per packet-hop; the
 values are ``none``'s CPU µs per hop and each algorithm's ratio to it. CPU
 time still moves with the load of a shared machine (cache and core sharing),
 so the µs per hop are rechecked within 400 % and the ratios, measured in one

@@ -36,8 +36,14 @@ variants, HPCC's global-T option (T here is the flow's own base RTT).
 >>> cc = HPCC(HPCC.PARAMS.resolve(), mss_bytes=1000, line_rate_bps=100e9, base_rtt_ns=8000)
 >>> cc.cwnd_bytes, cc.rate_bps / 1e9, cc.eta, cc.max_stage, cc.w_ai_bytes
 (100000.0, 100.0, 0.95, 5, 80.0)
->>> cc.compute_window(1.9, update=True)        # U = 2 eta: halve W^c, plus W_AI
-50080.0
+>>> from netsim.transport.telemetry import IntHop
+>>> port = object()
+>>> cc.on_telemetry(0, [IntHop(port, 0, 0, 0, 100e9)], 1, 2)   # no previous record: U stays 1
+>>> cc.wc                               # W^c / (U/eta) + W_AI = 0.95 W_init + 80
+95080.0
+>>> cc.on_telemetry(1, [IntHop(port, 0, 190_000, 8_000_000, 100e9)], 3, 4)   # 190 Gb/s over T: U = 2 eta
+>>> cc.wc, cc.cwnd_bytes                # W^c halved, plus W_AI
+(47620.0, 47620.0)
 """
 from __future__ import annotations
 
@@ -118,137 +124,77 @@ class HPCC(CongestionControl):
         self.inc_stage = 0
         self.last_update_seq = 0
         self.hops: list = []                   # the last ACK's INT records
-        self._set_window(self.w_init)
-
-    # -- Algorithm 1 -----------------------------------------------------------------------------
-    def measure_inflight(self, hops) -> float:
-        """Update and return ``U`` from this ACK's hop records against the previous ACK's."""
-        t_ps = self._t_ps
-        best, tau = -1.0, 0
-        for (p_port, p_q, p_tx, p_ts, _), (port, q, tx, ts, rate_bps) in zip(self.hops, hops):
-            if p_port is not port:          # hop i of this ACK against hop i of the previous one
-                continue
-            dt = ts - p_ts
-            if dt <= 0:
-                continue
-            if p_q < q:
-                q = p_q
-            u = q * 8e12 / (rate_bps * t_ps) + (tx - p_tx) * 8e12 / dt / rate_bps
-            if u > best:
-                best, tau = u, dt
-        if best >= 0.0:
-            f = (tau if tau < t_ps else t_ps) / t_ps
-            self.u = (1.0 - f) * self.u + f * best
-        return self.u
-
-    def compute_window(self, u: float, update: bool) -> float:
-        """ComputeWind(U, updateWc): the new window, bytes (``W^c`` and the stage move iff ``update``).
-
-        An idle path (``U = 0``) would divide by zero; ``U`` is floored at
-        :data:`MIN_U` (the window is capped at ``W_init`` anyway).
-        """
-        u = max(u, MIN_U)
-        if u >= self.eta or self.inc_stage >= self.max_stage:
-            w = self.wc / (u / self.eta) + self.w_ai_bytes
-            if update:
-                self.inc_stage = 0
-                self.wc = w
-        else:
-            w = self.wc + self.w_ai_bytes
-            if update:
-                self.inc_stage += 1
-                self.wc = w
-        return w
-
-    def _set_window(self, w: float) -> None:
-        if w < self.w_min:                     # min(max(w, w_min), w_init), without the calls
-            w = self.w_min
-        if w > self.w_init:
-            w = self.w_init
-        self.cwnd_bytes = w
+        w = self.w_init if self.w_init > self.w_min else self.w_min   # a flow starts at W_init: line rate
+        self.cwnd_bytes = w = self.w_init if w > self.w_init else w
         r = w * 8e9 / self.t_ns
-        line = self.line_rate_bps
-        self.rate_bps = line if line < r else r
+        self.rate_bps = self.line_rate_bps if self.line_rate_bps < r else r
 
-    # -- hooks -----------------------------------------------------------------------------------
+    # -- the one hook: Algorithm 1 on every ACK that echoes INT ------------------------------------
     def on_telemetry(self, now_ns: int, hops, ack_seq: int, snd_nxt: int) -> None:
         """NewAck: an ACK echoed ``hops`` (:class:`~netsim.transport.telemetry.IntHop` list).
 
-        The per-ACK hot path: :meth:`measure_inflight`, :meth:`compute_window`
-        and :meth:`_set_window` written out in one body (no calls), with the
-        reference-window update once per RTT (``ack_seq > lastUpdateSeq``) and
-        the fast-react window on the other ACKs; the three methods stay the
-        reference, and tests/transport/cc/test_hpcc_swift_timely.py checks
-        this body against them ACK by ACK.
+        MeasureInflight (hop ``i`` of this ACK against hop ``i`` of the previous
+        one, same egress port, ``Δts > 0``; the largest ``u_i`` and its ``τ``),
+        ComputeWind with the reference window ``W^c`` and ``incStage`` updated
+        only when ``ack_seq > lastUpdateSeq`` (then ``lastUpdateSeq = snd_nxt``),
+        else — with ``fast_react`` — the window from ``W^c`` alone; finally
+        ``cwnd = W`` within ``[w_min, W_init]`` and ``R = min(W/T, line rate)``.
+        One body, no calls (the per-ACK hot path): tests/transport/cc/test_hpcc_swift_timely.py
+        checks it against the paper's formulas on hand-computed values.
         """
-        # MeasureInflight
         prev = self.hops
         self.hops = hops
-        t_ps = self._t_ps
         best = -1.0
         tau = 0
+        t_ps = self._t_ps
         if len(hops) == 1 and len(prev) == 1:    # one switch on the path (the same hop rule, no loop)
             p_port, p_q, p_tx, p_ts, _ = prev[0]
             port, q, tx, ts, rate_bps = hops[0]
             if p_port is port and ts > p_ts:
                 tau = ts - p_ts
-                if p_q < q:
-                    q = p_q
-                best = q * 8e12 / (rate_bps * t_ps) + (tx - p_tx) * 8e12 / tau / rate_bps
+                best = (p_q if p_q < q else q) * 8e12 / (rate_bps * t_ps) + (tx - p_tx) * 8e12 / tau / rate_bps
         else:
             for (p_port, p_q, p_tx, p_ts, _), (port, q, tx, ts, rate_bps) in zip(prev, hops):
-                if p_port is not port:          # hop i of this ACK against hop i of the previous one
-                    continue
-                dt = ts - p_ts
-                if dt <= 0:
-                    continue
-                if p_q < q:
-                    q = p_q
-                u = q * 8e12 / (rate_bps * t_ps) + (tx - p_tx) * 8e12 / dt / rate_bps
-                if u > best:
-                    best = u
-                    tau = dt
+                if p_port is port and ts > p_ts:
+                    dt = ts - p_ts
+                    u = (p_q if p_q < q else q) * 8e12 / (rate_bps * t_ps) + (tx - p_tx) * 8e12 / dt / rate_bps
+                    if u > best:
+                        best = u
+                        tau = dt
         u = self.u
-        if best >= 0.0:
+        if best >= 0.0:                         # U <- (1 - tau/T) U + (tau/T) u, tau capped at T
             if tau < t_ps:
                 f = tau / t_ps
                 self.u = u = (1.0 - f) * u + f * best
-            else:                               # tau capped at T: U = u of this ACK
+            else:
                 self.u = u = best
-        # ComputeWind (U floored at MIN_U)
-        if u < MIN_U:
+        if u < MIN_U:                           # an idle path: no division by zero
             u = MIN_U
         eta = self.eta
-        if ack_seq > self.last_update_seq:
+        if ack_seq > self.last_update_seq:      # ComputeWind(U, updateWc = True)
             if u >= eta or self.inc_stage >= self.max_stage:
                 w = self.wc / (u / eta) + self.w_ai_bytes
                 self.inc_stage = 0
             else:
                 w = self.wc + self.w_ai_bytes
                 self.inc_stage += 1
-            wc = w                          # W^c = w, kept within [w_min, w_init]
-            if wc < self.w_min:
-                wc = self.w_min
-            if wc > self.w_init:
-                wc = self.w_init
-            self.wc = wc
+            wc = self.w_min if w < self.w_min else w     # W^c = w, kept within [w_min, w_init]
+            self.wc = self.w_init if wc > self.w_init else wc
             self.last_update_seq = snd_nxt
-        elif self.fast_react:
+        elif self.fast_react:                   # ComputeWind(U, updateWc = False)
             if u >= eta or self.inc_stage >= self.max_stage:
                 w = self.wc / (u / eta) + self.w_ai_bytes
             else:
                 w = self.wc + self.w_ai_bytes
         else:
             return
-        # _set_window
         if w < self.w_min:
             w = self.w_min
         if w > self.w_init:
             w = self.w_init
         self.cwnd_bytes = w
-        r = w * 8e9 / self.t_ns
-        line = self.line_rate_bps
-        self.rate_bps = line if line < r else r
+        r = w * 8e9 / self.t_ns                 # R = W / T
+        self.rate_bps = self.line_rate_bps if self.line_rate_bps < r else r
 
     def sample(self):
         return self.cwnd_bytes, self.rate_bps, self.u
