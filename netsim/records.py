@@ -239,6 +239,22 @@ class TeeSink:
         if st["pending"] is not None and not st["depth"]:
             raise_pending()
 
+    def add_many(self, rows) -> None:
+        """:meth:`add` of each of ``rows`` in order, under one interrupt guard (the flow backend
+        hands over the records delivered at one instant together)."""
+        st = _INTERRUPTS
+        st["depth"] += 1
+        try:
+            adds = [s.add for s in self.sinks]
+            for row in rows:
+                self.count += 1
+                for add in adds:
+                    add(row)
+        finally:
+            st["depth"] -= 1
+        if st["pending"] is not None and not st["depth"]:
+            raise_pending()
+
     def flush(self) -> None:
         for s in self.sinks:
             s.flush()

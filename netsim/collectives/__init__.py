@@ -89,7 +89,8 @@ from __future__ import annotations
 
 from .api import ALGORITHMS, KINDS, collective, run_collective
 from .cost import algorithm_bandwidth, bus_bandwidth, bus_factor, closed_form_time_s
-from .engine import COLLECTIVE_PARAMS, CollectiveResult, pieces, split_even
+from .engine import COLLECTIVE_PARAMS
+from .steps import CollectiveResult, pieces, split_even
 from .protocol import TUNING_PARAMS, SwLatency
 
 __all__ = ["ALGORITHMS", "KINDS", "COLLECTIVE_PARAMS", "CollectiveResult", "collective", "run_collective",

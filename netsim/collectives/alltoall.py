@@ -19,7 +19,8 @@ Left out: receiver buffer limits; memory copies of the local block.
 """
 from __future__ import annotations
 
-from .engine import Run, lockstep, split_even
+from .engine import Run
+from .steps import lockstep, split_even
 
 
 def uniform_matrix(n: int, size_bytes: int) -> list[list[int]]:

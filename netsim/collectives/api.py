@@ -15,7 +15,8 @@ import simpy
 from ..errors import InputError
 from ..records import EMPTY_TAG, FlowTag
 from . import protocol as _proto
-from .engine import COLLECTIVE_PARAMS, CollectiveResult, Run
+from .engine import COLLECTIVE_PARAMS, Run
+from .steps import CollectiveResult
 from .tuning import PROTOCOLS
 
 #: kind -> accepted algorithms (first = what ``"ring"`` means where ring does not apply)
@@ -234,7 +235,7 @@ def run_collective(backend, kind: str, nodes: list[str], size_bytes: int, *, alg
                    window: int | None = None, protocol: str = "simple", sw_latency="off") -> simpy.Process:
     """Start a collective on ``backend`` now; return its SimPy process.
 
-    The process's value is a :class:`~netsim.collectives.engine.CollectiveResult`.
+    The process's value is a :class:`~netsim.collectives.steps.CollectiveResult`.
     Arguments are validated before the process starts (an
     :class:`~netsim.errors.InputError` is raised here, not inside the
     simulation). See :mod:`netsim.collectives` for every argument.

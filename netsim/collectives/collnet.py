@@ -38,7 +38,8 @@ import simpy
 
 from ..errors import InputError
 from . import ring
-from .engine import Run, split_even
+from .engine import Run
+from .steps import split_even
 
 #: node kinds a GPU reaches its NIC's switch through (never another switch, NVSwitch or GPU)
 _TRANSIT_KINDS = ("pcie_switch", "nic")

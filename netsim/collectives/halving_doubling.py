@@ -25,7 +25,8 @@ Left out: reduction compute time.
 """
 from __future__ import annotations
 
-from .engine import Run, lockstep, split_even
+from .engine import Run
+from .steps import lockstep, split_even
 
 
 def is_pow2(n: int) -> bool:

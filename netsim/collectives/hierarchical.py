@@ -24,7 +24,8 @@ from __future__ import annotations
 import simpy
 
 from . import ring
-from .engine import Run, split_even
+from .engine import Run
+from .steps import split_even
 
 
 def allreduce(run: Run, nodes, size_bytes, channels, node_groups: list[list[str]]):

@@ -35,7 +35,8 @@ from itertools import zip_longest
 from ..backends.base import IN_ORDER
 from ..errors import InputError
 from ..params import Param, ParamTable
-from .engine import Run, split_even
+from .engine import Run
+from .steps import split_even
 
 NVLS_PARAMS = ParamTable("nvls", [
     Param("nvls_chunk_bytes", 128 * 1024, "size",

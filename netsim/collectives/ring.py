@@ -23,7 +23,8 @@ overheads) and the FIFO slot back-pressure of a receiver.
 """
 from __future__ import annotations
 
-from .engine import Run, split_even
+from .engine import Run
+from .steps import split_even
 
 
 def _chains(run: Run, nodes: list[str], size_bytes: int, channels: int, hops: int, start_offset: int,

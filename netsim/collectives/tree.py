@@ -23,7 +23,8 @@ leaf/interior split) and its intra-node chain.
 """
 from __future__ import annotations
 
-from .engine import Run, split_even
+from .engine import Run
+from .steps import split_even
 
 
 def _depth(p: int) -> int:

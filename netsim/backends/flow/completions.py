@@ -58,8 +58,13 @@ class Deliveries:
         nbytes = 0
         for rec in recs:
             nbytes += rec.size_bytes
-            if sink is not None:
-                sink.add(rec)
+        if sink is not None:
+            add_many = getattr(sink, "add_many", None)   # a TeeSink: the records in one call
+            if add_many is not None:
+                add_many(recs)
+            else:
+                for rec in recs:
+                    sink.add(rec)
         self.n_completed += len(recs)
         self.bytes_delivered += nbytes
         if recs:

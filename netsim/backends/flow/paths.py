@@ -24,6 +24,10 @@ from .ccmodel import CCModel, resolve_model
 from .controllers import HostStackController, RateController, controller_class
 from .settings import FlowConsts, PathInfo, ideal_function
 
+#: most (src, dst, ECMP key) paths :meth:`PathTable.lookup` keeps (a 16 k-GPU step's DP-ring and
+#: all-to-all connections fit; beyond it the cache restarts: the paths are recomputed, not changed)
+ECMP_CACHE = 1 << 20
+
 
 class PathTable:
     """Routes, congestion-control models and per-path constants of one backend.
@@ -48,12 +52,16 @@ class PathTable:
         self.pair: dict[tuple[str, str], PathInfo | None] = {}
         self._path_info: dict[tuple, PathInfo] = {}
         self._by_hops: dict[tuple, dict] = {}   # hop signature -> per-(size, algorithm) constants
+        #: (src, dst, ECMP key) -> path info of a multi-path pair: a connection's flows share their key,
+        #: so only its first flow walks the router (bounded: cleared at :data:`ECMP_CACHE` entries)
+        self._ecmp: dict[tuple, PathInfo] = {}
         #: the network layer's path model (path MTU, header, base RTT, host-stack cost)
         self.pathmodel = PathModel(graph, params)
 
     def forget(self) -> None:
         """Drop every cache derived from link rates or routes (after a link change)."""
         self.pair.clear()
+        self._ecmp.clear()
         self._path_info.clear()
         self._by_hops.clear()
         self.pathmodel.invalidate()
@@ -76,7 +84,13 @@ class PathTable:
             self.pair[pair] = None if path is None else self.info(path)
         info = self.pair[pair]
         if info is None:
-            info = self.info(tuple(self.router.path(src, dst, key)))
+            ekey = (src, dst, key)
+            info = self._ecmp.get(ekey)
+            if info is None:
+                ecmp = self._ecmp
+                if len(ecmp) >= ECMP_CACHE:
+                    ecmp.clear()
+                info = ecmp[ekey] = self.info(tuple(self.router.path(src, dst, key)))
         return info
 
     def info(self, path: tuple) -> "PathInfo":
@@ -87,6 +101,7 @@ class PathTable:
         if info is not None:
             return info
         if len(self._path_info) > 500_000:
+            self._ecmp.clear()
             self._path_info.clear()
             self._by_hops.clear()
         lid = self.lid
