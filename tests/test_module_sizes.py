@@ -17,9 +17,7 @@ MAX_FUNCTION_LINES = 90
 
 #: modules other helpers are splitting this session (issue #16); the lead removes an entry as its split lands
 ALLOWED = {
-    "transport/cc/dcqcn.py", "transport/cc/cubic.py",
-    "backends/packet/ffcycles.py", "backends/packet/egress.py",
-    "backends/flow/dcqcnfluid.py",
+    "transport/cc/dcqcn.py", "backends/packet/egress.py",
 }
 
 
@@ -58,6 +56,7 @@ def test_the_allow_list_names_real_files():
 
 @pytest.mark.parametrize("rel", _modules())
 def test_module_and_function_sizes(rel):
-    if rel in ALLOWED:
-        pytest.skip("being split by another helper this session (issue #16)")
+    if rel in ALLOWED:       # still to split (issue #16, open): the entry goes once the module is in bounds
+        assert _too_long(rel), f"{rel} is within bounds now: remove it from ALLOWED"
+        return
     assert not _too_long(rel), "; ".join(_too_long(rel))
