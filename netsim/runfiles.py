@@ -22,6 +22,12 @@ Flow records: ``fct.csv`` by default, ``fct_ops.csv`` or nothing with
    outputs``, writes the Parquet copies and ``trace.json`` (each atomically)
    and writes ``summary.json`` again, last.
 
+5. A run refused before it starts (an input error, exit 2) into a folder
+   that already exists: :func:`record_refusal` removes the previous run's
+   outputs as step 1 does and writes ``summary.json`` with ``failed: <the
+   one error line>`` and no outputs, so the folder never shows an earlier
+   run's complete results as if they were this command's.
+
 A reader (:func:`netsim.analysis.load_run`) treats a folder without
 ``summary.json``, with a status other than ``complete``, or with ``.partial``
 leftovers as incomplete, says so, and still shows the whole files it has.
@@ -46,10 +52,15 @@ TABLE_FILES = ("fct", "ops", "queues", "pfc", "cc", "traffic_matrix", "message_s
 OTHER_FILES = ("trace.json", "report.html", "fct.txt", "fct_ops.csv")
 
 
+#: folders :func:`prepare_out_dir` has prepared in this process (their summary is the run's own)
+_PREPARED: set[str] = set()
+
+
 def prepare_out_dir(out_dir: str | os.PathLike) -> str:
     """Create ``out_dir`` and remove a previous run's outputs, ``summary.json`` first."""
     out_dir = os.fspath(out_dir)
     os.makedirs(out_dir, exist_ok=True)
+    _PREPARED.add(os.path.realpath(out_dir))
     names = [SUMMARY_FILE] + [t + ext for t in TABLE_FILES for ext in (".csv", ".parquet")] + list(OTHER_FILES)
     for name in names:
         with contextlib.suppress(FileNotFoundError):
@@ -58,6 +69,37 @@ def prepare_out_dir(out_dir: str | os.PathLike) -> str:
         with contextlib.suppress(FileNotFoundError):
             os.remove(p)
     return out_dir
+
+
+def forget_prepared() -> None:
+    """A new command begins (:func:`netsim.cli.main`): no folder is this command's yet."""
+    _PREPARED.clear()
+
+
+def record_refusal(out_dir: str | os.PathLike | None, message: str) -> bool:
+    """A run refused before it began: clear ``out_dir``'s previous outputs and say so in ``summary.json``.
+
+    Only for a folder that exists and that no run of this process has
+    prepared (a run that started writes its own ``failed: ...`` summary,
+    :func:`stopped_run`). A folder that does not exist is not created.
+    Never raises; returns whether the summary was written.
+
+    >>> import tempfile, json
+    >>> d = tempfile.mkdtemp()
+    >>> _ = open(os.path.join(d, "fct.csv"), "w").write("old")
+    >>> record_refusal(d, "run.yaml: field x: bad")
+    True
+    >>> sorted(os.listdir(d)), json.load(open(os.path.join(d, SUMMARY_FILE)))[STATUS_KEY]
+    (['summary.json'], 'failed: run.yaml: field x: bad')
+    """
+    if not out_dir or not os.path.isdir(out_dir) or os.path.realpath(out_dir) in _PREPARED:
+        return False
+    try:
+        prepare_out_dir(out_dir)
+        write_summary(out_dir, {}, "failed: " + message.strip().splitlines()[0], 0, {})
+    except OSError:
+        return False
+    return True
 
 
 def partial_files(out_dir: str | os.PathLike) -> list[str]:

@@ -272,3 +272,29 @@ def test_a_sink_closed_after_an_error_has_every_row(tmp_path):
     assert not os.path.exists(str(tmp_path / "e.csv.partial"))   # nothing on disk before the first write
     empty.close()
     assert _lines(str(tmp_path / "e.csv")) == ["a"]
+
+
+@pytest.mark.parametrize("refusal", [("--seed", "-3"), ("--set", "mtu_bytes=0")], ids=["option", "value"])
+def test_a_refused_run_leaves_no_earlier_results_that_look_like_its_own(tmp_path, capsys, refusal):
+    """A complete run, then a refused one (exit 2) into the same folder: the folder says ``failed``.
+
+    The earlier run's fct.csv/summary.json would otherwise look like the
+    answer to the refused command; the refusal's own line is the status.
+    Both kinds of refusal: an option argparse rejects, a value netsim's
+    parameter check rejects. A folder that did not exist is not created.
+    """
+    from tests.trial.trialcli import run_cli
+    out = str(tmp_path / "o")
+    assert main(_run_args(out, 1)) == 0
+    assert _summary(out)["status"] == "complete" and os.path.exists(os.path.join(out, "fct.csv"))
+    capsys.readouterr()
+    rc, err = run_cli(_run_args(out, 1, *refusal), capsys)
+    assert rc == 2 and len(err) == 1
+    assert sorted(os.listdir(out)) == ["summary.json"]
+    s = _summary(out)
+    assert s["status"].startswith("failed: ") and s["status"][len("failed: "):] in err[0] and s["outputs"] == {}
+    with pytest.warns(IncompleteRunWarning):
+        load_run(out)
+    fresh = str(tmp_path / "never")
+    assert run_cli(_run_args(fresh, 1, *refusal), capsys)[0] == 2
+    assert not os.path.exists(fresh)

@@ -17,9 +17,17 @@ from ..errors import EXIT_INPUT, NetsimError
 class OneLineParser(argparse.ArgumentParser):
     """An argument parser whose errors are one stderr line and exit status 2."""
 
-    def error(self, message):  # noqa: D102 - argparse hook
-        self.exit(EXIT_INPUT, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+    #: the last error line printed (a refused run folder records it, :func:`main`)
+    last_error = ""
 
+    def error(self, message):  # noqa: D102 - argparse hook
+        line = f"{self.prog}: error: {message} (see '{self.prog} --help')"
+        OneLineParser.last_error = line
+        self.exit(EXIT_INPUT, line + "\n")
+
+
+#: subcommands whose ``--out`` is a run folder with the ``summary.json`` protocol (:mod:`netsim.runfiles`)
+RUN_FOLDER_COMMANDS = ("run", "flows")
 
 SUBCOMMANDS = ("topo", "flows", "run", "traffic", "defaults", "compare", "bench", "report", "sweep", "export")
 
@@ -41,8 +49,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     from ..topology.hpcc import hold_notes, release_notes
+    from ..runfiles import forget_prepared
+    forget_prepared()                  # no run folder is this command's yet
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:          # a refused option: a run folder it names must not look whole
+        if exc.code == EXIT_INPUT:
+            _refused_folder(sys.argv[1:] if argv is None else list(argv), OneLineParser.last_error)
+        raise
     hold_notes()  # notes (e.g. HPCC lines ignored) are printed only if the command succeeds
     ok = False
     try:
@@ -50,6 +65,9 @@ def main(argv: list[str] | None = None) -> int:
         ok = True
     except NetsimError as exc:
         print(f"netsim {args.command}: error: {exc}", file=sys.stderr)
+        if args.command in RUN_FOLDER_COMMANDS:   # the folder must not show an earlier run's results as this one's
+            from ..runfiles import record_refusal
+            record_refusal(getattr(args, "out", None), str(exc))
         return EXIT_INPUT
     except KeyboardInterrupt:
         print("netsim: interrupted", file=sys.stderr)
@@ -65,6 +83,20 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         release_notes(show=ok)
     return int(rc or 0)
+
+
+def _refused_folder(argv: list[str], line: str) -> None:
+    """Record an argument refusal in the ``--out`` run folder of ``netsim run|flows ARGV`` (if it exists)."""
+    if not argv or argv[0] not in RUN_FOLDER_COMMANDS:
+        return
+    out = None
+    for i, a in enumerate(argv):
+        if a == "--out" and i + 1 < len(argv):
+            out = argv[i + 1]
+        elif a.startswith("--out="):
+            out = a[len("--out="):]
+    from ..runfiles import record_refusal
+    record_refusal(out, line)
 
 
 if __name__ == "__main__":  # pragma: no cover
