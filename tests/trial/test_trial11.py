@@ -78,7 +78,6 @@ def test_transformer_fields_on_a_layer_list_model_are_refused(tmp_path, capsys, 
     assert rc == 2 and len(err) == 1 and name in err[0], err
 
 
-@pytest.mark.xfail(strict=True, reason="a refused run leaves the previous run's summary.json (status complete)")
 def test_a_refused_run_does_not_leave_a_complete_summary_of_another_run(tmp_path, capsys):
     # docs/run.md: "a new run first deletes the folder's summary.json"; summary.json `status` says what happened.
     # Run 1 (1 MB, fine) completes into --out; run 2 into the same --out is refused (size 1000.5 bytes, exit 2),
