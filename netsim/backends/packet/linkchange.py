@@ -6,6 +6,7 @@ as ``set_link_rate`` and ``fail_link``. Left out: a failed link coming back.
 from __future__ import annotations
 
 from ...errors import InputError
+from ...units import PS_PER_NS
 
 
 def set_link_rate(be, a, b, rate_bps: float) -> None:
@@ -14,9 +15,11 @@ def set_link_rate(be, a, b, rate_bps: float) -> None:
     The ports serialize every packet that *starts* from now on at the new
     rate (a packet on the wire finishes at the old one). The graph edge is
     updated, so flows started later derive their base RTT, window and
-    ideal FCT from the new rate; running flows keep theirs (and their
-    congestion control adapts). ECN thresholds derived from the rate at
-    start-up are kept.
+    ideal FCT from the new rate; running flows keep their ideal FCT, and
+    their congestion control is told the new base RTT and BDP
+    (``on_path_change``: adaptive algorithms keep their state, ``none``'s
+    BDP window becomes the path's new BDP). ECN thresholds derived from the
+    rate at start-up are kept.
     """
     if not be.graph.has_edge(a, b):
         raise InputError("no such link", where="set_link_rate", value=f"{a}:{b}")
@@ -30,6 +33,19 @@ def set_link_rate(be, a, b, rate_bps: float) -> None:
         port.ps_per_byte = 8e12 / rate
     be._host_cost_cache.clear()
     be.paths.invalidate()
+    changed = (be.net.ports[(a, b)], be.net.ports[(b, a)])
+    for fid in sorted(be.net.flows):
+        f = be.net.flows[fid]
+        if not (f.sender_done and f.end_ps >= 0) and any(q in changed for q in (f.route or ()) + (f.rroute or ())):
+            _tell_path(be, f, f.record.path)
+
+
+def _tell_path(be, f, path) -> None:
+    """Flow ``f``'s congestion control learns the base RTT and BDP of ``path`` (its path from now on)."""
+    pm = be.paths.path(path)
+    f.cc.on_path_change(be.env.now // PS_PER_NS, base_rtt_ns=int(round(pm.base_rtt_ns)),
+                        bdp_bytes=pm.bdp_window_bytes)
+
 
 def fail_link(be, a, b) -> None:
     """Remove link a-b now; traffic reroutes, what was on the link is lost.
@@ -44,6 +60,11 @@ def fail_link(be, a, b) -> None:
     * every running flow whose data or ACK route used the link gets a new
       ECMP route (same flow id); lost packets are recovered by its
       transport (TCP: dupacks/NewReno or RTO; RoCE: NACK go-back-N or RTO).
+      Its congestion control is told the new path's base RTT and BDP
+      (``on_path_change``): adaptive algorithms keep their state, ``none``'s
+      BDP window becomes the new path's (a flow moved from a 10G to a 100G
+      path is not held to the 10G path's window). Flows posted on an
+      in-order connection but not yet started are moved alike.
 
     Raises
     ------
@@ -78,6 +99,7 @@ def fail_link(be, a, b) -> None:
         rroute = net.route_ports(tuple(reversed(path)))
         for q in route:
             q.add_prio(f.prio)
+        _tell_path(be, f, path)
         if not spray:
             f.route, f.rroute = route, rroute
         f.rport = rroute[0]

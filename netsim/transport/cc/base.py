@@ -135,6 +135,15 @@ class CongestionControl:
     def on_cnp(self, now_ns: int) -> None:
         """A congestion notification packet (RoCEv2) arrived."""
 
+    def on_path_change(self, now_ns: int, *, base_rtt_ns: int, bdp_bytes: int) -> None:
+        """The flow was moved to another path (a failed link, :mod:`netsim.whatif`) at ``now_ns``.
+
+        The default keeps every state: an algorithm that adapts (window or
+        rate from ACKs, marks, delay) learns the new path from its feedback.
+        An algorithm whose window is a constant of the path (``none``'s BDP
+        window) re-derives it here.
+        """
+
     # -- observation ------------------------------------------------------------
     def sample(self) -> tuple[float | None, float | None, float | None]:
         """``(cwnd_bytes, rate_bps, alpha)`` for ``cc.csv``; ``None`` where not applicable."""
@@ -165,3 +174,9 @@ class NoneCC(CongestionControl):
         super().__init__(params, **kw)
         w = params.get("window_bytes", 0)
         self.cwnd_bytes = w if w > 0 else max(self.bdp_bytes, self.mss_bytes)
+
+    def on_path_change(self, now_ns: int, *, base_rtt_ns: int, bdp_bytes: int) -> None:
+        """A BDP window (``window_bytes`` 0) becomes the new path's BDP; a stated window stays."""
+        self.base_rtt_ns, self.bdp_bytes = base_rtt_ns, bdp_bytes
+        if not self.params.get("window_bytes", 0) > 0:
+            self.cwnd_bytes = max(bdp_bytes, self.mss_bytes)
