@@ -12,7 +12,8 @@ what PyYAML and Python can raise on hostile or broken input into one
   used to end in a 3,001-line ``RecursionError``) and after parsing, before
   anything else walks the tree recursively.
 
-* a number in exponent form without a dot (``1e12``, ``5e-1``) is a number,
+* a number in exponent form without a dot or without the exponent's sign
+  (``1e12``, ``5e-1``, ``1.0e9``) is a number,
   as YAML 1.2 reads it (PyYAML follows YAML 1.1, where it is a string and a
   field would then report ``must be a number (got '1e12')``):
   :func:`yaml12_floats`.
@@ -60,7 +61,7 @@ def _depth_ok(doc) -> bool:
 
 
 #: YAML 1.2's exponent floats that YAML 1.1 (PyYAML) reads as strings: ``1e12``, ``-5E-1``, ``1_000e3``
-_EXP_FLOAT = re.compile(r"^[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+$")
+_EXP_FLOAT = re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)[eE][-+]?[0-9]+$")
 
 
 def yaml12_floats(loader_cls):
@@ -69,8 +70,10 @@ def yaml12_floats(loader_cls):
     >>> class L(yaml.SafeLoader): pass
     >>> yaml.load("a: 1e12", Loader=yaml12_floats(L))["a"], yaml.safe_load("a: 1e12")["a"]
     (1000000000000.0, '1e12')
+    >>> [yaml.load(f"a: {t}", Loader=L)["a"] for t in ("1.0e9", "2.5E-3", ".5e1", "1.0e+9")]
+    [1000000000.0, 0.0025, 5.0, 1000000000.0]
     """
-    loader_cls.add_implicit_resolver("tag:yaml.org,2002:float", _EXP_FLOAT, list("-+0123456789"))
+    loader_cls.add_implicit_resolver("tag:yaml.org,2002:float", _EXP_FLOAT, list("-+.0123456789"))
     return loader_cls
 
 

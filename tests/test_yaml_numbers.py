@@ -23,9 +23,16 @@ def test_exponent_without_dot_is_a_float():
     assert yaml.load("x: 2e3", Loader=UniqueKeyLoader) == {"x": 2000.0}
 
 
+def test_exponent_with_a_dot_and_no_sign_is_a_float():
+    # YAML 1.2 core schema: 1.0e9 is a float; PyYAML (YAML 1.1) wants the sign (1.0e+9) and makes a string
+    doc = load_yaml("a: 1.0e9\nb: -2.5E-3\nc: .5e1\nd: 1.0e+9\ne: 1.e2\nf: 1.0.e9\ng: .e1", "x.yaml")
+    assert doc == {"a": 1e9, "b": -0.0025, "c": 5.0, "d": 1e9, "e": 100.0, "f": "1.0.e9", "g": ".e1"}
+    assert yaml.safe_load("a: 1.0e9") == {"a": "1.0e9"}
+
+
 def test_workload_field_and_workload_set_accept_exponent_form(tmp_path):
     times = []
-    for util in ("5e-1", "0.5"):
+    for util in ("5e-1", "0.5", "5.0e-1"):
         p = tmp_path / f"w{len(times)}.yaml"
         p.write_text(WL.replace("UTIL", util))
         times.append(run_training(gpu_cluster(4, 1), str(p), backend="analytic")["iteration_time_s"])
@@ -33,4 +40,4 @@ def test_workload_field_and_workload_set_accept_exponent_form(tmp_path):
     p.write_text(WL.replace("UTIL", "0.9"))
     over = run_training(gpu_cluster(4, 1), str(p), backend="analytic",
                         workload_overrides={"compute.utilization": "5e-1"})["iteration_time_s"]
-    assert times[0] == times[1] == over
+    assert times[0] == times[1] == times[2] == over
