@@ -32,9 +32,6 @@ import os
 import re
 
 from ..errors import InputError
-from ..workloads.placement import Placement
-from ..workloads.schema import CollectiveSpec
-from .job import ImportedJob, OpTemplate
 
 HEADER = ("comm_type", "comm_group", "comm_group_size", "msg_size")
 _COLL = {"all_reduce": "allreduce", "all_gather": "allgather", "all_gather_into_tensor": "allgather",
@@ -166,6 +163,9 @@ def load_aicb_csv(path: str, *, world: int | None, gpu_map=None) -> ImportedJob:
 
 
 def _job(path, ops, sizes, world, notes, gpu_map) -> ImportedJob:
+    from ..workloads.placement import Placement     # here: netsim run asks looks_aicb_csv of every workload
+    from ..workloads.schema import CollectiveSpec
+    from .job import ImportedJob, OpTemplate
     tp = sizes.get("tp_group", 1)
     dp = sizes.get("dp_group", world // tp if "dp_group" not in sizes and world % tp == 0 else 1)
     ep = sizes.get("ep_group", 1)

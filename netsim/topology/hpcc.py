@@ -32,8 +32,6 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
-import networkx as nx
-
 from ..errors import TopologyError
 from ..units import UnitError, parse_rate, parse_time_ns
 
@@ -173,6 +171,7 @@ def read_hpcc_topology(path: str) -> nx.Graph:
     with no switch gets ``host_forwarding`` (routes transit hosts, as every
     ns-3 node forwards; :func:`netsim.topology.routing.relay_kinds`).
     """
+    import networkx as nx          # here, not at import: the CLI imports this module for its notes
     from .schema import validate
     with open(path, encoding="utf-8-sig") as fh:
         lines = [(i + 1, ln) for i, ln in enumerate(fh) if ln.strip() and not ln.lstrip().startswith("#")]
