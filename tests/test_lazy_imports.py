@@ -188,16 +188,17 @@ def test_netsim_help_still_lists_every_subcommand(capsys):
 
 def test_flow_run_imports_no_cluster_runner_or_importer_body(tmp_path):
     """A ``netsim run`` of a netsim workload on the flow backend asks whether the workload is a cluster
-    file or another tool's format, and imports only the sniffers for that: no cluster runner, no Chakra
-    or SimAI builder, no packet backend, no other subcommand."""
+    file or another tool's format, and imports only the sniffers for that: no cluster runner, no
+    importer, no packet backend, no HPCC reader, no other subcommand."""
     out = tmp_path / "out"
     mods = _imported(_CLI, "run", "gpu_cluster:servers=1,gpus_per_server=2", "workloads/gpt-1.5b-t2p2d2-small.yaml",
                      "--backend", "flow", "--workload-set", "parallelism.pp=1", "--workload-set", "parallelism.dp=1",
                      "--out", str(out), "--quiet", "--no-trace")
     assert (out / "summary.json").is_file(), "the run did not complete"
-    assert "netsim.backends.flow.backend" in mods and "netsim.cluster.spec" in mods
+    assert {"netsim.backends.flow.backend", "netsim.cluster.spec", "netsim.importers.sniff"} <= mods
     unused = _under(mods, "netsim.cluster.api", "netsim.cluster.runner", "netsim.cluster.jobs",
                     "netsim.cluster.background", "netsim.importers.job", "netsim.importers.chakra",
-                    "netsim.importers.simai_build", "netsim.backends.packet", "netsim.topology.graphml", "netsim.sweep", "netsim.bench", "netsim.cli.compare",
+                    "netsim.importers.simai", "netsim.importers.aicb_csv", "netsim.importers.load",
+                    "netsim.importers.simai_build", "netsim.simulate", "netsim.topology.hpcc", "netsim.backends.packet", "netsim.topology.graphml", "netsim.sweep", "netsim.bench", "netsim.cli.compare",
                     "netsim.cli.bench", "netsim.cli.report", "matplotlib")
     assert not unused, unused

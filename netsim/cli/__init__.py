@@ -12,7 +12,7 @@ import importlib
 import os
 import sys
 
-from ..errors import EXIT_INPUT, NetsimError
+from ..errors import EXIT_INPUT, NetsimError, hold_notes, release_notes
 
 class OneLineParser(argparse.ArgumentParser):
     """An argument parser whose errors are one stderr line and exit status 2."""
@@ -46,7 +46,6 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..topology.hpcc import hold_notes, release_notes
     words = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(only=words[0] if words and words[0] in SUBCOMMANDS else None)
     args = parser.parse_args(argv)
