@@ -106,3 +106,99 @@ def test_bench_area_names_match_the_registered_benchmarks():
     for name, area in where.items():
         assert registered[name].__module__ == f"netsim.bench.{area}", name
     assert load(["incast16"]) is BENCHES and load([]) is BENCHES
+
+
+# -- start-up: what a process imports before it does any work --------------------------------------------------
+# Asserted on the module set, not on time (a loaded machine cannot make these fail). Each of these
+# packages costs tens to hundreds of ms of start-up; the processes below do not use them.
+
+_MODULES = """
+import json, sys
+{code}
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def _imported(code: str, *argv: str) -> set:
+    """Every module ``sys.modules`` holds after ``code`` runs in a fresh interpreter (``argv``: its sys.argv[1:])."""
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-c", _MODULES.format(code=code), *argv], capture_output=True, text=True,
+                         env=env, check=True, cwd=ROOT)
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def _under(mods: set, *packages: str) -> list:
+    return sorted(m for m in mods if any(m == p or m.startswith(p + ".") for p in packages))
+
+
+def test_import_runtime_imports_no_graph_table_or_plot_library():
+    """``import netsim.runtime`` (the Python API's entry) loads no networkx, pandas, pyarrow or matplotlib,
+    no backend, no topology builder or reader, no cluster, sweep, what-if, importer or analysis module."""
+    mods = _imported("import netsim.runtime")
+    assert "netsim.runtime.api" in mods and "netsim.workloads.generate" in mods     # the probe did import
+    assert not _under(mods, "networkx", "pandas", "pyarrow", "matplotlib", "scipy"), \
+        _under(mods, "networkx", "pandas", "pyarrow", "matplotlib", "scipy")
+    unused = _under(mods, "netsim.backends.packet", "netsim.backends.flow", "netsim.backends.analytic",
+                    "netsim.cluster", "netsim.sweep", "netsim.importers", "netsim.analysis", "netsim.bench",
+                    "netsim.cli", "netsim.transport.cc", "netsim.whatif", "netsim.topology.builders",
+                    "netsim.topology.io", "netsim.topology.hpcc", "netsim.topology.graphml")
+    assert not unused, unused
+
+
+_CLI = """
+import sys
+from netsim.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+"""
+
+
+def test_run_help_imports_only_the_run_command():
+    """``netsim run --help`` registers the run subcommand only: no other subcommand module, and none of
+    networkx, numpy, pandas, pyarrow, simpy or the simulation layers (its help text needs none)."""
+    mods = _imported(_CLI.replace("main(sys.argv[1:])", "import contextlib, io\n"
+                                  "    with contextlib.redirect_stdout(io.StringIO()):\n"
+                                  "        main(sys.argv[1:])"), "run", "--help")
+    assert "netsim.cli.run" in mods
+    others = {f"netsim.cli.{c}" for c in ("topo", "flows", "traffic", "defaults", "compare", "bench", "report",
+                                          "sweep", "export", "cluster")}
+    assert not mods & others, sorted(mods & others)
+    heavy = _under(mods, "networkx", "numpy", "pandas", "pyarrow", "simpy", "yaml", "netsim.runtime",
+                   "netsim.workloads", "netsim.backends.flow", "netsim.backends.packet", "netsim.analysis")
+    assert not heavy, heavy
+
+
+def test_netsim_help_still_lists_every_subcommand(capsys):
+    """Registering one subcommand is an optimisation of ``main``: ``netsim --help`` and an unknown
+    command still see them all."""
+    from netsim.cli import SUBCOMMANDS, build_parser, main
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert all(name in out for name in SUBCOMMANDS)
+    with pytest.raises(SystemExit) as exc:
+        main(["bogus"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'bogus'" in err and all(f"'{name}'" in err for name in SUBCOMMANDS)
+    assert sorted(build_parser(only="run")._subparsers._group_actions[0].choices) == ["run"]
+
+
+def test_flow_run_imports_no_cluster_runner_or_importer_body(tmp_path):
+    """A ``netsim run`` of a netsim workload on the flow backend asks whether the workload is a cluster
+    file or another tool's format, and imports only the sniffers for that: no cluster runner, no
+    importer, no packet backend, no HPCC reader, no other subcommand."""
+    out = tmp_path / "out"
+    mods = _imported(_CLI, "run", "gpu_cluster:servers=1,gpus_per_server=2", "workloads/gpt-1.5b-t2p2d2-small.yaml",
+                     "--backend", "flow", "--workload-set", "parallelism.pp=1", "--workload-set", "parallelism.dp=1",
+                     "--out", str(out), "--quiet", "--no-trace")
+    assert (out / "summary.json").is_file(), "the run did not complete"
+    assert {"netsim.backends.flow.backend", "netsim.cluster.spec", "netsim.importers.sniff"} <= mods
+    unused = _under(mods, "netsim.cluster.api", "netsim.cluster.runner", "netsim.cluster.jobs",
+                    "netsim.cluster.background", "netsim.importers.job", "netsim.importers.chakra",
+                    "netsim.importers.simai", "netsim.importers.aicb_csv", "netsim.importers.load",
+                    "netsim.importers.simai_build", "netsim.simulate", "netsim.topology.hpcc", "netsim.backends.packet", "netsim.topology.graphml", "netsim.sweep", "netsim.bench", "netsim.cli.compare",
+                    "netsim.cli.bench", "netsim.cli.report", "matplotlib")
+    assert not unused, unused

@@ -12,7 +12,7 @@ import importlib
 import os
 import sys
 
-from ..errors import EXIT_INPUT, NetsimError
+from ..errors import EXIT_INPUT, NetsimError, hold_notes, release_notes
 
 class OneLineParser(argparse.ArgumentParser):
     """An argument parser whose errors are one stderr line and exit status 2."""
@@ -32,11 +32,17 @@ RUN_FOLDER_COMMANDS = ("run", "flows")
 SUBCOMMANDS = ("topo", "flows", "run", "traffic", "defaults", "compare", "bench", "report", "sweep", "export")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``netsim`` parser with every subcommand, or with subcommand ``only`` alone.
+
+    ``only``: :func:`main` passes the subcommand a command line starts with, so that ``netsim run ...``
+    imports the module of ``run`` and not those of the others (``compare`` imports pandas, ``bench``
+    the benchmarks). A subcommand's own parser, help and errors do not depend on the others.
+    """
     parser = OneLineParser(prog="netsim", description="Network simulator for distributed DNN training.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in SUBCOMMANDS:
+    for name in SUBCOMMANDS if only is None else (only,):
         try:
             mod = importlib.import_module(f"{__name__}.{name}")
         except ModuleNotFoundError as exc:  # a subcommand not built yet
@@ -48,15 +54,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..topology.hpcc import hold_notes, release_notes
     from ..runfiles import forget_prepared
     forget_prepared()                  # no run folder is this command's yet
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(only=words[0] if words and words[0] in SUBCOMMANDS else None)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:          # a refused option: a run folder it names must not look whole
         if exc.code == EXIT_INPUT:
-            _refused_folder(sys.argv[1:] if argv is None else list(argv), OneLineParser.last_error)
+            _refused_folder(words, OneLineParser.last_error)
         raise
     hold_notes()  # notes (e.g. HPCC lines ignored) are printed only if the command succeeds
     ok = False

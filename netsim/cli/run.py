@@ -54,7 +54,7 @@ def _check_cc_param_applies(cc: str, items) -> None:
 
 def _run(args) -> int:
     from ..runtime import run_training
-    from ..simulate import finalize_outputs
+    from ..runfiles import finalize_outputs
     from .simargs import cc_params_from_cli
     from .args import check_backend_options, check_input_file, check_out_dir
 
@@ -109,7 +109,7 @@ def _run_repeats(args, params, cc_params, overrides, whatif, effects) -> int:
     """``--repeat N``: N runs with seeds SEED..SEED+N-1 and their distribution (:mod:`netsim.runtime.repeat`)."""
     from ..interrupts import interrupt_signals
     from ..runtime.repeat import run_repeats
-    from ..simulate import finalize_outputs
+    from ..runfiles import finalize_outputs
 
     def after(sub, seed):
         finalize_outputs(sub, args.topology, seed, trace=not args.no_trace)

@@ -30,8 +30,6 @@ import math
 import weakref
 from dataclasses import dataclass
 
-import networkx as nx
-
 from ..errors import InputError
 from ..params import Param, ParamTable
 from . import tuning
@@ -133,6 +131,7 @@ def topology_facts(graph, nodes: list[str], params: dict | None = None) -> tunin
     inter = intra
     if len(domains) > 1:
         other = next(x for x in nodes if dom[x] != dom[nodes[0]])
+        import networkx as nx              # only for a group over several domains; not at import
         path = nx.shortest_path(graph, nodes[0], other)
         inter = min(graph.edges[a, b].get("rate_bps", math.inf) for a, b in zip(path, path[1:])) / 8e9
     nvs = [{y for y in graph.neighbors(x) if graph.nodes[y].get("kind") == "nvswitch"} for x in nodes]

@@ -29,12 +29,9 @@ import csv
 import io
 import math
 import os
-import re
 
 from ..errors import InputError
-from ..workloads.placement import Placement
-from ..workloads.schema import CollectiveSpec
-from .job import ImportedJob, OpTemplate
+from .sniff import looks_aicb_csv, split_ranks_line as _split_ranks_line  # noqa: F401 (looks_aicb_csv: re-exported)
 
 HEADER = ("comm_type", "comm_group", "comm_group_size", "msg_size")
 _COLL = {"all_reduce": "allreduce", "all_gather": "allgather", "all_gather_into_tensor": "allgather",
@@ -43,29 +40,6 @@ _COLL = {"all_reduce": "allreduce", "all_gather": "allgather", "all_gather_into_
 _SKIP = {"computation", "barrier"}
 _GROUP = {"tp_group": "tp", "dp_group": "dp", "ep_group": "ep", "ep_dp_group": "edp", "all_nodes": "all"}
 
-
-#: AICB's physical model workloads open with the ranks the file was generated for, e.g. ``[rank0 ~ rank127]``
-_RANKS_LINE = re.compile(r"\[\s*rank(\d+)\s*~\s*rank(\d+)\s*\]")
-
-
-def _split_ranks_line(text: str) -> tuple[str, int | None]:
-    """(the CSV text, the world size of a leading ``[rank0 ~ rankN]`` line or ``None``)."""
-    first, _, rest = text.partition("\n")
-    m = _RANKS_LINE.fullmatch(first.strip())
-    if m is None:
-        return text, None
-    return rest, int(m.group(2)) - int(m.group(1)) + 1
-
-
-def looks_aicb_csv(path: str) -> bool:
-    """The header (after an optional ``[rank0 ~ rankN]`` line) starts ``comm_type,comm_group`` and has msg_size."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            head = f.read(4096).lstrip("\ufeff")
-    except OSError:
-        return False
-    cols = [c.strip() for c in _split_ranks_line(head)[0].partition("\n")[0].split(",")]
-    return cols[:2] == ["comm_type", "comm_group"] and "msg_size" in cols
 
 
 def _enum(v: str) -> str:
@@ -166,6 +140,9 @@ def load_aicb_csv(path: str, *, world: int | None, gpu_map=None) -> ImportedJob:
 
 
 def _job(path, ops, sizes, world, notes, gpu_map) -> ImportedJob:
+    from ..workloads.placement import Placement     # here: netsim run asks looks_aicb_csv of every workload
+    from ..workloads.schema import CollectiveSpec
+    from .job import ImportedJob, OpTemplate
     tp = sizes.get("tp_group", 1)
     dp = sizes.get("dp_group", world // tp if "dp_group" not in sizes and world % tp == 0 else 1)
     ep = sizes.get("ep_group", 1)

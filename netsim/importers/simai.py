@@ -44,26 +44,14 @@ import re
 
 from ..errors import InputError
 from ..values import MAX_EXACT, MAX_OP_NS
+from .sniff import SIMAI_POLICIES as POLICIES, looks_simai  # noqa: F401 (looks_simai: re-exported)
 
-POLICIES = ("HYBRID_TRANSFORMER_FWD_IN_BCKWD", "HYBRID_TRANSFORMER", "MICRO", "DATA")
 _COLLS = {"ALLREDUCE": "allreduce", "ALLGATHER": "allgather", "REDUCESCATTER": "reducescatter",
           "ALLTOALL": "alltoall"}
 _INT_KEYS = {"model_parallel_NPU_group:": "tp", "ep:": "ep", "pp:": "pp", "vpp:": "vpp", "ga:": "ga",
              "all_gpus:": "all_gpus", "pp_comm": "pp_comm", "pp_comm:": "pp_comm"}
 FIELDS = ("name", "depen", "fwd_compute", "fwd_comm", "fwd_bytes", "ig_compute", "ig_comm", "ig_bytes",
           "wg_compute", "wg_comm", "wg_bytes", "update")
-
-
-def looks_simai(path: str) -> bool:
-    """First token of the file is a SimAI parallelism policy."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(256).decode("utf-8", "replace").lstrip("\ufeff").split()
-    except OSError:
-        return False
-    return bool(head) and head[0] in POLICIES + ("MODEL", "HYBRID_DATA_MODEL", "HYBRID_MODEL_DATA",
-                                                 "HYBRID_DLRM", "HYBRID_DLRM_ENHANCED", "HYBRID_CUSTOMIZED",
-                                                 "DISTRIBUTED_INFERENCE")
 
 
 def _int(tok: str, path: str, where: str, minimum: int = 0, maximum: int | None = None,

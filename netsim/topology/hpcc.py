@@ -28,20 +28,16 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
-import networkx as nx
-
-from ..errors import TopologyError
+from ..errors import TopologyError, hold_notes, note, release_notes  # noqa: F401 (notes: re-exported)
 from ..units import UnitError, parse_rate, parse_time_ns
 
 _ASCII_INT = re.compile(r"[0-9]+")
 _ERROR_RATE = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 #: fields of one HPCC link line: src dst rate delay [error_rate] (HPCC ships all five)
 LINK_FIELDS = "'src dst rate delay error_rate', e.g. 0 320 100Gbps 1000ns 0.000000"
-_notes_said: set = set()
 
 
 def ascii_int(text: str) -> int | None:
@@ -51,36 +47,6 @@ def ascii_int(text: str) -> int | None:
     (42, None, None, None)
     """
     return int(text) if isinstance(text, str) and _ASCII_INT.fullmatch(text) else None
-
-
-#: while the CLI runs a command, notes wait here and are printed only if it succeeds (an error stays one line)
-_held: list | None = None
-
-
-def note(message: str) -> None:
-    """Print ``netsim: note: MESSAGE`` on stderr, once per message and process (held while :func:`hold_notes`)."""
-    if message in _notes_said:
-        return
-    if _held is not None:
-        if message not in _held:
-            _held.append(message)
-        return
-    _notes_said.add(message)
-    print(f"netsim: note: {message}", file=sys.stderr)
-
-
-def hold_notes() -> None:
-    """Hold notes until :func:`release_notes` (the CLI: a failing command prints its error line only)."""
-    global _held
-    _held = []
-
-
-def release_notes(show: bool) -> None:
-    """Print the held notes (``show``) or drop them; stop holding."""
-    global _held
-    held, _held = _held or [], None
-    for message in held if show else ():
-        note(message)
 
 
 @dataclass(frozen=True)
@@ -173,6 +139,7 @@ def read_hpcc_topology(path: str) -> nx.Graph:
     with no switch gets ``host_forwarding`` (routes transit hosts, as every
     ns-3 node forwards; :func:`netsim.topology.routing.relay_kinds`).
     """
+    import networkx as nx          # here, not at import: the CLI imports this module for its notes
     from .schema import validate
     with open(path, encoding="utf-8-sig") as fh:
         lines = [(i + 1, ln) for i, ln in enumerate(fh) if ln.strip() and not ln.lstrip().startswith("#")]

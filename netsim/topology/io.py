@@ -14,7 +14,8 @@
 * a builder expression ``name:key=value,...`` (lists written ``a|b``).
 
 Everything returned is validated by :func:`~.schema.validate` (numbers, not
-unit strings). GraphML is read by :mod:`.graphml`. Left out: ns-3 topology extensions beyond the five columns.
+unit strings). GraphML is read by :mod:`.graphml`, ``topology.txt`` by :mod:`.hpcc` (each imported
+when a file of its format is read). Left out: ns-3 topology extensions beyond the five columns.
 """
 from __future__ import annotations
 
@@ -27,8 +28,6 @@ import yaml
 from ..errors import InputError, TopologyError
 from . import builders as _b
 from .buildspec import build, build_expression, parse_value  # noqa: F401 (re-exported)
-from .graphml import read_graphml  # noqa: F401 (re-exported)
-from .hpcc import read_hpcc_topology  # noqa: F401 (re-exported)
 from .schema import validate
 
 YAML_EXT = (".yaml", ".yml")
@@ -229,10 +228,12 @@ def load_topology(spec) -> nx.Graph:
                     return astra_network_from_dict(doc, source=spec)
                 return topology_from_dict(doc, source=spec)
             if low.endswith(GRAPHML_EXT):
+                from .graphml import read_graphml      # the readers of other formats: imported when used
                 return read_graphml(spec)
             from ..importers.simai_topo import looks_simai_topology, read_simai_topology
             if looks_simai_topology(spec):
                 return read_simai_topology(spec)
+            from .hpcc import read_hpcc_topology
             return read_hpcc_topology(spec)
         except UnicodeDecodeError:
             raise TopologyError("not a text file (UTF-8)", source=spec,

@@ -2,7 +2,7 @@
 import pytest
 
 from netsim.errors import InputError
-from netsim.importers import _check_bounds
+from netsim.importers.load import check_bounds as _check_bounds
 from netsim.importers.job import ImportedJob, OpTemplate
 from netsim.values import MAX_EXACT, MAX_OP_NS
 
