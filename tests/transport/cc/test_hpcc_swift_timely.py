@@ -429,7 +429,7 @@ def test_hpcc_data_packets_carry_int_on_the_wire():
     res = simulate(g, [("s0", "r0", 100_000, 0)], cc="hpcc")
     f = res.flows[0]
     assert f.hdr - f.cc.int_bytes == 62 and f.mss + f.hdr == 1500
-    hops = f.cc.hops
+    hops = [IntHop(*h) for h in f.cc.hops]                         # the stamped records, fields named
     assert [h.port.name for h in hops] == ["sw0", "sw1"]          # two switch egresses, no NIC
     n_pkts = -(-100_000 // f.mss)                                  # the last ACK's hops: all bytes sent
     assert hops[0].rate_bps == 100e9 and hops[0].tx_bytes == hops[1].tx_bytes == 100_000 + n_pkts * f.hdr
@@ -446,7 +446,7 @@ def test_hpcc_int_tx_bytes_counts_other_traffic_on_the_port():
     wire = [f.size + -(-f.size // f.mss) * f.hdr for f in (hp, dc)]   # data bytes on the wire, each flow
     assert port.tx_bytes >= sum(wire)                                   # both flows' data (plus any CNPs)
     own = wire[0]
-    last = hp.cc.hops[0]                                               # sw0's stamp on HPCC's last packet
+    last = IntHop(*hp.cc.hops[0])                                      # sw0's stamp on HPCC's last packet
     assert last.port is port and own < last.tx_bytes <= port.tx_bytes   # old counter: exactly `own`
 
 
