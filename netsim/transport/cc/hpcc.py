@@ -133,7 +133,7 @@ class HPCC(CongestionControl):
 
     # -- the one hook: Algorithm 1 on every ACK that echoes INT ------------------------------------
     def on_telemetry(self, now_ns: int, hops, ack_seq: int, snd_nxt: int) -> None:
-        """NewAck: an ACK echoed ``hops`` (records in the layout of :class:`~netsim.transport.telemetry.IntHop`).
+        """NewAck: an ACK echoed ``hops`` (records laid out as :class:`~netsim.transport.telemetry.IntHop`).
 
         MeasureInflight: hop ``i`` of this ACK against hop ``i`` of the previous
         one (same egress port, ``Δts > 0``; hops beyond the shorter list are not
