@@ -2,7 +2,8 @@
 
 Modelled: a data packet of an algorithm that asks for INT (``wants_int``)
 carries a list ``pkt.intl``; every *switch* egress port that transmits it
-appends an :class:`IntHop` — the port's queue length after the dequeue
+appends a record in the layout of :class:`IntHop` (a plain 5-tuple;
+``IntHop`` names its fields) — the port's queue length after the dequeue
 (bytes, all priorities), the bytes the port has transmitted so far
 (including this packet), the time (ps) and the link rate (bit/s) — as the
 HPCC switch does at dequeue (Li et al., SIGCOMM'19 §4.1; HPCC ns-3
@@ -34,9 +35,13 @@ from operator import itemgetter
 
 
 _new = tuple.__new__
-#: ``new_hop(IntHop, (port, qlen, tx, ts, rate))`` builds a record at C speed; the packet backend stamps
-#: with it, written out where a switch egress starts a transmission (no Python call per stamped packet)
-new_hop = _new
+_NOTHING: dict = {}        # never filled: ``_NOTHING.get(key, default)`` is ``default``
+#: ``new_hop(IntHop, (port, qlen, tx, ts, rate))`` is the record the packet backend stamps, written out
+#: where a switch egress starts a transmission: it returns the plain tuple itself (a C call, no
+#: allocation). A plain tuple comes from CPython's free list and unpacks on the specialised path on
+#: every ACK; an ``IntHop`` instance (a tuple subclass) costs an allocation, a slower deallocation
+#: and a generic unpack. The stamp sites could equally append the tuple literal.
+new_hop = _NOTHING.get
 
 #: bytes of one INT hop record in HPCC's ns-3 ``IntHop`` (a 64-bit word: rate, time, bytes, queue)
 INT_HOP_BYTES = 8
@@ -52,7 +57,13 @@ def int_header_bytes(max_hops: int) -> int:
 class IntHop(tuple):
     """One switch hop's telemetry, as stamped at its egress: ``(port, qlen_bytes, tx_bytes, ts_ps, rate_bps)``.
 
-    A tuple (built at C speed on every stamp, unpacked by HPCC on every ACK) with named fields.
+    The layout of a record, with named fields (tests and readers build records with it); the
+    packet backend stamps plain tuples of the same layout (:data:`new_hop`), which HPCC unpacks on
+    every ACK.
+
+    >>> h = IntHop("p", 1500, 9000, 10, 100e9)
+    >>> h == new_hop(IntHop, ("p", 1500, 9000, 10, 100e9)), h.qlen_bytes, h.ts_ps
+    (True, 1500, 10)
     """
 
     __slots__ = ()

@@ -113,6 +113,8 @@ class HPCC(CongestionControl):
         self.fast_react = bool(e["fast_react"])
         self.t_ns = max(1, int(self.base_rtt_ns))
         self._t_ps = self.t_ns * 1000
+        self._t_ps_float = float(self._t_ps)   # T as a float divisor (exact: T is far below 2**53 ps)
+        self._t_ns_float = float(self.t_ns)
         self.w_init = self.line_rate_bps * self.t_ns / 8e9
         w_ai = float(e["w_ai_bytes"])
         if w_ai <= 0:
@@ -131,69 +133,74 @@ class HPCC(CongestionControl):
 
     # -- the one hook: Algorithm 1 on every ACK that echoes INT ------------------------------------
     def on_telemetry(self, now_ns: int, hops, ack_seq: int, snd_nxt: int) -> None:
-        """NewAck: an ACK echoed ``hops`` (:class:`~netsim.transport.telemetry.IntHop` list).
+        """NewAck: an ACK echoed ``hops`` (records laid out as :class:`~netsim.transport.telemetry.IntHop`).
 
-        MeasureInflight (hop ``i`` of this ACK against hop ``i`` of the previous
-        one, same egress port, ``Δts > 0``; the largest ``u_i`` and its ``τ``),
-        ComputeWind with the reference window ``W^c`` and ``incStage`` updated
-        only when ``ack_seq > lastUpdateSeq`` (then ``lastUpdateSeq = snd_nxt``),
-        else — with ``fast_react`` — the window from ``W^c`` alone; finally
-        ``cwnd = W`` within ``[w_min, W_init]`` and ``R = min(W/T, line rate)``.
-        One body, no calls (the per-ACK hot path): tests/transport/cc/test_hpcc_swift_timely.py
-        checks it against the paper's formulas on hand-computed values.
+        MeasureInflight: hop ``i`` of this ACK against hop ``i`` of the previous
+        one (same egress port, ``Δts > 0``; hops beyond the shorter list are not
+        compared) gives ``u_i = min(qlen, qlen_prev)/(B·T) + txRate/B``, the
+        largest ``u_i`` and its ``τ`` update ``U``. ComputeWind: ``W`` from ``W^c``;
+        ``W^c`` and ``incStage`` take the new values only when ``ack_seq >
+        lastUpdateSeq`` (then ``lastUpdateSeq = snd_nxt``); otherwise, without
+        ``fast_react``, nothing changes. Finally ``cwnd = W`` within ``[w_min,
+        W_init]`` and ``R = min(W/T, line rate)``.
+
+        One body, no calls (the per-ACK hot path); the divisors are floats
+        (``float(T)`` equals the integer ``T``: the same quotients, bit for bit,
+        at a cheaper float division), a zero queue term is not computed
+        (``0.0 + x == x``). tests/transport/cc/test_hpcc_swift_timely.py checks
+        it against the paper's formulas on hand-computed values.
         """
         prev = self.hops
         self.hops = hops
-        best = -1.0
+        best = -1.0                             # the largest u_i (none yet)
         tau = 0
-        t_ps = self._t_ps
-        if len(hops) == 1 and len(prev) == 1:    # one switch on the path (the same hop rule, no loop)
-            p_port, p_q, p_tx, p_ts, _ = prev[0]
-            port, q, tx, ts, rate_bps = hops[0]
+        t_ps = self._t_ps_float
+        n_prev = len(prev)
+        i = 0
+        for port, q, tx, ts, rate_bps in hops:  # MeasureInflight, hop by hop
+            if i == n_prev:
+                break
+            p_port, p_q, p_tx, p_ts, _ = prev[i]
+            i += 1
             if p_port is port and ts > p_ts:
-                tau = ts - p_ts
-                best = (p_q if p_q < q else q) * 8e12 / (rate_bps * t_ps) + (tx - p_tx) * 8e12 / tau / rate_bps
-        else:
-            for (p_port, p_q, p_tx, p_ts, _), (port, q, tx, ts, rate_bps) in zip(prev, hops):
-                if p_port is port and ts > p_ts:
-                    dt = ts - p_ts
-                    u = (p_q if p_q < q else q) * 8e12 / (rate_bps * t_ps) + (tx - p_tx) * 8e12 / dt / rate_bps
-                    if u > best:
-                        best = u
-                        tau = dt
+                dt = ts - p_ts
+                u = (tx - p_tx) * 8e12 / dt / rate_bps           # txRate / B
+                if p_q < q:
+                    q = p_q
+                if q:
+                    u = q * 8e12 / (rate_bps * t_ps) + u         # + min(qlen) / (B T)
+                if u > best:
+                    best = u
+                    tau = dt
         u = self.u
         if best >= 0.0:                         # U <- (1 - tau/T) U + (tau/T) u, tau capped at T
-            if tau < t_ps:
+            if tau < self._t_ps:
                 f = tau / t_ps
                 self.u = u = (1.0 - f) * u + f * best
             else:
                 self.u = u = best
         if u < MIN_U:                           # an idle path: no division by zero
             u = MIN_U
-        eta = self.eta
-        if ack_seq > self.last_update_seq:      # ComputeWind(U, updateWc = True)
-            if u >= eta or self.inc_stage >= self.max_stage:
-                w = self.wc / (u / eta) + self.w_ai_bytes
-                self.inc_stage = 0
-            else:
-                w = self.wc + self.w_ai_bytes
-                self.inc_stage += 1
-            wc = self.w_min if w < self.w_min else w     # W^c = w, kept within [w_min, w_init]
-            self.wc = self.w_init if wc > self.w_init else wc
-            self.last_update_seq = snd_nxt
-        elif self.fast_react:                   # ComputeWind(U, updateWc = False)
-            if u >= eta or self.inc_stage >= self.max_stage:
-                w = self.wc / (u / eta) + self.w_ai_bytes
-            else:
-                w = self.wc + self.w_ai_bytes
-        else:
+        update = ack_seq > self.last_update_seq     # ComputeWind(U, updateWc)
+        if not update and not self.fast_react:
             return
+        eta = self.eta
+        if u >= eta or self.inc_stage >= self.max_stage:
+            w = self.wc / (u / eta) + self.w_ai_bytes
+            stage = 0
+        else:
+            w = self.wc + self.w_ai_bytes
+            stage = self.inc_stage + 1
         if w < self.w_min:
             w = self.w_min
         if w > self.w_init:
             w = self.w_init
+        if update:                              # W^c = W, once per RTT
+            self.wc = w
+            self.inc_stage = stage
+            self.last_update_seq = snd_nxt
         self.cwnd_bytes = w
-        r = w * 8e9 / self.t_ns                 # R = W / T
+        r = w * 8e9 / self._t_ns_float          # R = W / T
         self.rate_bps = self.line_rate_bps if self.line_rate_bps < r else r
 
     def sample(self):

@@ -101,7 +101,7 @@ def test_hpcc_ack_carries_the_int_echo_not_a_list_to_stamp():
     orig = roce.RoceFlow.on_ack
 
     def spy(self, pkt):
-        seen.append((pkt.intl, None if pkt.echo is None else [h.port.name for h in pkt.echo]))
+        seen.append((pkt.intl, None if pkt.echo is None else [h[0].name for h in pkt.echo]))
         orig(self, pkt)
 
     roce.RoceFlow.on_ack = spy

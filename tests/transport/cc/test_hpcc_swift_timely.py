@@ -103,6 +103,33 @@ def test_hpcc_measure_inflight_takes_the_most_loaded_matching_hop():
     assert cc.u == u                        # hop 1 rerouted, hop 2 without elapsed time: U unchanged
 
 
+def test_hpcc_empty_queue_and_tau_beyond_t_by_hand():
+    """qlen 0 at one of the two records: u = txRate / B alone (min(qlen, qlen_prev) = 0); a gap
+    tau = 2 T beyond T: U = u (tau/T capped at 1); then W = W^c / (U/eta) + W_AI on that update."""
+    cc = _hpcc()
+    port = object()
+    cc.hops = [IntHop(port, 0, 0, 0, 100e9)]
+    cc.on_telemetry(0, [IntHop(port, 40_000, 187_500, 20_000_000, 100e9)], 1, 2)   # 187.5 KB in 20 us
+    assert cc.u == 187_500 * 8 / 20e-6 / 100e9 == 0.75                 # 75 Gb/s over 100 Gb/s
+    assert cc.wc == cc.cwnd_bytes == pytest.approx(min(cc.w_init + 80, cc.w_init))   # U < eta, stage 0: + W_AI
+    cc.on_telemetry(1, [IntHop(port, 10_000, 187_500 + 125_000, 30_000_000, 100e9)], 3, 4)
+    u_link = 10_000 * 8 / (100e9 * 10e-6) + 125_000 * 8 / 10e-6 / 100e9  # 0.08 + 1.0, tau = T
+    assert cc.u == pytest.approx(u_link)
+    assert cc.wc == pytest.approx(cc.w_init / (u_link / 0.95) + 80)
+
+
+def test_hpcc_hops_beyond_the_shorter_record_are_not_compared():
+    """The path grew by a hop (a reroute): only hop 1 has a previous record to measure against."""
+    a, b = object(), object()
+    cc = _hpcc()
+    cc.hops = [IntHop(a, 0, 0, 0, 100e9)]
+    cc.on_telemetry(0, [IntHop(a, 0, 62_500, 5_000_000, 100e9), IntHop(b, 10**6, 10**9, 5_000_000, 100e9)],
+                    1, 2)
+    assert cc.u == pytest.approx(0.5 * 1.0 + 0.5 * 1.0)               # hop a: 100 Gb/s; hop b ignored
+    cc.on_telemetry(1, [IntHop(a, 0, 62_500 + 31_250, 10_000_000, 100e9)], 3, 4)   # shorter again
+    assert cc.u == pytest.approx(0.5 * 1.0 + 0.5 * 0.5)               # hop a at 50 Gb/s, tau = T/2
+
+
 def test_hpcc_once_per_rtt_reference_update():
     cc = _hpcc()
     port = object()
@@ -429,7 +456,7 @@ def test_hpcc_data_packets_carry_int_on_the_wire():
     res = simulate(g, [("s0", "r0", 100_000, 0)], cc="hpcc")
     f = res.flows[0]
     assert f.hdr - f.cc.int_bytes == 62 and f.mss + f.hdr == 1500
-    hops = f.cc.hops
+    hops = [IntHop(*h) for h in f.cc.hops]                         # the stamped records, fields named
     assert [h.port.name for h in hops] == ["sw0", "sw1"]          # two switch egresses, no NIC
     n_pkts = -(-100_000 // f.mss)                                  # the last ACK's hops: all bytes sent
     assert hops[0].rate_bps == 100e9 and hops[0].tx_bytes == hops[1].tx_bytes == 100_000 + n_pkts * f.hdr
@@ -446,7 +473,7 @@ def test_hpcc_int_tx_bytes_counts_other_traffic_on_the_port():
     wire = [f.size + -(-f.size // f.mss) * f.hdr for f in (hp, dc)]   # data bytes on the wire, each flow
     assert port.tx_bytes >= sum(wire)                                   # both flows' data (plus any CNPs)
     own = wire[0]
-    last = hp.cc.hops[0]                                               # sw0's stamp on HPCC's last packet
+    last = IntHop(*hp.cc.hops[0])                                      # sw0's stamp on HPCC's last packet
     assert last.port is port and own < last.tx_bytes <= port.tx_bytes   # old counter: exactly `own`
 
 
