@@ -46,8 +46,7 @@ def simulate(graph, jobs, background=None, *, backend, cc, params, cc_params, se
         run["be"] = be
     if host_stack is not None:
         be.host_stack = host_stack
-    if hasattr(be, "warn_overrun"):     # the analytic backend: the cluster says what it does not model (one line)
-        be.warn_overrun = False
+    be.warn_overrun = False     # the cluster says itself what the backend does not model (one line; Backend)
     ledger.router = be.router if ROUTER in be.capabilities else None
     executors = run_shared(be, graph, jobs, ops_sink=ops_out, background=background,
                            background_priority=background_priority, seed=seed, progress=progress)
