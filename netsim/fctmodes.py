@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 
 from .records import FCT_COLUMNS, CsvSink
+from .sinks import Sink
 
 #: What ``--fct`` accepts: per-flow rows (fct.csv), per-op aggregates (fct_ops.csv), or no flow file.
 FCT_MODES = ("per-flow", "per-op", "off")
@@ -24,7 +25,7 @@ FCT_OPS_COLUMNS = ("iteration", "op", "step", "tag", "group_kind", "collective",
                    "first_start_ns", "last_end_ns", "mean_fct_ns", "max_fct_ns")
 
 
-class OpFctSink:
+class OpFctSink(Sink):
     """Aggregates flow records into one ``fct_ops.csv`` row per ``(iteration, op, step, tag)``.
 
     Memory is one small record per key (thousands for a 10k-GPU step, not
@@ -98,7 +99,7 @@ def check_fct_mode(mode) -> str:
     return mode
 
 
-class NullSink:
+class NullSink(Sink):
     """Takes flow records and keeps none (``--fct off``: the backends' records go nowhere)."""
 
     count = 0

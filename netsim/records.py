@@ -20,6 +20,7 @@ from typing import Iterable, Sequence
 
 from .interrupts import STATE as _INTERRUPTS
 from .interrupts import deferred, raise_pending
+from .sinks import Sink
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +142,7 @@ def atomic_output(path: str | os.PathLike, mode: str = "w", **kw):
     os.replace(tmp, path)
 
 
-class CsvSink:
+class CsvSink(Sink):
     """Append-only CSV writer that flushes every ``chunk_rows`` rows (default :data:`CSV_CHUNK_ROWS`).
 
     Rows go to ``path + ".partial"``; :meth:`close` flushes and renames it to
@@ -202,7 +203,7 @@ class CsvSink:
             self.closed = True
 
 
-class ListSink:
+class ListSink(Sink):
     """Keeps rows in memory (for the Python API and tests)."""
 
     def __init__(self, columns: Sequence[str] = FCT_COLUMNS):
@@ -220,7 +221,7 @@ class ListSink:
     close = flush
 
 
-class TeeSink:
+class TeeSink(Sink):
     """Sends every row to several sinks (``close`` closes each, even if one fails)."""
 
     def __init__(self, *sinks):

@@ -131,7 +131,7 @@ def close_sinks(sinks: dict) -> dict[str, int]:
             sink.close()
         except Exception as exc:  # noqa: BLE001 - close the others; the caller reports the run's error
             first = first or exc
-        counts[name] = int(getattr(sink, "count", 0))
+        counts[name] = int(sink.count)       # a netsim.sinks.Sink
     if first is not None:
         raise first
     return counts
@@ -173,7 +173,7 @@ def stopped_run(out_dir, summary: dict, sinks: dict, exc: BaseException, sim_tim
         try:
             outputs = close_sinks(sinks)
         except Exception:  # noqa: BLE001 - the files that could be closed are; report the run's error
-            outputs = {n: int(getattr(s, "count", 0)) for n, s in sinks.items()}
+            outputs = {n: int(s.count) for n, s in sinks.items()}
         with contextlib.suppress(Exception):
             write_summary(out_dir, summary, status_of(exc), sim_time_ns, outputs)
 

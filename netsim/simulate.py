@@ -34,7 +34,8 @@ from typing import Iterable
 
 import simpy
 
-from .backends.base import HOST_STACK, HPCC_FCT, NO_FABRIC_CONTENTION, TraceSinks, backend_capabilities, create_backend
+from .backends.base import (HOST_STACK, HPCC_FCT, NO_FABRIC_CONTENTION, TraceSinks, backend_capabilities,
+                            create_backend, hpcc_ack_times)
 from .checks import check_network_params, check_node_params  # noqa: F401  (the one validator)
 from .errors import InputError
 from .records import CsvSink, ListSink
@@ -79,13 +80,11 @@ def _bare_message(exc: InputError) -> str:
 def _check_flow_cc(be, flows) -> None:
     """Every flow's own ``cc`` is one the backend can run; an error names the flow file and line.
 
-    Backends that model only some algorithms (the flow backend) expose
-    ``check_cc(name)``, raising :class:`InputError` that names ``--cc``; for
-    a flow's ``cc`` column the error is re-raised at the file, line and field.
+    Every backend has ``check_cc(name)`` (:meth:`Backend.check_cc`: the flow backend models only
+    some algorithms), raising :class:`InputError` that names ``--cc``; for a flow's ``cc`` column
+    the error is re-raised at the file, line and field (``flows``: :class:`~netsim.flowfile.FlowSpec`).
     """
-    check = getattr(be, "check_cc", None)
-    if check is None:
-        return
+    check = be.check_cc
     seen = set()
     for i, f in enumerate(flows):
         if not f.cc or f.cc in seen:
@@ -94,17 +93,17 @@ def _check_flow_cc(be, flows) -> None:
         try:
             check(f.cc)
         except InputError as exc:
-            line = getattr(f, "line", 0)
+            line = f.line
             where = f"line {line}, field cc" if line else f"flow {i + 1}, field cc"
             msg = _bare_message(exc)
-            raise InputError(msg, source=getattr(f, "source", "") or None, where=where, value=f.cc,
+            raise InputError(msg, source=f.source or None, where=where, value=f.cc,
                              accepted=exc.accepted) from None
 
 
 def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "none", params: dict | None = None,
               cc_params: dict | None = None, seed: int = 0, out_dir: str | None = None, hpcc_fct: bool = False,
               quiet: bool = True, until_ns: int | None = None, fct: str = "per-flow") -> dict:
-    """Simulate ``flows`` (``FlowSpec``-like: src, dst, size_bytes, start_ns, tag, cc, priority) on ``graph``.
+    """Simulate ``flows`` (:class:`~netsim.flowfile.FlowSpec`) on ``graph``.
 
     Parameters
     ----------
@@ -149,7 +148,7 @@ def run_flows(graph, flows: Iterable, *, backend: str = "packet", cc: str = "non
     _route_all(graph, flows, seed)
     env.process(_starter(env, be, flows))
     files = {} if out_dir is None else {os.path.basename(x.path): x
-                                        for x in (sinks.fct, sinks.queues, sinks.pfc, sinks.cc) if hasattr(x, "path")}
+                                        for x in (sinks.fct, sinks.queues, sinks.pfc, sinks.cc) if x.path is not None}
     try:
         _drive(env, be, until_ns, quiet, len(flows))
         be.close()
@@ -252,7 +251,7 @@ def _write_outputs(out_dir: str, files: dict, summary: dict, graph, params: dict
     if hpcc_fct:  # every backend: the packet backend's measured ACK times, the others' FCT + one ACK
         from .hpccfct import write_fct_txt
         outputs.update(write_fct_txt(out_dir, graph, params=params, seed=seed,
-                                     ack_fct_ns=getattr(be, "hpcc_ack_fct_ns", None)))
+                                     ack_fct_ns=hpcc_ack_times(be)))
     if fct != DEFAULT_FCT_MODE:
         summary["fct_mode"] = fct
     # the backend's: when the last flow completed (idle timers after it do not count), docs/packet.md

@@ -161,11 +161,11 @@ class WhatIf:
         if not self.links:
             return
         from .backends.base import BACKEND_CAPABILITIES, LINK_CHANGES, _load_backends
-        if LINK_CHANGES not in getattr(backend, "capabilities", ()):
+        if LINK_CHANGES not in backend.capabilities:
             _load_backends()
             able = sorted(n for n, c in BACKEND_CAPABILITIES.items() if LINK_CHANGES in c)
-            fail_input(f"the {getattr(backend, 'name', 'chosen')} backend cannot change links during a run",
-                  "--degrade-link/--fail-link", getattr(backend, "name", backend),
+            fail_input(f"the {backend.name} backend cannot change links during a run",
+                  "--degrade-link/--fail-link", backend.name,
                   ("--backend " + " or ".join(able)) if able else "a backend declaring link_changes")
 
     # -- application -----------------------------------------------------------------------------

@@ -135,9 +135,10 @@ def test_link_events_fire_at_their_time_through_the_protocol():
 
 
 def test_backend_without_protocol_is_refused():
-    class Plain:
+    class Plain:                  # declares no capability (as Backend's default), so no link changes
         name = "plain"
         env = simpy.Environment()
+        capabilities = frozenset()
     with pytest.raises(InputError, match="cannot change links"):
         WhatIf.from_cli(fail_link=["a:b@1ms"]).start(Plain(), nx.Graph())
 

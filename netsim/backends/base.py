@@ -35,6 +35,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 import simpy
 
 from ..records import EMPTY_TAG, FlowTag
+from ..sinks import Sink
 from . import BUILTIN_BACKENDS  # noqa: F401  (the shipped backends, named in the package module)
 from ..units import PS_PER_NS
 from .registry import (BACKEND_CAPABILITIES, BACKEND_PARAMS, BACKENDS, CAPABILITIES, CC_TRACE,  # noqa: F401
@@ -60,14 +61,36 @@ BatchCallback = Callable[[list, list], None]
 class Backend(ABC):
     """A network that carries flows between named nodes of a topology graph.
 
-    Subclasses must set ``self.env`` (a :class:`simpy.Environment` counting ps),
-    ``self.graph`` and ``self.sink`` (an object with ``add(FlowRecord)``).
+    Every attribute the rest of netsim reads of a backend is declared here;
+    nothing is probed. Subclasses must set ``self.env`` (a
+    :class:`simpy.Environment` counting ps), ``self.graph``, ``self.sink`` (a
+    :class:`netsim.sinks.Sink` of :class:`~netsim.records.FlowRecord`, or
+    ``None``) and ``self.contract`` (their
+    :class:`~netsim.network.send.SendContract`). What only some backends have
+    is behind a capability: ``router`` (:data:`ROUTER`), ``host_stack``
+    (:data:`HOST_STACK`), ``set_link_rate``/``fail_link``
+    (:data:`LINK_CHANGES`), ``send_in_order`` (:data:`IN_ORDER`),
+    ``hpcc_ack_fct_ns`` (:data:`HPCC_FCT`, read through :func:`hpcc_ack_times`).
     """
 
     name: str = "abstract"
     env: simpy.Environment
+    #: the topology graph (networkx) the flows run on
+    graph: Any
+    #: where finished flows' records go (``None``: nowhere)
+    sink: Sink | None = None
+    #: the one check of ``send`` (:class:`netsim.network.send.SendContract`)
+    contract: Any
     #: what this backend honours beyond ``send`` (names in :data:`CAPABILITIES`)
     capabilities: frozenset[str] = frozenset()
+    #: print, at :meth:`close`, the backend's one-line warning about what it left out (the analytic
+    #: backend: links its flows overran); a caller that reports it itself sets it ``False``
+    warn_overrun: bool = True
+
+    def check_cc(self, name: str) -> None:
+        """Raise :class:`~netsim.errors.InputError` (naming ``--cc``) if this backend cannot run
+        congestion control ``name``. The default accepts every algorithm (``send``'s contract
+        checks the name); a backend modelling only some (the flow backend) overrides it."""
 
     def now_ns(self) -> float:
         """Current simulated time in ns (float: the engine counts ps)."""
@@ -149,6 +172,13 @@ class Backend(ABC):
         ev = self.env.event()
         ev.succeed(rec)
         return ev
+
+
+def hpcc_ack_times(backend: Backend) -> dict | None:
+    """``{flow id: FCT until the sender's last ACK, ns}`` of a backend declaring :data:`HPCC_FCT`
+    (its ``hpcc_ack_fct_ns``, filled when built with ``hpcc_fct=True``); ``None`` for the others
+    (:mod:`netsim.hpccfct` then writes FCT + one ACK)."""
+    return backend.hpcc_ack_fct_ns if HPCC_FCT in backend.capabilities else None   # type: ignore[attr-defined]
 
 
 class ArrivalCallback:

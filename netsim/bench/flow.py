@@ -24,10 +24,11 @@ import time
 import networkx as nx
 import simpy
 
+from ..sinks import Sink
 from . import benchmark
 
 
-class _CountSink:
+class _CountSink(Sink):
     """Counts records and keeps nothing (a benchmark measures the simulation)."""
 
     def __init__(self):

@@ -12,7 +12,7 @@ import os
 import sys
 import time
 
-from ..backends.base import ROUTER, TraceSinks, create_backend
+from ..backends.base import HOST_STACK, ROUTER, TraceSinks, create_backend
 from ..records import CLUSTER_FCT_COLUMNS, CsvSink, ListSink, write_rows
 from ..units import PS_PER_NS
 from .background import fct_summary, make_background
@@ -44,10 +44,9 @@ def simulate(graph, jobs, background=None, *, backend, cc, params, cc_params, se
                         sinks=TraceSinks(fct=ledger, **(extra or {})))
     if run is not None:
         run["be"] = be
-    if host_stack is not None:
+    if host_stack is not None and HOST_STACK in be.capabilities:     # the host-stack cost model, where declared
         be.host_stack = host_stack
-    if hasattr(be, "warn_overrun"):     # the analytic backend: the cluster says what it does not model (one line)
-        be.warn_overrun = False
+    be.warn_overrun = False     # the cluster says itself what the backend does not model (one line; Backend)
     ledger.router = be.router if ROUTER in be.capabilities else None
     executors = run_shared(be, graph, jobs, ops_sink=ops_out, background=background,
                            background_priority=background_priority, seed=seed, progress=progress)

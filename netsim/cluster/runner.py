@@ -22,15 +22,20 @@ from collections import defaultdict
 
 from ..errors import SimulationError
 from ..records import EMPTY_TAG, FlowTag
+from ..sinks import Sink
 from ..units import PS_PER_NS
 from .spec import BACKGROUND_JOB
 
 
 class JobView:
-    """The backend as a job with a traffic class sees it: ``send`` gives every flow that priority."""
+    """The backend as a job with a traffic class sees it (a :class:`netsim.collectives.engine.Port`):
+    ``send`` gives every flow that priority; the rest is the backend's, named here (no delegation)."""
 
     def __init__(self, backend, priority: int):
         self._backend, self._priority = backend, priority
+        self.env, self.graph, self.name = backend.env, backend.graph, backend.name
+        self.capabilities = backend.capabilities
+        self.send_in_network = backend.send_in_network       # an in-network flow has no traffic class
 
     def send(self, src, dst, size_bytes, tag: FlowTag = EMPTY_TAG, *, cc=None, priority=None):
         return self._backend.send(src, dst, size_bytes, tag, cc=cc,
@@ -48,11 +53,8 @@ class JobView:
         from ..backends.base import Backend
         Backend.send_batch(self, transfers, on_done, keys, connections)
 
-    def __getattr__(self, name):
-        return getattr(self._backend, name)
 
-
-class JobRows:
+class JobRows(Sink):
     """An ops sink that appends the job's name to every row."""
 
     def __init__(self, sink, job: str):
@@ -62,7 +64,7 @@ class JobRows:
         self.sink.add((*row, self.job))
 
 
-class FlowLedger:
+class FlowLedger(Sink):
     """The fct sink of a cluster run: rows (with the job appended) to ``out``, plus per-job tallies.
 
     :meth:`link_bytes` sums the bytes of each job's flows over every directed
@@ -184,7 +186,7 @@ def run_shared(be, graph, jobs, *, ops_sink=None, background=None, background_pr
             prog.run(env.all_of(procs))
     except RuntimeError as exc:           # simpy: no events left before every job finished
         for ex in executors.values():
-            if hasattr(ex, "finished"):
+            if ex.finished is not None:           # started (a job not yet started has nothing stuck)
                 ex.check_complete()
         raise SimulationError(f"cluster simulation stopped early: {exc}") from None
     for ex in executors.values():

@@ -68,7 +68,7 @@ def _validate(backend, kind, nodes, size_bytes, algorithm, channels, chunk_bytes
         _fail("nodes must be a non-empty list of node names", "collective nodes", nodes, "e.g. ['s0.gpu0', 's0.gpu1']")
     if len(set(nodes)) != len(nodes):
         _fail("nodes must be distinct", "collective nodes", nodes, "each rank's node once")
-    graph = getattr(backend, "graph", None)
+    graph = backend.graph
     if graph is not None:
         missing = [x for x in nodes if x not in graph]
         if missing:
@@ -144,9 +144,9 @@ def collective(backend, kind: str, nodes: list[str], size_bytes: int, *, algorit
     kind, algorithm, nodes, node_groups = _validate(backend, kind, nodes, size_bytes, algorithm, channels,
                                                     chunk_bytes, root, sizes, node_groups)
     protocol = _check_protocol(protocol, sw_latency)
-    graph = getattr(backend, "graph", None)
+    graph = backend.graph
     pl = _proto.plan(graph, kind, nodes, size_bytes, algorithm, protocol, sw_latency,
-                     getattr(backend, "name", "this"), _in_network(backend))
+                     backend.name, _in_network(backend))
     algorithm = pl.algorithm
     switch = _nvls_checked(graph, kind, nodes, pl) if algorithm == "nvls" else None
     sharp = _collnet_checked(graph, kind, nodes, pl, node_groups) if algorithm == "collnet" else None
@@ -185,7 +185,7 @@ def collective(backend, kind: str, nodes: list[str], size_bytes: int, *, algorit
 def _in_network(backend) -> tuple[str, ...]:
     """In-network algorithms ``backend`` runs: nvls and collnet when it declares the ``in_network`` capability."""
     from ..backends.base import IN_NETWORK
-    return ("nvls", "collnet") if IN_NETWORK in getattr(backend, "capabilities", ()) else ()
+    return ("nvls", "collnet") if IN_NETWORK in backend.capabilities else ()
 
 
 def _nvls_checked(graph, kind, nodes, pl) -> str | None:
@@ -243,16 +243,16 @@ def run_collective(backend, kind: str, nodes: list[str], size_bytes: int, *, alg
     kind_n, algo_n, nodes_n, _ = _validate(backend, kind, nodes, size_bytes, algorithm, channels, chunk_bytes,
                                            root, sizes, node_groups)
     if algo_n in _proto.IN_NETWORK:   # fail here, not inside the simulation
-        _proto.plan(None, kind_n, nodes_n, size_bytes, algo_n, "simple", "off", getattr(backend, "name", "this"),
+        _proto.plan(None, kind_n, nodes_n, size_bytes, algo_n, "simple", "off", backend.name,
                     _in_network(backend))
         if algo_n == "nvls" and len(nodes_n) > 1:
             _nvls = _alg("nvls")
             _nvls.check_kind(kind_n)
-            _nvls.nvls_switch(getattr(backend, "graph", None), nodes_n)
+            _nvls.nvls_switch(backend.graph, nodes_n)
         if algo_n == "collnet" and len(nodes_n) > 1:
             _collnet = _alg("collnet")
             _collnet.check_kind(kind_n)
-            groups = _groups(getattr(backend, "graph", None), nodes_n, node_groups)
+            groups = _groups(backend.graph, nodes_n, node_groups)
             _collnet.check_groups(groups)
             _collnet.rail_switches(backend.graph, groups)
     _check_protocol(protocol, sw_latency)

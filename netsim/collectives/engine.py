@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import fields, replace
-from typing import Callable
+from typing import Any, Callable, Protocol
 
 import simpy
 
@@ -60,6 +60,19 @@ _TAG_CHANNEL = _TAG_FIELDS.index("channel")
 _new_tuple = tuple.__new__
 
 
+class Port(Protocol):
+    """What a :class:`Run` reads of its backend: a :class:`~netsim.backends.base.Backend`, a cluster
+    job's view of one, or an NVLS :class:`~.nvls.InNetworkPort`. ``send_batch`` ``None``: no batch
+    path; ``send_in_order`` only with :data:`~netsim.backends.base.IN_ORDER` in ``capabilities``."""
+
+    env: simpy.Environment
+    graph: Any
+    name: str
+    capabilities: frozenset[str]
+    send: Callable[..., simpy.Event]
+    send_batch: Callable[..., None] | None
+
+
 class _Conn:
     __slots__ = ("src", "dst", "queue", "inflight", "delay_ps", "channel", "tags")
 
@@ -76,8 +89,8 @@ class Run:
 
     Parameters
     ----------
-    backend : Backend
-        Where flows go.
+    backend : Port
+        Where flows go (a backend or a view of one).
     kind : str
         Collective name written into every tag's ``collective`` field.
     tag : FlowTag
@@ -100,7 +113,7 @@ class Run:
     #: the same flows in the same order; for tests comparing the two)
     batch_sends = True
 
-    def __init__(self, backend, kind: str, tag: FlowTag, chunk_bytes: int | None,
+    def __init__(self, backend: Port, kind: str, tag: FlowTag, chunk_bytes: int | None,
                  window: int = _DEF["connection_window_chunks"], latency=None, wire_factor: float = 1.0,
                  domain_of: dict | None = None):
         self.backend = backend
@@ -119,8 +132,8 @@ class Run:
         self._domain_of = domain_of
         #: a backend declaring IN_ORDER keeps a connection's chunks in post order
         #: (:mod:`netsim.backends.flow.inorder`): its chunks go through ``send_in_order``
-        self._in_order = backend.send_in_order if IN_ORDER in getattr(backend, "capabilities", ()) else None
-        self._batch = self.batch_sends and getattr(backend, "send_batch", None) is not None
+        self._in_order = backend.send_in_order if IN_ORDER in backend.capabilities else None
+        self._batch = self.batch_sends and backend.send_batch is not None
         self._pending: tuple[list, list] | None = None   # (transfers, keys) held by an open batch
         self._on_arrivals = self._arrivals               # one object: the backend groups arrivals by it
 

@@ -49,14 +49,17 @@ NVLS_KINDS = ("allreduce", "reducescatter", "allgather")
 
 
 class InNetworkPort:
-    """The backend seen by an NVLS :class:`~.engine.Run`: every ``send`` is ``send_in_network``."""
+    """The backend seen by an NVLS :class:`~.engine.Run` (a :class:`~.engine.Port`): every ``send`` is
+    ``send_in_network``; no batch path (``send_batch`` is ``None``: the chunks go one by one)."""
+
+    send_batch = None
 
     def __init__(self, backend):
         self.env = backend.env
-        self.graph = getattr(backend, "graph", None)
-        self.name = getattr(backend, "name", "this")
+        self.graph = backend.graph
+        self.name = backend.name
         self.send = backend.send_in_network
-        self.capabilities = getattr(backend, "capabilities", frozenset())
+        self.capabilities = backend.capabilities
         if IN_ORDER in self.capabilities:       # the backend keeps a connection's chunks in post order
             fifo = backend.send_in_order
             self.send_in_order = lambda conn, src, dst, nbytes, tag: fifo(conn, src, dst, nbytes, tag,

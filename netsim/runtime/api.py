@@ -18,7 +18,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from ..backends.base import TraceSinks, create_backend
+from ..backends.base import HOST_STACK, TraceSinks, create_backend
 from ..records import CsvSink, ListSink, TeeSink, write_rows
 from ..fctmodes import DEFAULT_FCT_MODE, check_fct_mode
 from ..fctmodes import fct_sink as make_fct_sink
@@ -187,7 +187,7 @@ def _simulate(run, job, host_stack, sinks: RunSinks, *, backend, cc, params, cc_
     be = run["be"] = create_backend(backend, graph, params=params, seed=seed, cc=cc, cc_params=cc_params,
                                     sinks=TraceSinks(fct=sinks.fct, **sinks.extra))
     node_groups = hierarchical_grouper(wl, placement, graph)
-    if host_stack is not None:
+    if host_stack is not None and HOST_STACK in be.capabilities:     # the host-stack cost model, where declared
         be.host_stack = host_stack
     run_builder = job.builder
     if what is not None:

@@ -49,7 +49,7 @@ def _ring_hops(nodes: list[str], kind: str) -> list[tuple[str, str]]:
 def effective_bandwidths(graph, placement, max_paths: int = 64, router=None) -> dict[str, float | None]:
     """C_TP, C_PP, C_DP in bit/s (None when the degree is 1); ``router``: a
     :class:`~netsim.topology.Router` of ``graph`` to reuse (its routes are already computed)."""
-    if router is None or not hasattr(router, "paths"):
+    if router is None:
         from ..topology import Router
         router = Router(graph)
     out: dict[str, float | None] = {}
@@ -77,9 +77,10 @@ def effective_bandwidths(graph, placement, max_paths: int = 64, router=None) -> 
 
 
 def _replica_compute_mb_s(builder, stage: int) -> float:
-    """Forward + backward (+ recomputation) seconds of one micro-batch on one rank of ``stage``, unrounded."""
+    """Forward + backward (+ recomputation) seconds of one micro-batch on one rank of ``stage``, unrounded
+    (``builder``: the run's :class:`netsim.workloads.generate.OpGraphBuilder`)."""
     w = builder.w
-    if w.layer_times_ms is not None or not hasattr(builder, "stage_layers"):   # measured times: the builder's sums
+    if w.layer_times_ms is not None:   # measured times: the builder's sums
         return sum(builder.stage_compute_ps(stage)) * PS
     tokens = builder.b * getattr(w.model, "seq_len", 1)
     total = 0.0

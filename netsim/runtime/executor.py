@@ -21,11 +21,15 @@ from __future__ import annotations
 
 import gc
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from ..collectives import run_collective
 from ..errors import SimulationError
 from ..records import FlowTag
 from ..units import ps_to_ns
+
+if TYPE_CHECKING:
+    import simpy
 
 OPS_COLUMNS = ("rank", "iteration", "op", "kind", "group", "size_bytes", "start_ns", "end_ns", "algorithm",
                "protocol")
@@ -91,6 +95,8 @@ class Executor:
         self._done_ops = 0
         self._total_ops = 0
         self.events_ops = 0
+        #: succeeds when the last iteration has finished; ``None`` until :meth:`start`
+        self.finished: simpy.Event | None = None
 
     # ------------------------------------------------------------------------------------------
     def run(self, iterations: int) -> None:

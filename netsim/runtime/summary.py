@@ -16,6 +16,7 @@ from collections import defaultdict
 
 from ..backends.base import ROUTER
 from ..network.scheduler import events_scheduled
+from ..sinks import Sink
 from ..units import PS_PER_NS
 from .apnet import apnet_iteration_time, apnet_stage_aware_iteration_time, effective_bandwidths
 from .breakdown import KEYS, breakdowns, stage_bubbles
@@ -23,7 +24,7 @@ from .breakdown import KEYS, breakdowns, stage_bubbles
 PS = 1e-12
 
 
-class TrafficSink:
+class TrafficSink(Sink):
     """Aggregates flows into the per-iteration traffic matrix and per-group bytes.
 
     One counter per (iteration, src, dst, group kind), updated once per flow (the hot path: one

@@ -9,7 +9,10 @@ from netsim.records import FlowTag
 
 
 class _Backend:
+    """A :class:`~netsim.collectives.engine.Port` that never sends (only tags are built)."""
+
     env = simpy.Environment()
+    graph, name, capabilities, send_batch = None, "stub", frozenset(), None
 
 
 def test_tag_for_step_keeps_every_other_field():

@@ -287,7 +287,7 @@ class AnalyticBackend(Backend):
             self._warned = True
             # one ``netsim: warning:`` line on stderr, as the packet backend's PFC reports (not a Python warning)
             print(f"netsim: warning: {report.message()}", file=sys.stderr)
-        if self.sink is not None and hasattr(self.sink, "flush"):
+        if self.sink is not None:          # a netsim.sinks.Sink: flush is part of the protocol
             self.sink.flush()
 
 

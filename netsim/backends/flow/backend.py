@@ -121,6 +121,7 @@ class FlowBackend(Backend):
         #: rate controllers (static CC models and dynamic ones), by algorithm, built on their first flow
         self.controllers: dict[str, RateController] = {}
         self.links = LinkChanges(self)       # degrade / fail a link during the run
+        self.in_order = None                 # per-connection FIFOs (:mod:`.inorder`), built on first use
         # counters of the seam (the fluid network counts its own work)
         self.n_flows = 0
         self.switched_flows = 0      # flows whose path crosses a network switch
@@ -255,7 +256,7 @@ class FlowBackend(Backend):
 
     def close(self) -> None:
         for s in (self.sinks.fct, self.sinks.queues, self.sinks.pfc, self.sinks.cc):
-            if s is not None and hasattr(s, "flush"):
+            if s is not None:          # a netsim.sinks.Sink: flush is part of the protocol
                 s.flush()
 
 

@@ -113,7 +113,7 @@ def send_batch(backend, transfers: Sequence[Transfer], on_done: BatchCallback,
     if connections is None:
         start, connections = backend._start, repeat(None)
     else:                # each transfer's queue pair: its flow leaves after the pair's earlier ones
-        start = (getattr(backend, "in_order", None) or in_order_sends(backend)).enter
+        start = (backend.in_order or in_order_sends(backend)).enter
     for t, key, conn in zip(transfers, keys, connections):
         src, dst, size_bytes, tag = t
         try:             # the pair's path info when the contract accepted the pair before (resolve, inline)

@@ -59,12 +59,7 @@ class Deliveries:
         for rec in recs:
             nbytes += rec.size_bytes
         if sink is not None:
-            add_many = getattr(sink, "add_many", None)   # a TeeSink: the records in one call
-            if add_many is not None:
-                add_many(recs)
-            else:
-                for rec in recs:
-                    sink.add(rec)
+            sink.add_many(recs)          # netsim.sinks.Sink: a TeeSink takes them in one call
         self.n_completed += len(recs)
         self.bytes_delivered += nbytes
         if recs:

@@ -43,7 +43,7 @@ def send_in_order(backend, connection, src: str, dst: str, size_bytes: int, tag=
                   in_network: bool = False, priority: int | None = None):
     """``FlowBackend.send_in_order``: like ``send`` (``send_in_network`` if ``in_network``) on ``connection``
     (a hashable key, one per queue pair); the flow leaves its sender after the connection's earlier flows."""
-    fifo = getattr(backend, "in_order", None) or in_order_sends(backend)     # built on the first call
+    fifo = backend.in_order or in_order_sends(backend)     # built on the first call
     return fifo.send(connection, src, dst, size_bytes, tag, in_network, priority)
 
 

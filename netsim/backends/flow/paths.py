@@ -80,7 +80,7 @@ class PathTable:
         constants (one cache entry per single-path pair)."""
         pair = (src, dst)
         if pair not in self.pair:
-            path = self.router.unique_path(src, dst) if hasattr(self.router, "unique_path") else None
+            path = self.router.unique_path(src, dst)
             self.pair[pair] = None if path is None else self.info(path)
         info = self.pair[pair]
         if info is None:

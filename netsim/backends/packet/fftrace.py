@@ -32,7 +32,7 @@ SKIP_FILE = "fast_forward.csv"
 
 def skip_sink(sinks):
     """A :class:`~netsim.records.CsvSink` for fast_forward.csv next to the run's queues.csv, or ``None``."""
-    path = getattr(sinks.queues, "path", None)
+    path = sinks.queues.path if sinks.queues is not None else None     # a netsim.sinks.Sink
     if not path:
         return None
     return CsvSink(os.path.join(os.path.dirname(path), SKIP_FILE), SKIP_COLUMNS)

@@ -11,6 +11,7 @@ import simpy
 from netsim.backends.base import TraceSinks, create_backend
 from netsim.backends.flow import paths as paths_mod
 from netsim.records import FlowTag, ListSink, TeeSink
+from netsim.sinks import Sink
 from netsim.topology import load_topology
 
 CLUSTER = "gpu_cluster:servers=16,gpus_per_server=8"    # two leaves: GPU pairs across them have ECMP paths
@@ -83,8 +84,8 @@ def _run_fan(sink):
     env.run()
 
 
-class _OneByOne:
-    """A sink without ``add_many`` that forwards to a TeeSink row by row."""
+class _OneByOne(Sink):
+    """A sink with the base class's ``add_many`` (one ``add`` per row) that forwards to a TeeSink row by row."""
 
     def __init__(self, tee):
         self.tee = tee
