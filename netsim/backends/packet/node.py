@@ -172,7 +172,7 @@ class Forwarder(Node):
             if now < port.busy_until:
                 port.schedule_wake()
             elif not port.paused[prio]:
-                port._wake(None, now)
+                port.wake(None, now)
 
     def _admit_lossless(self, pkt, port, in_port, prio: int, size: int, buf) -> bool:
         """PFC ingress admission of a lossless packet; False if it overflowed the headroom (dropped).

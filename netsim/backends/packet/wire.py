@@ -18,7 +18,6 @@ from __future__ import annotations
 from heapq import heappush
 
 from ...transport.packet import CNP, CONTROL_PRIORITY, DATA
-from ...transport.telemetry import IntHop, new_hop
 from .scheduler import NORMAL
 
 
@@ -67,9 +66,6 @@ class WireMixin:
             now = pkt.ts_arr
             if port.busy_until <= now:
                 if not port.paused[pkt.prio]:
-                    if pkt.intl is not None and port.int_stamps:  # INT stamp (netsim.transport.telemetry)
-                        pkt.intl.append(new_hop(IntHop, (port, port.qtotal, port.tx_bytes + pkt.size, now,
-                                                         port.rate_bps)))
                     t = pkt.size * port.ps_per_byte + port.rem
                     ser = int(t)
                     port.rem = t - ser
