@@ -229,12 +229,13 @@ class Endpoint(Node):
             self.net.drop(pkt, in_port)
             return
         kind = pkt.kind
+        now = self.env.now
         if kind == DATA:
-            pkt.flow.on_data(pkt)
+            pkt.flow.on_data(pkt, now)
         elif kind == CNP:
-            pkt.flow.on_cnp(pkt)
+            pkt.flow.on_cnp(pkt, now)
         else:
-            pkt.flow.on_ack(pkt)
+            pkt.flow.on_ack(pkt, now)
 
 
 class RelayEndpoint(Forwarder):

@@ -108,13 +108,13 @@ class WireMixin:
         if pipe:
             ev.callbacks = self.pipe_cbs
             heappush(self.hq, (pipe[0].ts_arr, NORMAL, next(self.eid), ev))
-        kind = pkt.kind
+        kind = pkt.kind      # the pipe's head arrives at its ts_arr: that is the time now
         if kind == DATA:
-            pkt.flow.on_data(pkt)
+            pkt.flow.on_data(pkt, pkt.ts_arr)
         elif kind == CNP:
-            pkt.flow.on_cnp(pkt)
+            pkt.flow.on_cnp(pkt, pkt.ts_arr)
         else:
-            pkt.flow.on_ack(pkt)
+            pkt.flow.on_ack(pkt, pkt.ts_arr)
 
     def _arrive(self, ev) -> None:
         """Generic arrival: ``recv(pkt)`` (the peer's ``receive``, or a test's interceptor)."""

@@ -100,9 +100,9 @@ def test_hpcc_ack_carries_the_int_echo_not_a_list_to_stamp():
     seen = []
     orig = roce.RoceFlow.on_ack
 
-    def spy(self, pkt):
+    def spy(self, pkt, now):
         seen.append((pkt.intl, None if pkt.echo is None else [h.port.name for h in pkt.echo]))
-        orig(self, pkt)
+        orig(self, pkt, now)
 
     roce.RoceFlow.on_ack = spy
     try:
