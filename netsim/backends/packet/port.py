@@ -31,7 +31,8 @@ pacing expired), :meth:`Port.send_control` (ACK/NACK/CNP) and ``rate_bps``;
 the rest is the port's own. The code is split by role: this module
 (state, queueing, transmission start), :mod:`.egress` (the dequeue point
 ``_wake``: what is sent next), :mod:`.wire` (the link's pipe, arrivals at the
-peer), :mod:`.pfcport` (PAUSE obeyed, ingress release). Events are scheduled through the network's
+peer), :mod:`.pfcport` (PAUSE obeyed, ingress release), :mod:`.intport` (the INT-stamping
+copies of the per-packet paths, switched on by the first HPCC flow). Events are scheduled through the network's
 :class:`~.scheduler.Scheduler` (the heap push is inlined on the per-packet
 paths, in the scheduler's entry layout).
 

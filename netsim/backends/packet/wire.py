@@ -5,8 +5,10 @@ port's ``pipe`` (a FIFO) with their arrival time ``ts_arr``; the pipe has one
 pending event, :class:`PipeEvent`, for its head. On arrival at a forwarding
 peer the common case is inlined (:meth:`WireMixin._arrive_fwd`: an idle,
 unpaused egress starts the packet at once, control cuts in after the current
-transmission, everything else goes through ``Forwarder.admit``); at an
-endpoint the packet goes to its flow (:meth:`WireMixin._arrive_end`); lossy
+transmission, everything else goes through ``Forwarder.admit``; once INT is
+on, its stamping copy ``IntMixin._arrive_fwd_int`` of :mod:`.intport`); at an
+endpoint the packet goes to its flow (:meth:`WireMixin._arrive_end`, with
+the time: the head of a pipe arrives at its ``ts_arr``); lossy
 links, per-packet spraying and tests' interceptors use the generic
 :meth:`WireMixin._arrive`, a failed link :meth:`WireMixin._arrive_down`.
 
