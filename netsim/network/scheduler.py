@@ -43,6 +43,8 @@ from heapq import heapify, heappop, heappush
 
 #: SimPy's priority of ordinary events (``simpy.events.NORMAL``); every source uses it
 NORMAL = 1
+#: network events :meth:`Scheduler.drive` runs per call before handing back to SimPy
+_BUDGET = range(64)
 
 
 class Scheduler:
@@ -121,16 +123,15 @@ class Scheduler:
         hq = self.heap
         env = self.env
         me = self.drive_cb
-        budget = 64   # then back to SimPy for a moment, so step()-counting loops (progress) keep ticking
-        while hq and budget:
-            budget -= 1
-            item = hq[0]
-            ev = item[3]
+        for _ in _BUDGET:   # then back to SimPy for a moment, so step()-counting loops (progress) keep ticking
+            if not hq:
+                return
+            at, _, _, ev = hq[0]
             cbs = ev.callbacks
             if cbs.__class__ is not tuple or cbs[-1] is not me:
                 return
             heappop(hq)
-            env._now = item[0]
+            env._now = at
             ev.callbacks = None
             cbs[0](ev)
 

@@ -263,20 +263,21 @@ class Flow(RetransmitTimer, ABC):
             self.net.flow_received(self)
 
     # -- CNP (RoCE congestion notification) -------------------------------------------------------
-    def on_cnp(self, pkt) -> None:
+    def on_cnp(self, pkt, now: int) -> None:
+        """A CNP arrived at ``now`` (ps)."""
         self.cnps_received += 1
-        now_ns = self.env.now // 1000
+        now_ns = now // 1000
         self.cc.advance(now_ns)
         self.cc.on_cnp(now_ns)
 
     # -- implemented by each transport (TcpFlow, RoceFlow) -----------------------------------------
     @abstractmethod
-    def on_data(self, pkt) -> None:
-        """Receiver side: a data packet arrived."""
+    def on_data(self, pkt, now: int) -> None:
+        """Receiver side: a data packet arrived at ``now`` (ps, the current time: the caller knows it)."""
 
     @abstractmethod
-    def on_ack(self, pkt) -> None:
-        """Sender side: an ACK (or NACK) arrived."""
+    def on_ack(self, pkt, now: int) -> None:
+        """Sender side: an ACK (or NACK) arrived at ``now`` (ps)."""
 
     @abstractmethod
     def on_timeout(self, now: int) -> None:

@@ -43,8 +43,7 @@ class RoceFlow(Flow):
         self.recover = 0
 
     # -- receiver ---------------------------------------------------------------------------------
-    def on_data(self, pkt) -> None:
-        now = self.env.now
+    def on_data(self, pkt, now: int) -> None:
         self.rx_payload_bytes += pkt.payload
         if pkt.ce:
             self.ecn_marked_packets += 1
@@ -74,10 +73,9 @@ class RoceFlow(Flow):
             self.send_control(ACK, rcv, pkt, now)
 
     # -- sender -----------------------------------------------------------------------------------
-    def on_ack(self, pkt) -> None:
+    def on_ack(self, pkt, now: int) -> None:
         if self.sender_done:
             return
-        now = self.env.now
         ack = pkt.seq
         cc = self.cc
         if ack > self.snd_una:

@@ -53,8 +53,7 @@ class TcpFlow(Flow):
         self.recover = -1
 
     # -- receiver ---------------------------------------------------------------------------------
-    def on_data(self, pkt) -> None:
-        now = self.env.now
+    def on_data(self, pkt, now: int) -> None:
         self.rx_payload_bytes += pkt.payload
         ce = pkt.ce
         if ce:
@@ -110,10 +109,9 @@ class TcpFlow(Flow):
             self._pure_ack(self.rcv_nxt, self.ce_state, ev.at)
 
     # -- sender -----------------------------------------------------------------------------------
-    def on_ack(self, pkt) -> None:
+    def on_ack(self, pkt, now: int) -> None:
         if self.sender_done:
             return
-        now = self.env.now
         ack = pkt.seq
         cc = self.cc
         una = self.snd_una

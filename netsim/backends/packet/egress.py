@@ -7,19 +7,29 @@ quanta, Shreedhar & Varghese), then, at an endpoint's NIC, the next sending
 flow of the round robin ``ring`` (window and pacing honoured) — and starts
 its serialization. At a relaying endpoint (``relay_fair``: a GPU with
 ``gpu_forwarding``, :class:`~.node.RelayEndpoint`) the transit queue and the
-own flows take turns instead (:meth:`EgressMixin._relay_pick`). A data packet leaves its queue in exactly one of two
-places, the inlined single-priority branch of ``_wake`` and
+own flows take turns instead (:meth:`EgressMixin._relay_pick`).
+
+A port's wake-up handler is chosen once for its features
+(:meth:`EgressMixin.choose_wake`, kept in ``Port.wake`` / ``wake_cbs``), so
+the per-packet path tests nothing it does not need: plain :meth:`_wake`
+(no relay fairness, no INT stamping: nearly every port), ``_wake_int`` of
+:mod:`.intport` (a forwarding port once INT is on) and
+:meth:`EgressMixin._wake_featured` (relay fairness, or INT at a port with
+flows: the same steps through the helpers :meth:`_pick_next` and
+:meth:`_send_woken`). A data packet leaves its queue in exactly one of two
+ways, the inlined single-priority branch of ``_wake`` / ``_wake_int`` and
 :meth:`EgressMixin._dequeued` (several priorities): both release its buffer
 bytes, its PFC ingress count (:mod:`.pfcport`) and, with ``ecn_mark_at:
 dequeue``, ECN-mark it. A packet that finds its egress idle on arrival
 never queues (``Port.start`` / the inlined fast path in :mod:`.wire`).
 
-Where a packet's transmission starts (``ts_arr`` set, ``tx_packets``
-counted), for whoever stamps packets as they leave (e.g. in-band telemetry):
-``_wake`` here (after the dequeue, every queued packet and every packet a
+Where a packet's transmission starts (``ts_arr`` set, ``tx_packets`` and
+``tx_bytes`` counted), for whoever stamps packets as they leave (in-band
+telemetry, :mod:`.intport`): the wake-up handlers here and in
+:mod:`.intport` (after the dequeue, every queued packet and every packet a
 NIC pulls from its flows), ``Port.start`` (idle port), ``Port.commit``
-(control behind the current packet) and their two inlined copies in
-``WireMixin._arrive_fwd``.
+(control behind the current packet) and the inlined copies in
+``WireMixin._arrive_fwd`` and ``IntMixin._arrive_fwd_int``.
 
 Left out: weighted strict-priority mixes, shaping, per-queue rate limits.
 """
@@ -38,12 +48,10 @@ class EgressMixin:
     __slots__ = ()
 
     def _wake(self, _ev, now=None) -> None:
-        """The wire is free: pick the next packet (control, data queues, then flows) and send it.
+        """The wire is free: send the next packet (control, data queues, then flows). Plain ports only.
 
-        As the port's own event (``now`` None) it fires at ``busy_until``
-        (which nothing changes while a wake-up is pending), so that is the
-        time; a direct call passes the current time ``now`` (ps).
-        """
+        As the port's own event (``now`` None) it fires at ``busy_until`` (unchanged while a wake-up is
+        pending); a direct call passes the current time ``now`` (ps)."""
         if now is None:
             now = self.busy_until
         self.wake_pending = False
@@ -54,10 +62,6 @@ class EgressMixin:
             self.qbytes[CONTROL_PRIORITY] -= size
             self.qtotal -= size
             self.buf.used -= size
-        elif self.relay_fair and self.qtotal and self.ring:
-            pkt = self._relay_pick(now)
-            if pkt is None:
-                return
         elif self.qtotal:
             prios = self.dprios
             if len(prios) == 1:  # the common case, inlined: one data priority at this port
@@ -83,26 +87,21 @@ class EgressMixin:
                     pkt = None
             else:
                 pkt = self._pick_data()
-            if pkt is None:
-                if not self.ring:
-                    return
-                pkt = self._pick_flow(now)
-                if pkt is None:
-                    return
-        elif self.ring:
+        else:
+            pkt = None
+        if pkt is None:  # no control, no data queued or none may go: the NIC's flows, if any
+            if not self.ring:
+                return
             pkt = self._pick_flow(now)
             if pkt is None:
                 return
-        else:
-            return
-        if pkt.intl is not None and self.int_stamps:  # INT stamp (netsim.transport.telemetry); not at a NIC
-            pkt.intl.append(new_hop(IntHop, (self, self.qtotal, self.tx_bytes + pkt.size, now, self.rate_bps)))
-        t = pkt.size * self.ps_per_byte + self.rem
+        size = pkt.size
+        t = size * self.ps_per_byte + self.rem
         ser = int(t)
         self.rem = t - ser
         self.busy_until = bu = now + ser
         self.tx_packets += 1
-        self.tx_bytes += pkt.size
+        self.tx_bytes += size
         pkt.ts_arr = arr = bu + self.delay_ps
         hq = self.hq
         pipe = self.pipe
@@ -119,19 +118,91 @@ class EgressMixin:
             heappush(hq, (bu, NORMAL, next(self.eid), self))
         elif self.ring:
             ring = self.ring
-            if len(ring) == 1:
-                f = ring[0]
-                nt = f.next_tx
-                if nt > bu:
-                    # the only flow is paced past the end of this transmission: one wake-up, at its
-                    # pacing time (the flow's tick kicks the port), instead of a wake-up at
-                    # ``busy_until`` that would only find it paced and schedule that tick
-                    f.wait_pacing()
-                    return
+            # the only flow paced past the end of this transmission: its pacing tick (which kicks the port)
+            # instead of a wake-up at ``busy_until`` that would only find it paced and schedule that tick
+            if len(ring) == 1 and ring[0].next_tx > bu:
+                ring[0].wait_pacing()
+                return
             self.wake_pending = True
             self.callbacks = self.wake_cbs
             heappush(hq, (bu, NORMAL, next(self.eid), self))
 
+    def _wake_featured(self, _ev, now=None) -> None:
+        """:meth:`_wake` of a port with a feature: relay fairness (``relay_fair``) or INT stamping with flows.
+
+        The same steps through helpers (these ports are few): :meth:`_pick_next`, the INT stamp, then
+        :meth:`_send_woken`.
+        """
+        if now is None:
+            now = self.busy_until
+        self.wake_pending = False
+        pkt = self._pick_next(now)
+        if pkt is None:
+            return
+        if pkt.intl is not None and self.int_stamps:  # INT stamp (netsim.transport.telemetry)
+            pkt.intl.append(new_hop(IntHop, (self, self.qtotal, self.tx_bytes + pkt.size, now, self.rate_bps)))
+        self._send_woken(pkt, now)
+
+    def _pick_next(self, now: int):
+        """The packet :meth:`_wake` would send next (dequeued), ``None`` if nothing may go."""
+        cq = self.cq
+        if cq:
+            pkt = cq.popleft()
+            size = pkt.size
+            self.qbytes[CONTROL_PRIORITY] -= size
+            self.qtotal -= size
+            self.buf.used -= size
+            return pkt
+        if self.relay_fair and self.qtotal and self.ring:
+            return self._relay_pick(now)
+        pkt = self._pick_data() if self.qtotal else None
+        if pkt is None and self.ring:
+            pkt = self._pick_flow(now)
+        return pkt
+
+    def _send_woken(self, pkt, now: int) -> None:
+        """Serialize ``pkt`` from ``now`` (ps) and schedule the next wake-up: the tail of :meth:`_wake`."""
+        size = pkt.size
+        t = size * self.ps_per_byte + self.rem
+        ser = int(t)
+        self.rem = t - ser
+        self.busy_until = bu = now + ser
+        self.tx_packets += 1
+        self.tx_bytes += size
+        pkt.ts_arr = arr = bu + self.delay_ps
+        pipe = self.pipe
+        pipe.append(pkt)
+        if len(pipe) == 1:
+            self._pipe_ev.callbacks = self.pipe_cbs
+            heappush(self.hq, (arr, NORMAL, next(self.eid), self._pipe_ev))
+        ring = self.ring
+        if not self.qtotal:
+            if not ring:
+                return
+            if len(ring) == 1 and ring[0].next_tx > bu:   # paced past this transmission: its tick instead
+                ring[0].wait_pacing()
+                return
+        self.wake_pending = True
+        self.callbacks = self.wake_cbs
+        heappush(self.hq, (bu, NORMAL, next(self.eid), self))
+
+    def choose_wake(self) -> None:
+        """Pick this port's wake-up handler once for its features (again when one is switched on).
+
+        Plain :meth:`_wake` (no relay fairness, no INT stamping: the common case), ``_wake_int``
+        (:mod:`.intport`: a forwarding port stamping INT) or :meth:`_wake_featured` (the rest).
+        A wake-up already pending fires the new handler.
+        """
+        if self.relay_fair or (self.int_stamps and self.ring is not None):
+            fn = self._wake_featured
+        elif self.int_stamps:
+            fn = self._wake_int
+        else:
+            fn = self._wake
+        self.wake = fn
+        self.wake_cbs = (fn, self.net.drive_cb)
+        if self.wake_pending:
+            self.callbacks = self.wake_cbs
 
     def _dequeued(self, pkt, prio: int) -> None:
         size = pkt.size

@@ -126,6 +126,9 @@ def transport_flow(be, fid: int, src: str, dst: str, size_bytes: int, cc_name: s
     else:
         raise InputError("unknown transport of congestion control", where=f"cc {cc_name}",
                          value=cls.transport, accepted="tcp or roce")
+    if flow.wants_int and not net.int_on:    # the first flow wanting telemetry: switches stamp from now on
+        from .intport import enable_int
+        enable_int(net)
     flow.max_timeouts = p["max_timeouts"]
     if be.host_stack is not None:
         delay_ps, cap = host_cost(be, pm, cc_name, cls.transport)

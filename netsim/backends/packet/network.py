@@ -99,6 +99,8 @@ class Network:
         self.drops_by_prio = [0] * N_PRIORITIES
         self.pfc_events = 0
         self.touched_ports: list = []
+        #: in-band telemetry stamped at forwarding egresses (intport.enable_int, on the first HPCC flow)
+        self.int_on = False
         #: the SimPy fast path: heap pushes and the drive loop (scheduler.py)
         self.sched = Scheduler(env)
         #: the bound method every hot event carries last in its callbacks (Scheduler.drive)
@@ -201,6 +203,7 @@ class Network:
             from collections import deque
             port.ring = deque()
             port.relay_fair = isinstance(na, RelayEndpoint)   # transit and own flows take turns (egress.py)
+            port.choose_wake()
         if isinstance(nb, RelayEndpoint):
             nb.never_pause(port)
         if self.params["routing"] == "spray" or isinstance(nb, RelayEndpoint):

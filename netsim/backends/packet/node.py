@@ -172,7 +172,7 @@ class Forwarder(Node):
             if now < port.busy_until:
                 port.schedule_wake()
             elif not port.paused[prio]:
-                port._wake(None, now)
+                port.wake(None, now)
 
     def _admit_lossless(self, pkt, port, in_port, prio: int, size: int, buf) -> bool:
         """PFC ingress admission of a lossless packet; False if it overflowed the headroom (dropped).
@@ -229,12 +229,13 @@ class Endpoint(Node):
             self.net.drop(pkt, in_port)
             return
         kind = pkt.kind
+        now = self.env.now
         if kind == DATA:
-            pkt.flow.on_data(pkt)
+            pkt.flow.on_data(pkt, now)
         elif kind == CNP:
-            pkt.flow.on_cnp(pkt)
+            pkt.flow.on_cnp(pkt, now)
         else:
-            pkt.flow.on_ack(pkt)
+            pkt.flow.on_ack(pkt, now)
 
 
 class RelayEndpoint(Forwarder):

@@ -31,7 +31,8 @@ pacing expired), :meth:`Port.send_control` (ACK/NACK/CNP) and ``rate_bps``;
 the rest is the port's own. The code is split by role: this module
 (state, queueing, transmission start), :mod:`.egress` (the dequeue point
 ``_wake``: what is sent next), :mod:`.wire` (the link's pipe, arrivals at the
-peer), :mod:`.pfcport` (PAUSE obeyed, ingress release). Events are scheduled through the network's
+peer), :mod:`.pfcport` (PAUSE obeyed, ingress release), :mod:`.intport` (the INT-stamping
+copies of the per-packet paths, switched on by the first HPCC flow). Events are scheduled through the network's
 :class:`~.scheduler.Scheduler` (the heap push is inlined on the per-packet
 paths, in the scheduler's entry layout).
 
@@ -47,12 +48,13 @@ from heapq import heappush
 from ...transport.packet import CONTROL_PRIORITY, N_PRIORITIES
 from ...transport.telemetry import IntHop, new_hop
 from .egress import EgressMixin
+from .intport import IntMixin
 from .pfcport import PfcMixin
 from .scheduler import NORMAL
 from .wire import PipeEvent, WireMixin
 
 
-class Port(EgressMixin, WireMixin, PfcMixin):
+class Port(EgressMixin, WireMixin, PfcMixin, IntMixin):
     """Egress of ``node`` towards ``peer`` over a link of ``rate_bps`` / ``delay_ps``.
 
     The state of every role lives here (``__slots__``); the methods are split
@@ -69,7 +71,7 @@ class Port(EgressMixin, WireMixin, PfcMixin):
                  "touched", "last_sample", "limit", "qtotal", "known", "hq", "eid", "pipe", "pipe_cbs",
                  "recv", "_pipe_ev", "down",
                  "dyn_alpha", "xon_off", "storm", "wd_req", "wd", "rng", "relay_fair", "own_credit",
-                 "int_stamps")
+                 "int_stamps", "wake")
     _ok = True  # SimPy event protocol: a port wake always succeeds
 
     def __init__(self, net, node, peer, rate_bps: float, delay_ps: int, err: float = 0.0):
@@ -79,8 +81,8 @@ class Port(EgressMixin, WireMixin, PfcMixin):
         self.eid = net.sched.ids
         self.net = net
         self.node = node            # sending Node
-        #: this egress appends INT hop records (:mod:`netsim.transport.telemetry`): its node forwards (a switch)
-        self.int_stamps = hasattr(node, "admit")
+        #: this egress appends INT hop records (:mod:`.intport`): its node forwards and INT is on (enable_int)
+        self.int_stamps = False
         self.peer = peer            # receiving Node
         self.name = node.name
         self.peer_name = peer.name
@@ -105,7 +107,6 @@ class Port(EgressMixin, WireMixin, PfcMixin):
         self.ring = None             # deque of sending flows (endpoint ports only)
         self.buf = node.buf          # the node's shared-buffer accounting
         drive = net.drive_cb
-        self.wake_cbs = (self._wake, drive)
         self.pipe = deque()          # packets on the wire, in arrival order (FIFO link)
         self.recv = peer.receive
         # forwarding peers get the inlined fast path, endpoints theirs; lossy links (err) and spraying
@@ -146,6 +147,7 @@ class Port(EgressMixin, WireMixin, PfcMixin):
         self.wd = None               # watchdog settings and saved pipe callbacks (pfcwatch.enable_watchdog)
         self.relay_fair = False      # a relaying endpoint's port: transit shares with own flows (node.RelayEndpoint)
         self.own_credit = 0          # own-flow packets still due before the next transit packet (relay_fair)
+        self.choose_wake()           # self.wake, self.wake_cbs: the wake-up handler for the port's features
 
     # -- queueing ---------------------------------------------------------------------------------
     def add_prio(self, prio: int) -> None:
@@ -177,7 +179,7 @@ class Port(EgressMixin, WireMixin, PfcMixin):
                 self.callbacks = self.wake_cbs
                 heappush(self.hq, (self.busy_until, NORMAL, next(self.eid), self))
             elif not self.paused[prio]:
-                self._wake(None, now)
+                self.wake(None, now)
 
     def send_control(self, pkt, now: int) -> None:
         """Send an ACK/NACK/CNP from this (endpoint) port at ``now`` (ps): at once if idle, else first in line."""
@@ -216,7 +218,7 @@ class Port(EgressMixin, WireMixin, PfcMixin):
         if self.wake_pending:
             return
         if now >= self.busy_until:
-            self._wake(None, now)
+            self.wake(None, now)
         else:
             self.schedule_wake()
 
@@ -242,7 +244,7 @@ class Port(EgressMixin, WireMixin, PfcMixin):
                 if not self.paused[flow.prio]:
                     flow.wait_pacing()
                 return
-            self._wake(None, now)
+            self.wake(None, now)
         else:
             self.schedule_wake()
 
@@ -255,7 +257,7 @@ class Port(EgressMixin, WireMixin, PfcMixin):
     # -- transmission -----------------------------------------------------------------------------
     def start(self, pkt, now: int) -> None:
         """Serialize ``pkt`` from ``now`` (ps, the port is idle); schedule its arrival at the peer."""
-        if pkt.intl is not None and self.int_stamps:  # INT stamp (netsim.transport.telemetry)
+        if self.int_stamps and pkt.intl is not None:  # INT stamp (.intport)
             pkt.intl.append(new_hop(IntHop, (self, self.qtotal, self.tx_bytes + pkt.size, now, self.rate_bps)))
         t = pkt.size * self.ps_per_byte + self.rem
         ser = int(t)

@@ -5,8 +5,10 @@ port's ``pipe`` (a FIFO) with their arrival time ``ts_arr``; the pipe has one
 pending event, :class:`PipeEvent`, for its head. On arrival at a forwarding
 peer the common case is inlined (:meth:`WireMixin._arrive_fwd`: an idle,
 unpaused egress starts the packet at once, control cuts in after the current
-transmission, everything else goes through ``Forwarder.admit``); at an
-endpoint the packet goes to its flow (:meth:`WireMixin._arrive_end`); lossy
+transmission, everything else goes through ``Forwarder.admit``; once INT is
+on, its stamping copy ``IntMixin._arrive_fwd_int`` of :mod:`.intport`); at an
+endpoint the packet goes to its flow (:meth:`WireMixin._arrive_end`, with
+the time: the head of a pipe arrives at its ``ts_arr``); lossy
 links, per-packet spraying and tests' interceptors use the generic
 :meth:`WireMixin._arrive`, a failed link :meth:`WireMixin._arrive_down`.
 
@@ -18,7 +20,6 @@ from __future__ import annotations
 from heapq import heappush
 
 from ...transport.packet import CNP, CONTROL_PRIORITY, DATA
-from ...transport.telemetry import IntHop, new_hop
 from .scheduler import NORMAL
 
 
@@ -67,9 +68,6 @@ class WireMixin:
             now = pkt.ts_arr
             if port.busy_until <= now:
                 if not port.paused[pkt.prio]:
-                    if pkt.intl is not None and port.int_stamps:  # INT stamp (netsim.transport.telemetry)
-                        pkt.intl.append(new_hop(IntHop, (port, port.qtotal, port.tx_bytes + pkt.size, now,
-                                                         port.rate_bps)))
                     t = pkt.size * port.ps_per_byte + port.rem
                     ser = int(t)
                     port.rem = t - ser
@@ -112,13 +110,13 @@ class WireMixin:
         if pipe:
             ev.callbacks = self.pipe_cbs
             heappush(self.hq, (pipe[0].ts_arr, NORMAL, next(self.eid), ev))
-        kind = pkt.kind
+        kind = pkt.kind      # the pipe's head arrives at its ts_arr: that is the time now
         if kind == DATA:
-            pkt.flow.on_data(pkt)
+            pkt.flow.on_data(pkt, pkt.ts_arr)
         elif kind == CNP:
-            pkt.flow.on_cnp(pkt)
+            pkt.flow.on_cnp(pkt, pkt.ts_arr)
         else:
-            pkt.flow.on_ack(pkt)
+            pkt.flow.on_ack(pkt, pkt.ts_arr)
 
     def _arrive(self, ev) -> None:
         """Generic arrival: ``recv(pkt)`` (the peer's ``receive``, or a test's interceptor)."""
