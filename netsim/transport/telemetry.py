@@ -35,13 +35,10 @@ from operator import itemgetter
 
 
 _new = tuple.__new__
-_NOTHING: dict = {}        # never filled: ``_NOTHING.get(key, default)`` is ``default``
-#: ``new_hop(IntHop, (port, qlen, tx, ts, rate))`` is the record the packet backend stamps, written out
-#: where a switch egress starts a transmission: it returns the plain tuple itself (a C call, no
-#: allocation). A plain tuple comes from CPython's free list and unpacks on the specialised path on
-#: every ACK; an ``IntHop`` instance (a tuple subclass) costs an allocation, a slower deallocation
-#: and a generic unpack. The stamp sites could equally append the tuple literal.
-new_hop = _NOTHING.get
+#: The packet backend stamps a hop as the plain tuple ``(port, qlen, tx, ts, rate)`` where a switch
+#: egress starts a transmission (:class:`IntHop` is its layout with names): a plain tuple comes from
+#: CPython's free list and unpacks on the specialised path on every ACK; an ``IntHop`` instance (a
+#: tuple subclass) costs an allocation, a slower deallocation and a generic unpack.
 
 #: bytes of one INT hop record in HPCC's ns-3 ``IntHop`` (a 64-bit word: rate, time, bytes, queue)
 INT_HOP_BYTES = 8
@@ -58,11 +55,10 @@ class IntHop(tuple):
     """One switch hop's telemetry, as stamped at its egress: ``(port, qlen_bytes, tx_bytes, ts_ps, rate_bps)``.
 
     The layout of a record, with named fields (tests and readers build records with it); the
-    packet backend stamps plain tuples of the same layout (:data:`new_hop`), which HPCC unpacks on
-    every ACK.
+    packet backend stamps plain tuples of the same layout, which HPCC unpacks on every ACK.
 
     >>> h = IntHop("p", 1500, 9000, 10, 100e9)
-    >>> h == new_hop(IntHop, ("p", 1500, 9000, 10, 100e9)), h.qlen_bytes, h.ts_ps
+    >>> h == ("p", 1500, 9000, 10, 100e9), h.qlen_bytes, h.ts_ps
     (True, 1500, 10)
     """
 

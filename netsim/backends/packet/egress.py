@@ -38,7 +38,6 @@ from __future__ import annotations
 from heapq import heappush
 
 from ...transport.packet import CONTROL_PRIORITY
-from ...transport.telemetry import IntHop, new_hop
 from .scheduler import NORMAL
 
 
@@ -140,7 +139,7 @@ class EgressMixin:
         if pkt is None:
             return
         if pkt.intl is not None and self.int_stamps:  # INT stamp (netsim.transport.telemetry)
-            pkt.intl.append(new_hop(IntHop, (self, self.qtotal, self.tx_bytes + pkt.size, now, self.rate_bps)))
+            pkt.intl.append((self, self.qtotal, self.tx_bytes + pkt.size, now, self.rate_bps))
         self._send_woken(pkt, now)
 
     def _pick_next(self, now: int):

@@ -23,7 +23,6 @@ from __future__ import annotations
 from heapq import heappush
 
 from ...transport.packet import CONTROL_PRIORITY
-from ...transport.telemetry import IntHop, new_hop
 from .scheduler import NORMAL
 
 
@@ -97,7 +96,7 @@ class IntMixin:
         else:
             return
         if pkt.intl is not None:
-            pkt.intl.append(new_hop(IntHop, (self, self.qtotal, self.tx_bytes + size, now, self.rate_bps)))
+            pkt.intl.append((self, self.qtotal, self.tx_bytes + size, now, self.rate_bps))
         t = size * self.ps_per_byte + self.rem
         ser = int(t)
         self.rem = t - ser
@@ -139,8 +138,8 @@ class IntMixin:
                     return
                 bu = now
                 if pkt.intl is not None:
-                    pkt.intl.append(new_hop(IntHop, (port, port.qtotal, port.tx_bytes + pkt.size, now,
-                                                     port.rate_bps)))
+                    pkt.intl.append((port, port.qtotal, port.tx_bytes + pkt.size, now,
+                                                     port.rate_bps))
             elif prio != CONTROL_PRIORITY:   # busy: data queues; control goes right after (port.commit)
                 self.peer.admit(pkt, port, self, prio)
                 return

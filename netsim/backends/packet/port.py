@@ -46,7 +46,6 @@ from collections import deque
 from heapq import heappush
 
 from ...transport.packet import CONTROL_PRIORITY, N_PRIORITIES
-from ...transport.telemetry import IntHop, new_hop
 from .egress import EgressMixin
 from .intport import IntMixin
 from .pfcport import PfcMixin
@@ -258,7 +257,7 @@ class Port(EgressMixin, WireMixin, PfcMixin, IntMixin):
     def start(self, pkt, now: int) -> None:
         """Serialize ``pkt`` from ``now`` (ps, the port is idle); schedule its arrival at the peer."""
         if self.int_stamps and pkt.intl is not None:  # INT stamp (.intport)
-            pkt.intl.append(new_hop(IntHop, (self, self.qtotal, self.tx_bytes + pkt.size, now, self.rate_bps)))
+            pkt.intl.append((self, self.qtotal, self.tx_bytes + pkt.size, now, self.rate_bps))
         t = pkt.size * self.ps_per_byte + self.rem
         ser = int(t)
         self.rem = t - ser

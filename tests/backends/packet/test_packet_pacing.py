@@ -100,15 +100,9 @@ def test_hpcc_ack_carries_the_int_echo_not_a_list_to_stamp():
     seen = []
     orig = roce.RoceFlow.on_ack
 
-<<<<<<< HEAD
-    def spy(self, pkt):
-        seen.append((pkt.intl, None if pkt.echo is None else [h[0].name for h in pkt.echo]))
-        orig(self, pkt)
-=======
     def spy(self, pkt, now):
-        seen.append((pkt.intl, None if pkt.echo is None else [h.port.name for h in pkt.echo]))
+        seen.append((pkt.intl, None if pkt.echo is None else [h[0].name for h in pkt.echo]))
         orig(self, pkt, now)
->>>>>>> pktspeed
 
     roce.RoceFlow.on_ack = spy
     try:
