@@ -126,7 +126,7 @@ def transport_of(cc_name: str | None) -> str:
         return "roce"
     from .transport.cc import load_cc
     cls = load_cc(cc_name)
-    return getattr(cls, "transport", "tcp") if cls is not None else "tcp"
+    return cls.transport if cls is not None else "tcp"
 
 
 def split_host_params(params: dict | None) -> tuple[dict, dict]:

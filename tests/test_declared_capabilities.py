@@ -1,7 +1,9 @@
 """Issue #16: a backend's optional abilities are declared, never probed.
 
-* an AST scan of netsim/ finds no ``getattr``/``hasattr`` on a backend, a sink or a router (an
-  expression naming ``backend``, ``be``, ``sink(s)`` or ``router``) — the scanner itself is shown
+* an AST scan of netsim/ finds no ``getattr``/``hasattr`` on a backend, a sink, a router or a
+  congestion control (an expression naming ``backend``, ``be``, ``sink(s)``, ``router``, ``cc``,
+  ``algo`` or ``registry``: what an algorithm offers — ``ecn_capable``, ``wants_int``,
+  ``ecn_settings``, ``set_path``, ``min_rto_ns`` ... — is declared on ``CongestionControl``) — the scanner itself is shown
   to catch such a probe;
 * no class forwards unknown attributes with ``__getattr__`` except the listed ones, each with its
   reason (a cluster job's view of the backend names what it passes on instead);
@@ -25,6 +27,9 @@ from netsim.topology import dumbbell
 ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "netsim")
 #: a name in the probed expression that says it is a backend, a sink or a router
 PROBED = re.compile(r"^_?(backend|be|sinks?|router)$")
+#: ... or a congestion control: probed by a literal attribute name (a computed name, as the
+#: fast-forward's copy of declared state fields by name, is reflection, not a probe)
+PROBED_CC = re.compile(r"^_?(cc|algo|registry)$")
 
 #: classes that may define ``__getattr__``, with the reason (module-level ``__getattr__`` is lazy import)
 GETATTR_ALLOWED = {
@@ -48,8 +53,12 @@ def probes(source: str) -> list[tuple[int, str]]:
     """``(line, expression)`` of every ``getattr``/``hasattr`` on a backend, sink or router in ``source``."""
     out = []
     for n in ast.walk(ast.parse(source)):
-        if (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("getattr", "hasattr")
-                and n.args and any(PROBED.match(x) for x in _names(n.args[0]))):
+        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("getattr", "hasattr")
+                and n.args):
+            continue
+        names = _names(n.args[0])
+        literal = len(n.args) > 1 and isinstance(n.args[1], ast.Constant)
+        if any(PROBED.match(x) for x in names) or (literal and any(PROBED_CC.match(x) for x in names)):
             out.append((n.lineno, ast.unparse(n)))
     return out
 
@@ -63,14 +72,16 @@ def _modules():
 
 
 def test_the_scanner_catches_a_probe():
-    src = ("def f(backend, be, sinks, self):\n"
+    src = ("def f(backend, be, sinks, self, cc, name):\n"
+           "    z = getattr(cc, 'wants_int', False)\n"
+           "    y = getattr(cc, name)\n"
            "    a = getattr(backend, 'graph', None)\n"
            "    b = hasattr(be, 'warn_overrun')\n"
            "    c = getattr(sinks.queues, 'path', None)\n"
            "    d = hasattr(self.router, 'unique_path')\n"
            "    e = getattr(self._backend, 'name')\n"
            "    return getattr(signal, 'SIGTERM'), getattr(be.registry[0], 'ecn_capable', False)\n")
-    assert [line for line, _ in probes(src)] == [2, 3, 4, 5, 6]
+    assert [line for line, _ in probes(src)] == [2, 4, 5, 6, 7, 8]
 
 
 def test_no_probe_on_a_backend_sink_or_router():

@@ -183,7 +183,7 @@ class PathModel:
         elif cc_name not in (None, "", "none"):
             from ..transport.cc import load_cc
             # an algorithm of a kernel-bypass stack (Swift in Snap) pays no kernel-TCP cost on its tcp class
-            transport = getattr(load_cc(cc_name), "host_transport", transport)
+            transport = load_cc(cc_name).host_transport or transport
         cap = float(host_stack.rate_cap_bps(transport, path.nic_line_bps))
         return HostCost(int(host_stack.message_overhead_ns(transport)), cap, path.nic_line_bps, transport,
                         min(float(path.nic_line_bps), cap * path.mtu_bytes / path.mss_bytes))

@@ -57,15 +57,14 @@ class Flow(RetransmitTimer, ABC):
         self.cc = cc
         self.cc_name = cc_name
         self.prio = prio
-        self.ect = bool(getattr(cc, "ecn_capable", False))
+        self.ect = bool(cc.ecn_capable)
         self.route, self.rroute = route, rroute
-        set_path = getattr(cc, "set_path", None)
-        if set_path is not None:          # Swift's topology scaling: links of the forward path
-            set_path(hops=len(route) if route else (len(rroute) if rroute else 0))
+        # Swift's topology scaling: links of the forward path
+        cc.set_path(hops=len(route) if route else (len(rroute) if rroute else 0))
         self.port, self.rport = port, rport
         #: the algorithm wants in-band telemetry (HPCC): data packets carry an INT list, echoed in ACKs
-        self.wants_int = bool(getattr(cc, "wants_int", False))
-        extra = int(getattr(cc, "int_bytes", 0)) if self.wants_int else 0
+        self.wants_int = bool(cc.wants_int)
+        extra = int(cc.int_bytes) if self.wants_int else 0
         self.mss = mss_bytes - extra      # the INT header is paid out of the payload (packets stay <= MTU)
         if self.mss <= 0:
             from ..errors import InputError

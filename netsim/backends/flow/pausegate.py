@@ -168,7 +168,7 @@ class PauseGate:
         self._params = params
         self._cc = cc
         self._cc_params = dict(cc_params or {})
-        self._ecn_cc = bool(getattr(cc_class(cc), "ecn_capable", False)) if cc != "none" else False
+        self._ecn_cc = bool(cc_class(cc).ecn_capable) if cc != "none" else False
         self._xoff: dict[tuple[int, int], float] = {}
         self._by_prio: dict[int, dict[int, float]] = {}     # prio -> {link: XOFF}, for signature
 

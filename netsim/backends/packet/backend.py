@@ -85,7 +85,7 @@ class PacketBackend(Backend):
         # switch ECN settings: SIM default < what the run's CC implies for the port's rate < --set < node attribute
         self.net = Network(graph, env, p, seed, self.router, sinks, ecn_for_rate=partial(ecn_for_rate, self),
                            user_keys=frozenset(params or {}),
-                           ecn_capable_cc=bool(getattr(self.registry[self.cc_default], "ecn_capable", False)))
+                           ecn_capable_cc=bool(self.registry[self.cc_default].ecn_capable))
         self.net.flow_received = self._received
         self.net.flow_acked = self._acked
         self.net.flow_failed = self._failed

@@ -35,7 +35,7 @@ def cc_params(be, name: str) -> dict:
 
 def cnp_interval(be, algo, ccp: dict) -> int:
     """NP interval: the algorithm's attribute, else its parameter, else the SIM default."""
-    v = getattr(algo, "cnp_interval_ns", None)
+    v = algo.cnp_interval_ns
     if v is None:
         v = ccp.get("cnp_interval_ns")
     return int(be.params["cnp_interval_ns"] if v is None else v)
@@ -50,7 +50,7 @@ def ecn_for_rate(be, rate_bps: float) -> dict:
     ``--set`` and node attributes.
     """
     from ...transport.cc.config import ecn_overrides
-    if not hasattr(be.registry[be.cc_default], "ecn_settings"):
+    if be.registry[be.cc_default].ecn_settings is None:
         return {}
     return dict(ecn_overrides(be.cc_default, cc_params(be, be.cc_default), rate_bps,
                               mtu_bytes=be.params["mtu_bytes"]))
@@ -107,7 +107,7 @@ def transport_flow(be, fid: int, src: str, dst: str, size_bytes: int, cc_name: s
                bdp_bytes=bdp, now_ns=now // PS_PER_NS)
     for port in route:
         port.add_prio(prio)
-    min_rto = getattr(algo, "min_rto_ns", None)
+    min_rto = algo.min_rto_ns
     if min_rto is None:
         min_rto = ccp.get("min_rto_ns") if ccp.get("min_rto_ns") is not None else p["min_rto_ns"]
     kw = dict(route=data_route, rroute=ack_route, port=route[0], rport=rroute[0], mss_bytes=mss,

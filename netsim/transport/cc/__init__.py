@@ -59,7 +59,7 @@ def cc_transport(name: str) -> str:
     """The transport (``tcp`` or ``roce``) of known algorithm ``name`` (KeyError if unknown)."""
     cls = _REGISTRY.get(name)
     if cls is not None:
-        return getattr(cls, "transport", "roce")
+        return cls.transport
     return BUILTIN_CC[name].transport
 
 

@@ -28,7 +28,7 @@ the hooks it needs, registered with :func:`register`.
 from __future__ import annotations
 
 import math
-from typing import ClassVar, Mapping, NamedTuple
+from typing import Callable, ClassVar, Mapping, NamedTuple
 
 from ...params import Param, ParamTable
 
@@ -91,6 +91,13 @@ class CongestionControl:
     transport: ClassVar[str] = "tcp"
     #: Whether data packets are sent ECN-capable (ECT), so switches mark CE.
     ecn_capable: ClassVar[bool] = False
+    #: Whether data packets carry in-band telemetry (HPCC), stamped per switch hop and echoed in ACKs.
+    wants_int: ClassVar[bool] = False
+    #: The host stack whose costs the flows pay when it is not the transport's (Swift in Snap: ``roce``).
+    host_transport: ClassVar[str | None] = None
+    #: ``ecn_settings(params, link_rate_bps, *, mtu_bytes, base_rtt_ns) -> dict``: the switch ECN
+    #: parameters the algorithm implies (DCQCN, DCTCP), a classmethod; ``None``: it implies none.
+    ecn_settings: ClassVar[Callable[..., dict] | None] = None
     PARAMS: ClassVar[ParamTable] = ParamTable("base", [])
 
     def __init__(self, params: dict, *, mss_bytes: int, line_rate_bps: float, base_rtt_ns: int,
@@ -103,6 +110,12 @@ class CongestionControl:
         self.cwnd_bytes: float = math.inf
         self.rate_bps: float = math.inf
         self.alpha: float | None = None
+        #: INT header bytes a data packet carries (``wants_int``), paid out of the payload
+        self.int_bytes: int = 0
+        #: the algorithm's own minimum RTO (ns) or ``None`` (the network's ``min_rto_ns``)
+        self.min_rto_ns: int | None = None
+        #: the receiver's CNP interval (ns) the algorithm sets (DCQCN's NP) or ``None`` (the network's)
+        self.cnp_interval_ns: int | None = None
 
     @classmethod
     def check_path(cls, base_rtt_ns: float, hops: int, params: Mapping) -> PathRefusal | None:
@@ -134,6 +147,9 @@ class CongestionControl:
 
     def on_cnp(self, now_ns: int) -> None:
         """A congestion notification packet (RoCEv2) arrived."""
+
+    def set_path(self, *, hops: int) -> None:
+        """The flow's forward path has ``hops`` links (Swift's topology-scaled target); the default ignores it."""
 
     def on_path_change(self, now_ns: int, *, base_rtt_ns: int, bdp_bytes: int) -> None:
         """The flow was moved to another path (a failed link, :mod:`netsim.whatif`) at ``now_ns``.

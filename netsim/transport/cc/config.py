@@ -122,7 +122,7 @@ def ecn_overrides(cc_name: str, params: Mapping | None, link_rate_bps: float, *,
     {}
     """
     cls = cc_class(cc_name)
-    fn = getattr(cls, "ecn_settings", None)
+    fn = cls.ecn_settings
     if fn is None:
         return {}
     full = cls.PARAMS.resolve(dict(params or {}))
