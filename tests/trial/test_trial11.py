@@ -26,8 +26,6 @@ def _fct_rows(out_dir) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-@pytest.mark.xfail(strict=True, reason="analytic flows: the warning says 'FCTs are lone-flow times (slowdown 1 by "
-                                       "construction)' while fct.csv shows the shared bottleneck's slowdown 1.98")
 def test_analytic_flows_warning_agrees_with_its_own_slowdowns(tmp_path, capsys):
     # mixed.yaml: h0 and h2 (100G) -> sw0 -> sw1 -> h1 over a 40 Gb/s last link.  Two 1 MB flows into h1: each is
     # 696 packets = 1,043,152 wire bytes; both through 40G = 2 x 1,043,152 x 8 / 40e9 = 417.3 us + 3.7 us latency
@@ -42,8 +40,6 @@ def test_analytic_flows_warning_agrees_with_its_own_slowdowns(tmp_path, capsys):
     assert not any("slowdown 1 by construction" in ln or "lone-flow times" in ln for ln in err), err
 
 
-@pytest.mark.xfail(strict=True, reason="analytic cluster: docs/cluster.md and the warning say jobs never slow each "
-                                       "other (slowdown 1 by construction); the run reports slowdown 1.72")
 def test_analytic_cluster_slowdown_is_what_its_docs_and_warning_say(tmp_path, capsys):
     # cluster2.yaml: two dp2 jobs, ja on a.g0+b.g0 and jb on a.g1+b.g1 of nv2.yaml, both rings through the one
     # 100 Gb/s a.nic--tor / tor--b.nic pair.  Alone: 60 us compute + 2 x 86.3 us = 232.7 us; together each gets
