@@ -60,7 +60,6 @@ def test_analytic_cluster_slowdown_is_what_its_docs_and_warning_say(tmp_path, ca
 
 @pytest.mark.parametrize("field", ["model.moe={experts: 2, top_k: 1}", "model.moe={experts: 2, bogus_key: 1}",
                                    "model.hidden=4096", "model.ffn_hidden=100"])
-@pytest.mark.xfail(strict=True, reason="transformer-only model fields beside layer_list are silently ignored")
 def test_transformer_fields_on_a_layer_list_model_are_refused(tmp_path, capsys, field):
     # docs/workloads.md: layer_list is "a generic model ... DP/PP only"; moe is "mixture of experts
     # (transformers)", hidden/ffn_hidden are transformer dimensions.  On dp2.yaml (a 2-layer layer_list) each of
