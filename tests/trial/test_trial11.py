@@ -90,8 +90,6 @@ def test_a_refused_run_does_not_leave_a_complete_summary_of_another_run(tmp_path
             assert json.load(f)["status"] != "complete"
 
 
-@pytest.mark.xfail(strict=True, reason="delay_ns: 1.5 is kept as 1.5 ns, '1.5ns' is rounded to 2 ns: the same "
-                                       "delay gives two FCTs")
 def test_a_delay_gives_the_same_fct_with_or_without_its_unit(tmp_path, capsys):
     # docs/topology.md: an attribute ending in _ns "may be written with a unit; validate converts it to a number
     # (... times and sizes integers)".  One 1500-byte packet over two 100 Gb/s hops with 1.5 ns each:
