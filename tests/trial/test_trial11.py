@@ -104,7 +104,6 @@ def test_a_delay_gives_the_same_fct_with_or_without_its_unit(tmp_path, capsys):
     assert fcts[0] == fcts[1], fcts
 
 
-@pytest.mark.xfail(strict=True, reason="--fct per-op: fct_ops.csv gets no fct_ops.parquet, every other CSV does")
 def test_per_op_flow_records_get_their_parquet_copy(tmp_path, capsys):
     # docs/packet.md: "NAME.parquet next to each NAME.csv when pyarrow is installed"; docs/analysis.md:
     # write_parquet writes "typed Parquet copies of every CSV".  `netsim flows ... --fct per-op` (and `netsim run`)
