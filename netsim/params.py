@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from .errors import InputError
-from .units import UnitError, parse_rate, parse_time_ns
+from .units import UnitError, parse_rate, parse_time_exact_ns, parse_time_ns
 from .values import (  # noqa: F401  (MAX_*, parse_exact_size, parse_priorities are re-exported)
     MAX_EXACT, MAX_RATE_BPS, PRIORITY_MAX, ValueReason, exact_int, fmt_bound, is_plain_int, parse_exact_size,
     parse_priorities, to_bool, to_float, to_int)
@@ -94,7 +94,12 @@ class Param:
         if k == "size":
             return parse_exact_size(value)
         if k == "time":
-            return exact_int(value) if is_plain_int(value) else parse_time_ns(value)
+            if is_plain_int(value):
+                return exact_int(value)
+            ns = parse_time_ns(value)          # these times are whole ns (rounded); a positive one never 0
+            if ns == 0 and parse_time_exact_ns(value) > 0:
+                raise ValueReason("a positive time below 0.5 ns would become 0 (whole ns)")
+            return ns
         if k == "int":
             return to_int(value)
         if k == "float":

@@ -47,9 +47,9 @@ WRITING = "writing outputs"
 SUMMARY_FILE = "summary.json"
 
 #: Tables a run writes as ``NAME.csv`` (and ``NAME.parquet``).
-TABLE_FILES = ("fct", "ops", "queues", "pfc", "cc", "traffic_matrix", "message_sizes")
+TABLE_FILES = ("fct", "ops", "queues", "pfc", "cc", "traffic_matrix", "message_sizes", "fct_ops")
 #: Other files netsim writes into a run folder.
-OTHER_FILES = ("trace.json", "report.html", "fct.txt", "fct_ops.csv")
+OTHER_FILES = ("trace.json", "report.html", "fct.txt")
 
 
 #: folders :func:`prepare_out_dir` has prepared in this process (their summary is the run's own)

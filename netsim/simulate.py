@@ -36,6 +36,7 @@ import simpy
 
 from .backends.base import (HOST_STACK, HPCC_FCT, NO_FABRIC_CONTENTION, TraceSinks, backend_capabilities,
                             create_backend, hpcc_ack_times)
+from .backends.registry import PACING_LINK_ONLY
 from .checks import check_network_params, check_node_params  # noqa: F401  (the one validator)
 from .errors import InputError
 from .records import CsvSink, ListSink
@@ -259,18 +260,18 @@ def _write_outputs(out_dir: str, files: dict, summary: dict, graph, params: dict
 
 
 #: the warning of a backend without fabric contention (:data:`NO_FABRIC_CONTENTION`) on several flows
-NO_CONTENTION_FLOWS = ("the {backend} backend models no contention between flows past a source's first link (no "
-                       "incast at a receiver, no shared fabric link): FCTs are lone-flow times there (slowdown 1 "
-                       "by construction); use --backend flow or packet")
+NO_CONTENTION_FLOWS = ("the {backend} backend shares only each flow's pacing link (the first lowest-rate link of "
+                       "its path) among the flows paced there; contention on every other link (incast at a "
+                       "receiver, shared fabric links) is not modelled; use --backend flow or packet")
 
 
 def _say_no_contention(summary: dict, caps, backend: str, flows) -> None:
     """With two or more network flows on a backend declaring :data:`NO_FABRIC_CONTENTION`, say so in the
-    summary (``"contention": "not modelled"``, as analytic cluster runs) and in one warning line -- unless
+    summary (``"contention": "pacing link only"``, as analytic cluster runs) and in one warning line -- unless
     the backend measured an overrun (``unmodelled_contention``) and gave its own warning for it."""
     if NO_FABRIC_CONTENTION not in caps or sum(1 for f in flows if f.src != f.dst) < 2:
         return
-    summary["contention"] = "not modelled"
+    summary["contention"] = PACING_LINK_ONLY
     if "unmodelled_contention" not in summary:
         print("netsim: warning: " + NO_CONTENTION_FLOWS.format(backend=backend), file=sys.stderr)
 

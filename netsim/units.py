@@ -99,6 +99,26 @@ def parse_time_ns(text, default_unit: str = "ns") -> int:
     return int(round(_scaled(text, "time", TIME_UNITS_NS, default_unit, "e.g. 500ns, 1us, 2.5ms, 1s")))
 
 
+def parse_time_exact_ns(text, default_unit: str = "ns") -> int | float:
+    """A duration in ns kept to the picosecond (the packet backend's resolution), bare number or unit string alike.
+
+    The value is rounded to the nearest ps; an int when it is whole ns, else a float. A positive duration
+    below half a picosecond would become 0 and is refused.
+
+    >>> [parse_time_exact_ns(t) for t in ("1.5ns", 1.5, "1.0005us", "2us")]
+    [1.5, 1.5, 1000.5, 2000]
+    """
+    if isinstance(text, int) and not isinstance(text, bool) and default_unit == "ns":
+        if text < 0:
+            raise UnitError(f"bad time {text!r}: must not be negative")
+        return text                                              # whole ns: exact, however large
+    ns = _scaled(text, "time", TIME_UNITS_NS, default_unit, "e.g. 500ns, 1us, 2.5ms, 1s")
+    ps = round(ns * PS_PER_NS)
+    if ps == 0 and ns > 0:
+        raise UnitError(f"bad time {text!r}: below the 1 ps time resolution, it would become 0")
+    return ps // PS_PER_NS if ps % PS_PER_NS == 0 else ps / PS_PER_NS
+
+
 def ps_to_ns(ps: int) -> int:
     """Round a picosecond time to the nearest nanosecond (half up)."""
     return (ps + PS_PER_NS // 2) // PS_PER_NS

@@ -86,3 +86,21 @@ def test_trace_says_where_the_flows_went(tmp_path):
     info: dict = {}
     write_trace(str(tmp_path), info=info)
     assert "fct_ops.csv" in info["flows"] and info["events"] > 0
+
+
+def test_per_op_rows_get_a_typed_parquet_copy_that_load_run_reads(tmp_path):
+    pytest.importorskip("pyarrow")
+    from netsim.analysis import load_run
+    from netsim.runfiles import finalize_outputs
+    g = build_expression("leaf_spine:leaves=2,spines=1,hosts_per_leaf=2")
+    flows = [FlowSpec("h0", "h2", 10_000, 0, tag="x"), FlowSpec("h1", "h3", 20_000, 100, tag="x"),
+             FlowSpec("h0", "h3", 5_000, 0, tag="y")]
+    run_flows(g, flows, backend="flow", out_dir=str(tmp_path), fct="per-op")
+    finalize_outputs(str(tmp_path), g, trace=False)
+    assert (tmp_path / "fct_ops.parquet").exists()
+    from_csv = pd.read_csv(tmp_path / "fct_ops.csv", keep_default_na=False)
+    run = load_run(str(tmp_path))                                # the Parquet copy (not older than the CSV)
+    assert len(run.fct) == 0 and run.fct_ops["bytes"].tolist() == from_csv["bytes"].tolist() == [30_000, 5_000]
+    assert str(run.fct_ops["mean_fct_ns"].dtype) == "float64" and str(run.fct_ops["flows"].dtype) == "int64"
+    assert run.fct_ops["tag"].tolist() == ["x", "y"]
+    assert pd.read_parquet(tmp_path / "fct_ops.parquet")["flows"].tolist() == [2, 1]

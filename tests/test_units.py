@@ -33,3 +33,22 @@ def test_param_table():
         t.resolve({"buffer_byte": "1"})
     with pytest.raises(InputError):
         parse_assignments(["novalue"])
+
+
+def test_exact_time_keeps_the_picosecond_for_a_bare_number_and_a_unit_string_alike():
+    from netsim.units import parse_time_exact_ns
+    assert parse_time_exact_ns("1.5ns") == parse_time_exact_ns(1.5) == 1.5
+    assert parse_time_exact_ns("1.0005us") == 1000.5                   # parse_time_ns rounds it to 1000
+    assert parse_time_exact_ns("1500ps") == 1.5 and parse_time_exact_ns("2us") == 2000
+    assert type(parse_time_exact_ns("2us")) is int and parse_time_exact_ns(2**53) == 2**53
+    assert parse_time_exact_ns("0ns") == 0
+    for bad in ("0.4ps", 0.0004, "-1ns", -1):
+        with pytest.raises(UnitError):
+            parse_time_exact_ns(bad)
+
+
+def test_a_whole_ns_param_refuses_a_positive_time_that_would_round_to_0():
+    p = Param("min_rto_ns", 1000, "time", "t", "s")
+    assert p.parse("1.5ns") == 2 and p.parse("0ns") == 0 and p.parse("0.5us") == 500
+    with pytest.raises(InputError, match="below 0.5 ns would become 0"):
+        p.parse("0.3ns", where="field min_rto_ns")

@@ -2,7 +2,7 @@
 
 A run directory (written by ``netsim flows`` / ``netsim run``) holds some of
 ``fct``, ``ops``, ``queues``, ``pfc``, ``cc``, ``traffic_matrix``,
-``message_sizes`` as ``NAME.csv`` and/or ``NAME.parquet``, plus
+``message_sizes``, ``fct_ops`` as ``NAME.csv`` and/or ``NAME.parquet``, plus
 ``summary.json``. :func:`load_run` returns a :class:`Run` whose frames follow
 :mod:`netsim.analysis.schema`: a missing file gives an empty frame with the
 right columns, so every metric and plot works on any subset of outputs.
@@ -147,6 +147,8 @@ class Run:
     cc: pd.DataFrame = field(default_factory=lambda: empty_frame("cc"))
     traffic_matrix: pd.DataFrame = field(default_factory=lambda: empty_frame("traffic_matrix"))
     message_sizes: pd.DataFrame = field(default_factory=lambda: empty_frame("message_sizes"))
+    #: ``--fct per-op`` runs' per-op flow aggregates (``fct_ops.csv``; their ``fct`` is empty)
+    fct_ops: pd.DataFrame = field(default_factory=lambda: empty_frame("fct_ops"))
     summary: dict = field(default_factory=dict)
     #: ``"complete"``, or ``"incomplete: <why>"`` (see :func:`run_status`).
     status: str = COMPLETE

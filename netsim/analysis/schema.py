@@ -1,7 +1,8 @@
 """Column contracts of the trace tables a run directory holds.
 
 Each table a run writes (``fct.csv``, ``ops.csv``, ``queues.csv``, ``pfc.csv``,
-``cc.csv``, ``traffic_matrix.csv``, ``message_sizes.csv``) has a fixed set of
+``cc.csv``, ``traffic_matrix.csv``, ``message_sizes.csv``, and with ``--fct per-op``
+``fct_ops.csv``: :data:`netsim.fctmodes.FCT_OPS_COLUMNS`) has a fixed set of
 columns with a fixed kind: ``int`` (int64), ``float`` (float64, NaN where a
 value does not apply) or ``str`` (object, ``""`` where a value does not apply).
 :data:`TABLES` maps a table name to its ordered ``{column: kind}`` contract and
@@ -19,6 +20,7 @@ reads both. ``message_sizes.csv``: ``group_kind,size_bytes,count``
 """
 from __future__ import annotations
 
+from ..fctmodes import FCT_OPS_COLUMNS
 from ..records import FCT_COLUMNS, FlowRecord
 
 _FCT_KINDS = {
@@ -41,6 +43,9 @@ TABLES: dict[str, dict[str, str]] = {
            "rate_bps": "float", "alpha": "float", "srtt_ns": "float"},
     "traffic_matrix": {"iteration": "int", "src": "str", "dst": "str", "bytes": "int"},
     "message_sizes": {"group_kind": "str", "size_bytes": "int", "count": "int"},
+    # --fct per-op: one row per (iteration, op, step, tag); every other column is a count, bytes or ns
+    "fct_ops": {c: {"op": "str", "tag": "str", "group_kind": "str", "collective": "str",
+                    "mean_fct_ns": "float"}.get(c, "int") for c in FCT_OPS_COLUMNS},
 }
 
 #: Value an integer column takes when the producer left it empty.

@@ -35,9 +35,12 @@ QUEUE_TRACE, PFC_TRACE, CC_TRACE = "queue_trace", "pfc_trace", "cc_trace"
 
 #: skips steady states of its packet network (``--fast-forward on``; netsim.backends.packet.fastforward)
 FAST_FORWARD = "fast_forward"
-#: models no contention between flows past a source's first link (no incast at a receiver, no shared
-#: fabric link): ``netsim flows`` summaries say ``"contention": "not modelled"`` (netsim.simulate)
+#: shares only each flow's pacing link (the first lowest-rate link of its path) among the flows paced
+#: there; contention on every other link (incast at a receiver, shared fabric links) is not modelled:
+#: ``netsim flows`` and cluster summaries say ``"contention": PACING_LINK_ONLY`` (netsim.simulate)
 NO_FABRIC_CONTENTION = "no_fabric_contention"
+#: ``summary.json`` ``contention`` of such a backend's runs with two or more traffic sources
+PACING_LINK_ONLY = "pacing link only"
 
 #: every capability a backend may declare, with its meaning
 CAPABILITIES = {
@@ -51,7 +54,8 @@ CAPABILITIES = {
     IN_NETWORK: "flows to/from a switch that reduces in-network (nvls/sharp): send_in_network",
     IN_ORDER: "a connection's flows sent in post order: send_in_order",
     FAST_FORWARD: "packet-level steady-state fast-forward",
-    NO_FABRIC_CONTENTION: "no contention past a source's first link (summaries say contention not modelled)",
+    NO_FABRIC_CONTENTION: "shares only each flow's pacing link (first lowest-rate link of its path); no other "
+                          "contention (summaries say contention: pacing link only)",
 }
 
 #: command-line flag -> the capability a backend needs to honour it

@@ -13,6 +13,7 @@ import sys
 import time
 
 from ..backends.base import HOST_STACK, ROUTER, TraceSinks, create_backend
+from ..backends.registry import PACING_LINK_ONLY
 from ..records import CLUSTER_FCT_COLUMNS, CsvSink, ListSink, write_rows
 from ..units import PS_PER_NS
 from .background import fct_summary, make_background
@@ -178,13 +179,14 @@ def run_cluster(graph, cluster, *, backend: str = "packet", cc: str = "none", pa
 
 
 #: what an analytic cluster run cannot show (summary.json ``contention``; docs/cluster.md)
-NO_CONTENTION = ("the analytic backend models no contention between flows of different jobs or with the "
-                 "background: each job runs as if alone (slowdown 1 by construction); use --backend flow or packet")
+NO_CONTENTION = ("the analytic backend shares only each flow's pacing link (the first lowest-rate link of its "
+                 "path), across jobs and the background too; contention on every other link is not modelled, "
+                 "so slowdowns count only that sharing; use --backend flow or packet")
 
 
 def _say_no_contention(summary: dict, backend: str, jobs, bg_flows, be=None) -> None:
     """On the analytic backend with more than one traffic source, say so in the summary and in one
-    ``netsim: warning:`` line: its slowdowns of 1 are not a measurement. With one source, the line
+    ``netsim: warning:`` line: its slowdowns count only the sharing of pacing links. With one source, the line
     is the backend's own report of the links its flows overran, if any (``unmodelled_contention``)."""
     if backend != "analytic":
         return
@@ -193,7 +195,7 @@ def _say_no_contention(summary: dict, backend: str, jobs, bg_flows, be=None) -> 
         if msg is not None:
             print(f"netsim: warning: {msg}", file=sys.stderr)
         return
-    summary["contention"] = "not modelled"
+    summary["contention"] = PACING_LINK_ONLY
     print(f"netsim: warning: {NO_CONTENTION}", file=sys.stderr)
 
 

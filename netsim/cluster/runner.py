@@ -6,9 +6,9 @@ flow or analytic), so the jobs' flows meet in the network's queues (packet)
 and max-min/CC rate shares (flow), exactly as one job's flows meet each other. Each executor stamps its job's name on every
 flow's tag; a job with a traffic class sees the backend through a
 :class:`JobView`, which sends its flows at that 802.1p priority (without one,
-the transport's default). The analytic backend gives each flow its path's
-rate whatever else runs (it models no contention), so there jobs never slow
-each other. Background flows (:mod:`netsim.traffic.generate`) are sent
+the transport's default). The analytic backend shares only each flow's
+pacing link (the first lowest-rate link of its path), across jobs too, so
+there jobs slow each other only where their flows share such a link. Background flows (:mod:`netsim.traffic.generate`) are sent
 at their start times, tagged ``job=background``. The run ends when every job
 has finished its iterations and every background flow has completed.
 

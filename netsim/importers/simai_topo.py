@@ -27,7 +27,7 @@ import os
 import networkx as nx
 
 from ..errors import TopologyError
-from ..units import UnitError, parse_rate, parse_time_ns
+from ..units import UnitError, parse_rate, parse_time_exact_ns
 
 #: delay of the PCIe hop inserted between a GPU and its NIC (SimAI has none: the NIC is folded into the GPU)
 NIC_PCIE_DELAY_NS = 0
@@ -57,7 +57,7 @@ def _link(path, n, cols, n_nodes):
         raise TopologyError("bad rate", source=path, where=f"line {n}, field rate", value=cols[2],
                             accepted="a rate such as 400Gbps") from None
     try:
-        delay = parse_time_ns(cols[3])
+        delay = parse_time_exact_ns(cols[3])
     except UnitError:
         raise TopologyError("bad delay", source=path, where=f"line {n}, field delay", value=cols[3],
                             accepted="a time such as 0.0005ms") from None

@@ -21,7 +21,7 @@ import inspect
 import networkx as nx
 
 from ..params import Param, ParamTable
-from ..units import parse_rate, parse_time_ns
+from ..units import parse_rate, parse_time_exact_ns
 
 TOPOLOGY_DEFAULTS = ParamTable("topology builder", [
     Param("nvlink_rate_bps", 3.6e12, "rate",
@@ -48,7 +48,7 @@ _NIC_EDGE_KIND = {"infiniband": "infiniband", "roce": "ethernet", "ethernet": "e
 
 
 def _link(g: nx.Graph, u: str, v: str, rate_bps, delay_ns, kind: str) -> None:
-    g.add_edge(u, v, rate_bps=float(parse_rate(rate_bps)), delay_ns=parse_time_ns(delay_ns), kind=kind)
+    g.add_edge(u, v, rate_bps=float(parse_rate(rate_bps)), delay_ns=parse_time_exact_ns(delay_ns), kind=kind)
 
 
 def dumbbell(n_left: int = 2, n_right: int = 2, host_rate_bps=_D["host_rate_bps"],

@@ -17,7 +17,7 @@ import networkx as nx
 
 from ..errors import InputError, TopologyError
 from ..params import Param
-from ..units import UnitError
+from ..units import UnitError, parse_time_exact_ns
 from . import builders as _b
 from .schema import validate
 
@@ -172,6 +172,14 @@ def _check_quantities(name: str, args: dict, source: str | None) -> None:
         if p is None or value is None:
             continue
         for v in value if isinstance(value, (list, tuple)) else [value]:
+            if key.endswith("_ns") and not isinstance(v, bool):   # kept to the ps as the builder keeps it
+                try:
+                    exact = parse_time_exact_ns(v)
+                except (UnitError, TypeError) as exc:
+                    raise InputError(str(exc).split(": expected")[0], source=source,
+                                     where=f"builder {name}, argument {key}", value=v,
+                                     accepted=p.accepted() + " (kept to 1 ps)") from None
+                v = 0 if 0 < exact < 1 else v     # sub-ns: kept by the builder, refused by a whole-ns Param
             p.parse(v, source=source, where=f"builder {name}, argument {key}")
 
 

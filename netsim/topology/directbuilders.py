@@ -22,7 +22,7 @@ import math
 import networkx as nx
 
 from ..errors import InputError
-from ..units import parse_rate, parse_time_ns
+from ..units import parse_rate, parse_time_exact_ns
 from .builders import _D
 
 DIM_KINDS = ("Ring", "FullyConnected", "Switch")
@@ -53,7 +53,7 @@ def multi_dim(topology="Ring", npus_count="8", rate_bps=_D["nvlink_rate_bps"], d
     """
     kinds, counts = _list(topology, "topology"), [int(c) for c in _list(npus_count, "npus_count")]
     rates = [parse_rate(r) for r in _list(rate_bps, "rate_bps")]
-    delays = [parse_time_ns(d) for d in _list(delay_ns, "delay_ns")]
+    delays = [parse_time_exact_ns(d) for d in _list(delay_ns, "delay_ns")]
     nd = len(kinds)
     rates = rates * nd if len(rates) == 1 else rates
     delays = delays * nd if len(delays) == 1 else delays

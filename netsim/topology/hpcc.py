@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..errors import TopologyError, hold_notes, note, release_notes  # noqa: F401 (notes: re-exported)
-from ..units import UnitError, parse_rate, parse_time_ns
+from ..units import UnitError, parse_rate, parse_time_exact_ns
 
 _ASCII_INT = re.compile(r"[0-9]+")
 _ERROR_RATE = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -113,7 +113,7 @@ def _header(lines, path: str) -> tuple[int, int, int]:
 
 def _link_attrs(cols: list[str], path: str, ln: int) -> dict[str, Any]:
     attrs: dict[str, Any] = {"kind": "ethernet"}
-    for field, parser, col in (("rate", parse_rate, cols[2]), ("delay", parse_time_ns, cols[3])):
+    for field, parser, col in (("rate", parse_rate, cols[2]), ("delay", parse_time_exact_ns, cols[3])):
         try:
             attrs[f"{field}_{'bps' if field == 'rate' else 'ns'}"] = parser(col)
         except UnitError:

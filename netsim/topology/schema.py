@@ -29,7 +29,7 @@ import networkx as nx
 
 from ..errors import InputError, TopologyError
 from ..params import MAX_EXACT, MAX_RATE_BPS
-from ..units import UnitError, parse_rate, parse_size, parse_time_ns
+from ..units import UnitError, parse_rate, parse_size, parse_time_exact_ns
 
 NODE_KINDS = ("gpu", "host", "nic", "nvswitch", "pcie_switch", "switch")
 #: boolean node attributes saying a switch reduces in-network: NVSwitch NVLS, SHARP (CollNet)
@@ -57,7 +57,7 @@ def _unit_parser(key: str):
     if key.endswith("_bps"):
         return parse_rate, "a rate such as 100Gbps or a number of bit/s"
     if key.endswith("_ns"):
-        return parse_time_ns, "a duration such as 500ns or 1us, or a number of ns"
+        return parse_time_exact_ns, "a duration such as 500ns or 1us, or a number of ns (kept to 1 ps)"
     if key.endswith("_bytes"):
         return parse_size, "a size such as 32MB or 1MiB, or a number of bytes"
     return None
@@ -77,11 +77,11 @@ def _normalize_attrs(attrs: dict, source, where: str) -> None:
             continue
         parser, accepted = conv
         value = attrs[key]
-        if _is_number(value):
+        if _is_number(value) and (type(value) is int or not key.endswith("_ns")):
             if value < 0:
                 raise TopologyError("must not be negative", source=source, where=f"{where}, field {key}",
                                     value=value, accepted=accepted)
-        else:
+        else:   # a unit string, or a fractional time: to the ps as a unit string is (parse_time_exact_ns)
             try:
                 if isinstance(value, str) and value.strip() == "":
                     raise UnitError("empty")
@@ -92,6 +92,8 @@ def _normalize_attrs(attrs: dict, source, where: str) -> None:
                     what = "must not be negative"
                 elif "finite" in str(exc):
                     what = "must be finite"
+                elif "resolution" in str(exc):
+                    what = "a positive time below the 1 ps resolution (it would become 0)"
                 raise TopologyError(what, source=source, where=f"{where}, field {key}",
                                     value=value, accepted=accepted) from None
         limit = MAX_RATE_BPS if key.endswith("_bps") else MAX_EXACT   # netsim.params: the bounds of every value

@@ -59,6 +59,10 @@ def parse_model(f: Fields, m):
                 f.fail(f"model.{extra[0]}", "CNN presets take no dimensions", extra[0], "only preset and name")
             build, src = CNN_PRESETS[preset]
             return CnnModel(str(m.get("name", preset)), tuple(build()), src)
+        extra = [k for k in m if k not in ("name", "layer_list")]
+        if extra:   # a layer list is the whole model: a preset, transformer dimensions or moe would be ignored
+            f.fail(f"model.{extra[0]}", "a layer_list model takes no preset, transformer dimension, family, "
+                   "tied_embeddings or moe", m[extra[0]], "only name beside layer_list")
         return CnnModel(str(m.get("name", "custom")), _layer_list(f, m["layer_list"]), "user layer list")
     base = TRANSFORMER_PRESETS.get(preset)
     vals = {}

@@ -1,8 +1,9 @@
 """``netsim flows`` on a backend declaring ``no_fabric_contention`` says so (trial 8).
 
 The analytic backend gives a 4:1 incast each flow's lone time (slowdown 1, 4x under the line-rate
-bound); with two or more network flows its summary has ``"contention": "not modelled"`` and one
-warning line goes to stderr, as analytic cluster runs do. One flow (or a self-send) cannot contend.
+bound: only each flow's pacing link, here its source's, is shared); with two or more network flows its
+summary has ``"contention": "pacing link only"`` and one warning line goes to stderr, as analytic cluster
+runs do. One flow (or a self-send) cannot contend. Two flows into a slower last hop share it (trial 11).
 """
 import networkx as nx
 import pytest
@@ -24,11 +25,11 @@ def _star() -> nx.Graph:
 INCAST = [FlowSpec("h0", "h2", 100_000, 0), FlowSpec("h1", "h2", 100_000, 0)]
 
 
-def test_analytic_incast_summary_says_contention_not_modelled(capsys):
+def test_analytic_incast_summary_says_only_pacing_links_are_shared(capsys):
     assert NO_FABRIC_CONTENTION in backend_capabilities("analytic")
     s = run_flows(_star(), INCAST, backend="analytic")
     assert [r.slowdown for r in s["records"]] == [1.0, 1.0]      # each flow's lone time: the 2:1 incast ignored
-    assert s["contention"] == "not modelled" and s["unmodelled_contention"]["worst_link"] == "sw->h2"
+    assert s["contention"] == "pacing link only" and s["unmodelled_contention"]["worst_link"] == "sw->h2"
     err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
     assert len(err) == 1 and "overran" in err[0]                 # one warning: the backend's own measurement
 
@@ -36,9 +37,24 @@ def test_analytic_incast_summary_says_contention_not_modelled(capsys):
 def test_analytic_flows_without_overrun_still_say_so_in_one_line(capsys):
     s = run_flows(_star(), [FlowSpec("h0", "h2", 100_000, 0), FlowSpec("h1", "h3", 100_000, 0)],
                   backend="analytic")
-    assert s["contention"] == "not modelled" and "unmodelled_contention" not in s
+    assert s["contention"] == "pacing link only" and "unmodelled_contention" not in s
     err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
-    assert len(err) == 1 and err[0].startswith("netsim: warning: the analytic backend models no contention")
+    assert len(err) == 1 and err[0].startswith("netsim: warning: the analytic backend shares only each flow's "
+                                               "pacing link")
+
+
+def test_analytic_shares_a_slower_last_hop_its_warning_says_so(capsys):
+    """Two 100 kB flows from 100G hosts into one 40G last hop: that link is both flows' pacing link, so
+    they share it (slowdown ~2, as flow) and the warning does not claim lone-flow times."""
+    g = _star()
+    g.edges["h2", "sw"]["rate_bps"] = 40e9
+    s = run_flows(g, INCAST, backend="analytic")
+    f = run_flows(g, INCAST, backend="flow")
+    slow = sorted(r.slowdown for r in s["records"])
+    assert slow[0] > 1.9 and slow == pytest.approx(sorted(r.slowdown for r in f["records"]), rel=0.02)
+    assert s["contention"] == "pacing link only"
+    err = capsys.readouterr().err
+    assert "lone-flow" not in err and "slowdown 1" not in err
 
 
 @pytest.mark.parametrize("backend, flows", [("analytic", INCAST[:1]),

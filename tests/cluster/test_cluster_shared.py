@@ -91,12 +91,12 @@ def test_a_job_started_after_the_other_ends_is_not_slowed():
     assert s["shared_links"] == {"a|b": 2}                    # same links, different times
 
 
-def test_analytic_says_it_models_no_contention(capsys):
+def test_analytic_says_it_shares_only_pacing_links(capsys):
     """Two rings on one bottleneck: flow gives each job slowdown ~2 (max-min halves the link); the
-    analytic backend gives 1 by construction, so its summary says `contention: not modelled` and
-    stderr carries one warning line; flow's summary has no such key."""
+    analytic backend shares only each flow's pacing link, so its summary says `contention: pacing
+    link only` and stderr carries one warning line; flow's summary has no such key."""
     s = _two_rings("analytic")
-    assert s["contention"] == "not modelled"
+    assert s["contention"] == "pacing link only"
     err = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
-    assert len(err) == 1 and "analytic backend models no contention" in err[0]
+    assert len(err) == 1 and "analytic backend shares only each flow's pacing link" in err[0]
     assert "contention" not in _two_rings("flow")

@@ -29,6 +29,17 @@ def test_units_normalized():
     assert g.nodes["b"]["ecn_kmin_bytes"] == 100_000
 
 
+@pytest.mark.parametrize("written", [1.5, "1.5ns", "1500ps", "0.0015us"])
+def test_a_fractional_delay_is_the_same_whichever_way_it_is_written(written):
+    assert validate(_graph(delay_ns=written)).edges["a", "b"]["delay_ns"] == 1.5
+
+
+@pytest.mark.parametrize("written", ["0.4ps", 0.0004])
+def test_a_positive_delay_below_a_picosecond_is_refused(written):
+    with pytest.raises(TopologyError, match="field delay_ns: a positive time below the 1 ps resolution"):
+        validate(_graph(delay_ns=written))
+
+
 def test_unknown_node_kind():
     g = _graph()
     g.nodes["a"]["kind"] = "router"

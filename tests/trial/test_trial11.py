@@ -26,8 +26,6 @@ def _fct_rows(out_dir) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-@pytest.mark.xfail(strict=True, reason="analytic flows: the warning says 'FCTs are lone-flow times (slowdown 1 by "
-                                       "construction)' while fct.csv shows the shared bottleneck's slowdown 1.98")
 def test_analytic_flows_warning_agrees_with_its_own_slowdowns(tmp_path, capsys):
     # mixed.yaml: h0 and h2 (100G) -> sw0 -> sw1 -> h1 over a 40 Gb/s last link.  Two 1 MB flows into h1: each is
     # 696 packets = 1,043,152 wire bytes; both through 40G = 2 x 1,043,152 x 8 / 40e9 = 417.3 us + 3.7 us latency
@@ -42,8 +40,6 @@ def test_analytic_flows_warning_agrees_with_its_own_slowdowns(tmp_path, capsys):
     assert not any("slowdown 1 by construction" in ln or "lone-flow times" in ln for ln in err), err
 
 
-@pytest.mark.xfail(strict=True, reason="analytic cluster: docs/cluster.md and the warning say jobs never slow each "
-                                       "other (slowdown 1 by construction); the run reports slowdown 1.72")
 def test_analytic_cluster_slowdown_is_what_its_docs_and_warning_say(tmp_path, capsys):
     # cluster2.yaml: two dp2 jobs, ja on a.g0+b.g0 and jb on a.g1+b.g1 of nv2.yaml, both rings through the one
     # 100 Gb/s a.nic--tor / tor--b.nic pair.  Alone: 60 us compute + 2 x 86.3 us = 232.7 us; together each gets
@@ -64,7 +60,6 @@ def test_analytic_cluster_slowdown_is_what_its_docs_and_warning_say(tmp_path, ca
 
 @pytest.mark.parametrize("field", ["model.moe={experts: 2, top_k: 1}", "model.moe={experts: 2, bogus_key: 1}",
                                    "model.hidden=4096", "model.ffn_hidden=100"])
-@pytest.mark.xfail(strict=True, reason="transformer-only model fields beside layer_list are silently ignored")
 def test_transformer_fields_on_a_layer_list_model_are_refused(tmp_path, capsys, field):
     # docs/workloads.md: layer_list is "a generic model ... DP/PP only"; moe is "mixture of experts
     # (transformers)", hidden/ffn_hidden are transformer dimensions.  On dp2.yaml (a 2-layer layer_list) each of
@@ -95,8 +90,6 @@ def test_a_refused_run_does_not_leave_a_complete_summary_of_another_run(tmp_path
             assert json.load(f)["status"] != "complete"
 
 
-@pytest.mark.xfail(strict=True, reason="delay_ns: 1.5 is kept as 1.5 ns, '1.5ns' is rounded to 2 ns: the same "
-                                       "delay gives two FCTs")
 def test_a_delay_gives_the_same_fct_with_or_without_its_unit(tmp_path, capsys):
     # docs/topology.md: an attribute ending in _ns "may be written with a unit; validate converts it to a number
     # (... times and sizes integers)".  One 1500-byte packet over two 100 Gb/s hops with 1.5 ns each:
@@ -111,7 +104,6 @@ def test_a_delay_gives_the_same_fct_with_or_without_its_unit(tmp_path, capsys):
     assert fcts[0] == fcts[1], fcts
 
 
-@pytest.mark.xfail(strict=True, reason="--fct per-op: fct_ops.csv gets no fct_ops.parquet, every other CSV does")
 def test_per_op_flow_records_get_their_parquet_copy(tmp_path, capsys):
     # docs/packet.md: "NAME.parquet next to each NAME.csv when pyarrow is installed"; docs/analysis.md:
     # write_parquet writes "typed Parquet copies of every CSV".  `netsim flows ... --fct per-op` (and `netsim run`)

@@ -122,4 +122,5 @@ def test_analytic_flows_incast_meets_line_rate_or_says_no_contention(tmp_path, c
     assert rc == 0
     last_end = max(int(r["end_ns"]) for r in _rows(tmp_path))
     bound_ns = 4e6 * 8 / (100e9 * PAYLOAD) * 1e9
-    assert last_end >= bound_ns or _summary(tmp_path).get("contention") == "not modelled"
+    # (trial 11: the summary's word for it is now "pacing link only", what the analytic backend does share)
+    assert last_end >= bound_ns or _summary(tmp_path).get("contention") in ("not modelled", "pacing link only")

@@ -59,6 +59,13 @@ CASES = [
                                                                {"name": "a", "params": 1, "fwd_flops": 1}]},
                               "parallelism": {"dp": 8}},
      ["model.layer_list[1].name", "duplicate layer name", "'a'"]),
+    ("moe beside a layer list", {**GOOD, "model": {"layer_list": [{"name": "a", "params": 1, "fwd_flops": 1}],
+                                                   "moe": {"experts": 2}}, "parallelism": {"dp": 8}},
+     ["model.moe", "a layer_list model takes no", "only name beside layer_list"]),
+    ("hidden beside a layer list", {**GOOD, "model": {"name": "x", "hidden": 64,
+                                                      "layer_list": [{"name": "a", "params": 1, "fwd_flops": 1}]},
+                                    "parallelism": {"dp": 8}},
+     ["model.hidden", "a layer_list model takes no", "64"]),
 ]
 
 
