@@ -11,10 +11,11 @@ Left out: what a row is (each sink says; :mod:`netsim.records`).
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Iterable
 
 
-class Sink:
+class Sink(ABC):
     """Base of every sink: ``add`` is the one method a subclass must give."""
 
     #: the file this sink writes (``None``: rows kept in memory or dropped)
@@ -22,9 +23,9 @@ class Sink:
     #: rows received so far (a subclass keeps it up to date)
     count: int = 0
 
+    @abstractmethod
     def add(self, row) -> None:
         """Take one row."""
-        raise NotImplementedError(f"{type(self).__name__}.add")
 
     def add_many(self, rows: Iterable) -> None:
         """Take ``rows`` in order (the flow backend hands over the records of one delivery together)."""

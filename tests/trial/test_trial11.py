@@ -117,6 +117,19 @@ def test_per_op_flow_records_get_their_parquet_copy(tmp_path, capsys):
     assert (tmp_path / "fct_ops.parquet").exists()
 
 
+def _two_path_times(tmp_path, capsys, flag: str, value: str) -> dict:
+    """Iteration time (s) of the two-host job on hpcc_twopath.txt, seed 1, with ``flag value``, on flow and packet."""
+    times = {}
+    for backend in ("flow", "packet"):
+        out = tmp_path / backend
+        rc, _ = _cli(["run", _d("hpcc_twopath.txt"), _d("simai_micro2.txt"), "--backend", backend, "--seed", 1,
+                      flag, value, "--out", out, "--quiet", "--no-trace"], capsys)
+        assert rc == 0
+        with open(out / "summary.json", encoding="utf-8") as f:
+            times[backend] = json.load(f)["iteration_time_s"]
+    return times
+
+
 def test_fail_link_reroute_is_not_held_to_the_dead_paths_window(tmp_path, capsys):
     # hpcc_twopath.txt: host 0 -- sw2, then two 2-hop paths to host 1: via sw3 over a 10 Gb/s link (2:3) or via
     # sw4 at 100 Gb/s.  simai_micro2.txt: one 2 MB ring all-reduce on the 2 hosts (two 1 MB steps per direction).
@@ -126,14 +139,7 @@ def test_fail_link_reroute_is_not_held_to_the_dead_paths_window(tmp_path, capsys
     # analytic say 263.384 us; packet with --set window_bytes=2MB 273.8 us.  The packet backend says 1303 us:
     # cc.csv shows cwnd 10,815 B (the 10G path's BDP) on the 100G path (srtt 6.4 us -> ~13.6 Gb/s), for the
     # rerouted flow and for the step-2 flow, which was posted before the failure and started after it.
-    times = {}
-    for backend in ("flow", "packet"):
-        out = tmp_path / backend
-        rc, _ = _cli(["run", _d("hpcc_twopath.txt"), _d("simai_micro2.txt"), "--backend", backend, "--seed", 1,
-                      "--fail-link", "2:3@100us", "--out", out, "--quiet", "--no-trace"], capsys)
-        assert rc == 0
-        with open(out / "summary.json", encoding="utf-8") as f:
-            times[backend] = json.load(f)["iteration_time_s"]
+    times = _two_path_times(tmp_path, capsys, "--fail-link", "2:3@100us")
     assert times["flow"] == pytest.approx(263.4e-6, rel=0.01)
     assert times["packet"] == pytest.approx(times["flow"], rel=0.05), times   # 273.6 vs 263.4 us (was 1303)
 
@@ -143,13 +149,6 @@ def test_degrade_link_raise_is_not_held_to_the_old_bdp_window(tmp_path, capsys):
     # (10 x) at 50 us. Hand: ~62.5 KB sent at 10G by 50 us, the rest of the 1 MB step at 100G, then step 2 at
     # 100G: flow and analytic 218.4 us. The running --cc none flow's BDP window must follow the new rate (it was
     # held at the 10G BDP: packet 737 us before the fix, 224.0 us after).
-    times = {}
-    for backend in ("flow", "packet"):
-        out = tmp_path / backend
-        rc, _ = _cli(["run", _d("hpcc_twopath.txt"), _d("simai_micro2.txt"), "--backend", backend, "--seed", 1,
-                      "--degrade-link", "2:3=10@50us", "--out", out, "--quiet", "--no-trace"], capsys)
-        assert rc == 0
-        with open(out / "summary.json", encoding="utf-8") as f:
-            times[backend] = json.load(f)["iteration_time_s"]
+    times = _two_path_times(tmp_path, capsys, "--degrade-link", "2:3=10@50us")
     assert times["flow"] == pytest.approx(218.4e-6, rel=0.01)
     assert times["packet"] == pytest.approx(times["flow"], rel=0.05), times
