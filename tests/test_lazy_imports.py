@@ -202,3 +202,17 @@ def test_flow_run_imports_no_cluster_runner_or_importer_body(tmp_path):
                     "netsim.importers.simai_build", "netsim.simulate", "netsim.topology.hpcc", "netsim.backends.packet", "netsim.topology.graphml", "netsim.sweep", "netsim.bench", "netsim.cli.compare",
                     "netsim.cli.bench", "netsim.cli.report", "matplotlib")
     assert not unused, unused
+
+
+def test_cc_none_run_imports_no_other_algorithm(tmp_path):
+    """``--cc none`` (checked up front with ``--cc-param``) imports no other algorithm's module: the
+    parameters of algorithms a run does not name are resolved only when read."""
+    out = tmp_path / "out"
+    mods = _imported(_CLI, "run", "gpu_cluster:servers=1,gpus_per_server=2", "workloads/gpt-1.5b-t2p2d2-small.yaml",
+                     "--backend", "flow", "--cc", "none", "--cc-param", "window_bytes=0",
+                     "--workload-set", "parallelism.pp=1", "--workload-set", "parallelism.dp=1",
+                     "--out", str(out), "--quiet", "--no-trace")
+    assert (out / "summary.json").is_file(), "the run did not complete"
+    assert "netsim.transport.cc.base" in mods
+    others = {f"netsim.transport.cc.{m}" for m in ("cubic", "dcqcn", "dctcp", "hpcc", "swift", "timely")}
+    assert not mods & others, sorted(mods & others)

@@ -24,14 +24,18 @@ from typing import Iterable, Mapping
 
 from ...errors import InputError
 from ...params import parse_assignments
+from . import cc_names, load_cc
 from .base import REGISTRY, CongestionControl
 
 
 def cc_class(name: str, *, where: str | None = "--cc", source: str | None = None) -> type[CongestionControl]:
-    """The registered algorithm ``name`` or an :class:`InputError` listing them."""
-    _load_all()
-    cls = REGISTRY.get(str(name).strip().lower())
+    """The registered algorithm ``name`` or an :class:`InputError` listing them.
+
+    Imports only that algorithm's module (every built-in one only to list them in the error).
+    """
+    cls = load_cc(str(name).strip().lower())
     if cls is None:
+        _load_all()
         raise InputError("unknown congestion control", source=source, where=where, value=name,
                          accepted="one of: " + ", ".join(sorted(REGISTRY)))
     return cls
@@ -70,7 +74,6 @@ def load_cc_params_file(path: str, cc_name: str) -> dict[str, dict]:
     if not isinstance(data, Mapping):
         raise InputError("expected a mapping", source=path, value=type(data).__name__,
                          accepted="{cc: {key: value}} or {key: value}")
-    _load_all()
     out: dict[str, dict] = {}
     for key, value in data.items():
         if isinstance(value, Mapping):
@@ -82,13 +85,15 @@ def load_cc_params_file(path: str, cc_name: str) -> dict[str, dict]:
 
 
 def resolve_cc_params(cc_name: str, overrides: Iterable[str] | None = None, *,
-                      file: str | None = None) -> dict[str, dict]:
-    """Parsed parameters of every registered algorithm, ``{cc: {key: value}}``.
+                      file: str | None = None) -> Mapping[str, dict]:
+    """Parsed parameters of every known algorithm, ``{cc: {key: value}}``.
 
     ``overrides`` are ``"KEY=VALUE"`` (for ``cc_name``) or ``"CC.KEY=VALUE"``
     strings; ``file`` an optional YAML/JSON file (overridden by ``overrides``).
     DCQCN keys left at ``None`` are filled from its preset when a flow starts
-    (they can depend on the link rate).
+    (they can depend on the link rate). The algorithms named (``cc_name``, the
+    file, the overrides) are checked now; every other algorithm's defaults are
+    resolved when first read, so a run imports only the algorithms it names.
     """
     main = cc_class(cc_name)
     from_file = load_cc_params_file(file, main.name) if file else {}
@@ -99,14 +104,35 @@ def resolve_cc_params(cc_name: str, overrides: Iterable[str] | None = None, *,
             prefix, key = key.split(".", 1)
             name = cc_class(prefix, where="--cc-param").name
         cli.setdefault(name, {})[key] = value
-    out = {}
-    for name in sorted(REGISTRY):
-        table = REGISTRY[name].PARAMS
+    out = _ResolvedParams()
+    for name in sorted({main.name} | set(from_file) | set(cli)):
+        table = cc_class(name).PARAMS
         base = table.resolve(from_file.get(name), source=file) if name in from_file else None
         if base is not None:
             base = {k: v for k, v in base.items() if k in from_file[name]}
-        out[name] = table.resolve(cli.get(name), base=base, source=f"--cc-param {name}")
+        out.resolved[name] = table.resolve(cli.get(name), base=base, source=f"--cc-param {name}")
     return out
+
+
+class _ResolvedParams(Mapping):
+    """``{cc: params}`` over every known algorithm; an algorithm not named is resolved (defaults) when read."""
+
+    def __init__(self) -> None:
+        self.resolved: dict[str, dict] = {}
+
+    def __getitem__(self, name: str) -> dict:
+        if name not in self.resolved:
+            cls = load_cc(name)
+            if cls is None:
+                raise KeyError(name)
+            self.resolved[name] = cls.PARAMS.resolve(None, source=f"--cc-param {name}")
+        return self.resolved[name]
+
+    def __iter__(self):
+        return iter(sorted(set(cc_names()) | set(self.resolved)))
+
+    def __len__(self) -> int:
+        return len(set(cc_names()) | set(self.resolved))
 
 
 def ecn_overrides(cc_name: str, params: Mapping | None, link_rate_bps: float, *,
