@@ -254,7 +254,7 @@ def load_flows(path, graph) -> list[FlowSpec]:
     ------
     InputError
         Naming the file, line, field and value: unknown node, size <= 0,
-        unreachable destination, bad unit, empty or headerless file, wrong flow count.
+        unreachable destination, bad unit, empty or headerless file, no flows, wrong flow count.
     """
     source = os.fspath(path)
     try:
@@ -270,9 +270,14 @@ def load_flows(path, graph) -> list[FlowSpec]:
         raise InputError("empty flow file", source=source, accepted="a CSV header src,dst,size_bytes,start_ns "
                          "and one flow per line, or an HPCC flow.txt")
     first = lines[0][1].split()
-    if len(first) == 1 and first[0].isascii() and first[0].isdigit():
-        return _read_hpcc(lines, graph, source)
-    return _read_csv(text, graph, source)
+    hpcc = len(first) == 1 and first[0].isascii() and first[0].isdigit()
+    flows = _read_hpcc(lines, graph, source) if hpcc else _read_csv(text, graph, source)
+    if not flows:  # as an imported job with no operations: nothing to simulate is an input error
+        raise InputError("no flows", source=source, where="line 1" if hpcc else "after the header",
+                         value=first[0] if hpcc else "header only",
+                         accepted="at least one flow (HPCC flow.txt: a count >= 1)" if hpcc
+                         else "at least one flow line after the CSV header")
+    return flows
 
 
 def check_reachable(flows, router) -> None:

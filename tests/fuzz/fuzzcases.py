@@ -264,7 +264,7 @@ def flow_csv(rng: random.Random) -> Case:
         rows[1][head.index("tag")] = "t" * rng.choice((1000, 200_000))
         label, invalid = f"tag of {len(rows[1][head.index('tag')])} chars", None
     else:
-        rows, label, invalid = rows[:1], "header only", None
+        rows, label, invalid = rows[:1], "header only", True   # no flows: exit 2, as an empty imported job
     text = "\n".join(",".join(r) for r in rows) + "\n"
     return flows_case("flow-csv", label, "topo.yaml", _dump(DUMBBELL), ("flows.csv", text.encode()),
                       invalid=invalid)
