@@ -41,9 +41,15 @@ ALGORITHM_MODULES: dict[str, str] = {
 }
 
 
+_LOADED: dict = {}   # algorithm -> its module, once imported (a dict lookup per collective call)
+
+
 def _alg(algorithm: str):
     """The module of ``algorithm`` (:data:`ALGORITHM_MODULES`), imported on first use."""
-    return importlib.import_module(f"{__package__}.{ALGORITHM_MODULES[algorithm]}")
+    mod = _LOADED.get(algorithm)
+    if mod is None:
+        mod = _LOADED[algorithm] = importlib.import_module(f"{__package__}.{ALGORITHM_MODULES[algorithm]}")
+    return mod
 
 
 def _fail(msg: str, where: str, value, accepted: str):
