@@ -184,7 +184,7 @@ class Memo:
         self._conn, self._in_net = None, False
         be, rp = self.be, self.replay
         if rp is not None and not rp.done:
-            self._tail_send(rp, src, dst, size_bytes, tag, cc, priority)
+            memostate.tail_send(be, rp, src, dst, size_bytes, tag, cc, priority)
         rec = self.rec
         if rec is not None and rec.gen_end_rel >= 0:
             self._drop("a send in its tail")
@@ -208,23 +208,6 @@ class Memo:
         else:
             rec.fids[be.next_fid] = i
         return self._plain["send"](src, dst, size_bytes, tag, cc=cc, priority=priority)
-
-    def _tail_send(self, rp, src, dst, size_bytes, tag, cc, priority) -> None:
-        """Someone sends while a replayed segment's network is not yet empty (see module docstring)."""
-        be = self.be
-        spec = be.contract.check(src, dst, size_bytes, tag, cc, priority)
-        if spec.local:
-            return
-        path = be.router.path(src, dst, be.flowkeys.key(src, dst, tag))
-        t_rel = self.env.now - rp.t0
-        if not getattr(rp, "gen_done", False) or not memostate.tail_ok(rp.entry, self.net, t_rel, path):
-            raise InputError("a flow starts where a memoised collective's last packets are still in flight, "
-                             "so the replay cannot continue exactly", where="--memo on",
-                             value=f"{src}->{dst} at {(self.env.now + 500) // PS_PER_NS} ns",
-                             accepted="--memo off for this run")
-        if not rp.applied:
-            memostate.apply_end(rp.entry, self.net, rp.delta)
-            rp.applied = True
 
     def _received(self, flow) -> None:
         rec = self.rec

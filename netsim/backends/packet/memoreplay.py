@@ -84,6 +84,7 @@ class MemoPort(Backend):
         self.conns: dict = {}
         self.applied = False    # the end state is in the network (at the end, or early: memo.tail_send)
         self.done = False
+        self.gen_done = False   # the collective's code has returned (memo._replay)
 
     def send(self, src, dst, size_bytes: int, tag=EMPTY_TAG, *, cc=None, priority=None):
         return self._send(src, dst, size_bytes, tag, cc, priority, None, False)

@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
+from ...errors import InputError
+from ...units import PS_PER_NS
 from .port import Port
 
 #: port counters a segment advances (attributes of the port)
@@ -184,3 +186,20 @@ def tail_ok(entry: Entry, net, t_rel: int, path: tuple) -> bool:
         if fnodes and nodes.intersection(fnodes) and entry.retire_rel.get(i, t_rel + 1) > t_rel:
             return False
     return True
+
+
+def tail_send(be, rp, src, dst, size_bytes, tag, cc, priority) -> None:
+    """Someone sends while replay ``rp`` (a live :class:`~.memoreplay.MemoPort`) has not reached its
+    segment's end: honoured if :func:`tail_ok` (the end state goes in now), else a one-line InputError."""
+    spec = be.contract.check(src, dst, size_bytes, tag, cc, priority)
+    if spec.local:
+        return
+    path = be.router.path(src, dst, be.flowkeys.key(src, dst, tag))
+    now = be.env.now
+    if not rp.gen_done or not tail_ok(rp.entry, be.net, now - rp.t0, path):
+        raise InputError("a flow starts where a memoised collective's last packets are still in flight, "
+                         "so the replay cannot continue exactly", where="--memo on",
+                         value=f"{src}->{dst} at {(now + 500) // PS_PER_NS} ns", accepted="--memo off for this run")
+    if not rp.applied:
+        apply_end(rp.entry, be.net, rp.delta)
+        rp.applied = True

@@ -26,20 +26,20 @@ GAP_PS = 1_234_567_000          # between two steps: 1.234567 ms, longer than an
 
 
 def _steps(memo, cc="dctcp", n=4, size=2 * 2**20, algorithm="ring", kind="allreduce", params=None, outside=None,
-           after=None, sizes=None):
+           after=None, sizes=None, graph=None, hosts=HOSTS):
     """``n`` collectives on 8 hosts of one switch, each ``GAP_PS`` after the previous one's end.
 
     ``outside = (i, fn)``: process ``fn(env, be)`` starts just before step ``i`` (someone else's traffic);
     ``after = (i, fn)``: ``fn(be)`` is called as step ``i`` ends. Returns (backend, fct rows, stats, stream states)."""
     env = simpy.Environment()
-    be = PacketBackend(star(8), env=env, params={"memo": memo, **(params or {})}, seed=0, cc=cc, cc_params={},
+    be = PacketBackend(star(8) if graph is None else graph, env=env, params={"memo": memo, **(params or {})}, seed=0, cc=cc, cc_params={},
                        sinks=TraceSinks(fct=ListSink()))
 
     def driver(env):
         for i in range(n):
             if outside is not None and outside[0] == i:
                 env.process(outside[1](env, be))
-            yield run_collective(be, kind, HOSTS, size, algorithm=algorithm, sizes=sizes)
+            yield run_collective(be, kind, hosts, size, algorithm=algorithm, sizes=sizes)
             if after is not None and after[0] == i:
                 after[1](be)
             yield env.timeout(GAP_PS)
@@ -116,6 +116,23 @@ def test_a_send_where_a_replayed_step_still_has_packets_in_flight_stops_the_run(
     with pytest.raises(InputError, match="--memo on.*last packets are still in flight"):
         _steps(True, n=4, after=(2, send))
     _steps(False, n=4, after=(2, send))      # the memo-off run is fine
+
+
+def test_a_send_away_from_a_replayed_steps_last_packets_goes_on_exactly():
+    """Two leaves under one spine: the steps run on leaf0's hosts; the instant replayed step 3 ends, h4 sends
+    to h5 under leaf1 (no node of its path carries the step's last packets): the run goes on, equal to the
+    memo-off run."""
+    from netsim.topology import build_expression
+    sends = []
+
+    def send(be):
+        sends.append(be.send("h4", "h5", 2**20))
+
+    kw = dict(n=4, graph=build_expression("leaf_spine:leaves=2,spines=1,hosts_per_leaf=4"),
+              hosts=["h0", "h1", "h2", "h3"], after=(2, send))
+    off, on = _steps(False, **kw), _steps(True, **kw)
+    _same(off, on)
+    assert on[2]["memo"]["hits"] == 2 and len(sends) == 2      # one in each run
 
 
 def test_memo_off_leaves_the_backend_untouched():
