@@ -46,6 +46,8 @@ from .network import _Every
 
 #: stored segments kept per collective (netsim choice: a few start states, e.g. with and without a drawn stream)
 MAX_ENTRIES = 4
+#: collectives (argument sets) with stored segments kept, the oldest dropped first (netsim choice: memory)
+MAX_KEYS = 256
 #: first misses listed in summary.json (what failed, at which operation)
 FIRST_MISSES = 5
 
@@ -271,6 +273,8 @@ class Memo:
         rec.fids, rec.conns = {}, {}
         self.entries.setdefault(rec.key, []).append(rec)
         del self.entries[rec.key][:-MAX_ENTRIES]
+        if len(self.entries) > MAX_KEYS:
+            del self.entries[next(iter(self.entries))]
         self.stored += 1
         self.rec = None
         return None

@@ -20,6 +20,7 @@ when it is stored).
 """
 from __future__ import annotations
 
+import hashlib
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -55,6 +56,11 @@ def port_state(port) -> tuple:
     return tuple(_freeze(getattr(port, s, None)) for s in PORT_STATE)
 
 
+def stream_digest(rng) -> bytes:
+    """A 128-bit BLAKE2b digest of a random stream's state (``random.Random.getstate``)."""
+    return hashlib.blake2b(repr(rng.getstate()).encode(), digest_size=16).digest()
+
+
 def buf_state(node) -> tuple:
     """A node's shared-buffer accounting (:data:`BUF_FIELDS`)."""
     b = node.buf
@@ -72,10 +78,10 @@ class PortRecord:
     """One port of a segment: start state and stream, end state, stream and counter increments."""
 
     start: tuple
-    rng0: tuple
+    rng0: bytes                  #: digest of the stream's state at the start (stream_digest)
     c0: tuple
     end: dict = None
-    rng1: tuple = None
+    rng1: tuple = None           #: the stream's state at the end, or None if it did not draw
     adds: tuple = None
     busy_rel: int = 0            #: its last transmission's end, relative to the segment's start (ps)
 
@@ -111,7 +117,7 @@ class Entry:
     def see_port(self, port) -> None:
         """Remember ``port``'s start (the first time one of the segment's routes crosses it)."""
         if port not in self.ports:
-            self.ports[port] = PortRecord(port_state(port), port.rng.getstate(),
+            self.ports[port] = PortRecord(port_state(port), stream_digest(port.rng),
                                           tuple(getattr(port, a) for a in PORT_COUNTERS))
             for node in (port.node, port.peer):
                 if node.name not in self.nodes:
@@ -124,7 +130,7 @@ def close_ports(entry: Entry, net) -> str | None:
         if any(port.queues) or port.pipe or port.ring:
             return "port not empty at the end"
         pr.end = {s: _copy(getattr(port, s, None)) for s in PORT_STATE if s not in _EMPTY}
-        pr.rng1 = port.rng.getstate()
+        pr.rng1 = None if stream_digest(port.rng) == pr.rng0 else port.rng.getstate()
         pr.adds = tuple(getattr(port, a) - c for a, c in zip(PORT_COUNTERS, pr.c0))
         pr.busy_rel = port.busy_until - entry.t0_ps
         entry.packets += pr.adds[0]
@@ -147,7 +153,7 @@ def start_ok(entry: Entry, net) -> bool:
     if net.int_on != entry.int_on:
         return False
     for port, pr in entry.ports.items():
-        if port.rng.getstate() != pr.rng0 or port_state(port) != pr.start:
+        if port_state(port) != pr.start or stream_digest(port.rng) != pr.rng0:
             return False
     return all(buf_state(net.nodes[n]) == st for n, st in entry.nodes.items())
 
@@ -162,7 +168,8 @@ def apply_end(entry: Entry, net, delta_ps: int) -> None:
             else:
                 setattr(port, s, v)
         port.busy_until = max(port.busy_until, pr.busy_rel + entry.t0_ps + delta_ps)
-        port.rng.setstate(pr.rng1)
+        if pr.rng1 is not None:
+            port.rng.setstate(pr.rng1)
         for a, x in zip(PORT_COUNTERS, pr.adds):
             if x:
                 setattr(port, a, getattr(port, a) + x)
