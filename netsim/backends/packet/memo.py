@@ -29,7 +29,7 @@ the segment is still moving at the nodes of its path
 the run stops with a one-line error (exact continuation is impossible).
 
 Left out (never memoised; simulated as before, the reason counted in
-``summary.json`` ``memo``): queue and cc traces, a host-stack model, HPCC
+``summary.json`` ``memo``): queue and cc traces sampled, HPCC
 ``fct.txt``, spraying, a Jain window, the PFC watchdog, in-network
 reductions, segments with a PFC frame, a drop-out flow or a send in their
 tail; an iteration as a unit (its compute overlaps its collectives).
@@ -137,8 +137,6 @@ class Memo:
         if (be.sinks.queues is not None and p["queue_sample_ns"] > 0) or \
                 (be.sinks.cc is not None and p["cc_sample_ns"] > 0):
             return "queue or cc trace sampled"
-        if be.host_stack is not None:
-            return "host-stack model on"
         if be.hpcc_fct:
             return "HPCC fct.txt measured"
         if p["routing"] == "spray" or p["jain_window_ns"] > 0:

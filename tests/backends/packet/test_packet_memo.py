@@ -77,6 +77,15 @@ def test_repeated_collectives_replay_byte_identically_with_fewer_events(cc, algo
     assert abs(ratio / (n / 2) - 1) < 0.02, ratio
 
 
+def test_the_host_stack_model_replays_too():
+    """With the host-stack cost (netsim run's default: per-message delay, TCP's per-connection cap) the
+    replayed steps equal the simulated ones as well (the cost is a function of the path and algorithm)."""
+    off = _steps(False, "dctcp", 3, params={"host_stack": True})
+    on = _steps(True, "dctcp", 3, params={"host_stack": True})
+    _same(off, on)
+    assert off[0].host_stack is not None and on[2]["memo"]["hits"] == 1
+
+
 def test_a_step_whose_red_marking_drew_is_never_replayed():
     """DCQCN with RED between 1 KB and 1 MB on an all-to-all that is a 7 -> 1 incast of 1 MB (a queue at the
     switch's port to h0): every step draws from that port's stream, so no step starts in a stored state; the
