@@ -50,7 +50,7 @@ FLOW_IGNORES = ("buffer_bytes", "buffer_mode", "buffer_alpha", "ecn", "ecn_mark_
                 "pfc_watchdog", "pfc_watchdog_detection_ns", "pfc_watchdog_restoration_ns", "pfc_watchdog_action",
                 # packet-level steady-state skipping (issue #21): the fluid model has no packets to skip
                 "fast_forward", "fast_forward_tolerance",
-                "fast_forward_cycle_tolerance")
+                "fast_forward_cycle_tolerance", "memo")
 #: ECN thresholds: the flow backend's fluid DCQCN marks with them; its other algorithms do not mark
 FLOW_DCQCN_ONLY = ("ecn_kmin_bytes", "ecn_kmax_bytes", "ecn_pmax")
 #: congestion controls whose flow-backend model reads :data:`FLOW_DCQCN_ONLY` (the fluid DCQCN marking,

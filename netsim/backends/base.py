@@ -39,7 +39,7 @@ from ..sinks import Sink
 from . import BUILTIN_BACKENDS  # noqa: F401  (the shipped backends, named in the package module)
 from ..units import PS_PER_NS
 from .registry import (BACKEND_CAPABILITIES, BACKEND_PARAMS, BACKENDS, CAPABILITIES, CC_TRACE,  # noqa: F401
-                       FAST_FORWARD, FLAG_NEEDS, HOST_STACK, HPCC_FCT, IN_NETWORK, IN_ORDER, LINK_CHANGES,
+                       FAST_FORWARD, FLAG_NEEDS, HOST_STACK, MEMO, HPCC_FCT, IN_NETWORK, IN_ORDER, LINK_CHANGES,
                        NO_FABRIC_CONTENTION, PFC_TRACE, QUEUE_TRACE, ROUTER, _load_backends, backend_capabilities,
                        check_flags, register_backend, resolve_backend_params)
 
@@ -86,6 +86,9 @@ class Backend(ABC):
     #: print, at :meth:`close`, the backend's one-line warning about what it left out (the analytic
     #: backend: links its flows overran); a caller that reports it itself sets it ``False``
     warn_overrun: bool = True
+    #: the exact memo of repeated collectives (:data:`MEMO`, ``--memo on``) or ``None``; a collective
+    #: runs through ``memo.segment`` when it is set (:func:`netsim.collectives.collective`)
+    memo: Any = None
 
     def check_cc(self, name: str) -> None:
         """Raise :class:`~netsim.errors.InputError` (naming ``--cc``) if this backend cannot run

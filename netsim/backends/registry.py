@@ -35,6 +35,8 @@ QUEUE_TRACE, PFC_TRACE, CC_TRACE = "queue_trace", "pfc_trace", "cc_trace"
 
 #: skips steady states of its packet network (``--fast-forward on``; netsim.backends.packet.fastforward)
 FAST_FORWARD = "fast_forward"
+#: replays collectives repeated from an empty network exactly (``--memo on``; netsim.backends.packet.memo)
+MEMO = "memo"
 #: shares only each flow's pacing link (the first lowest-rate link of its path) among the flows paced
 #: there; contention on every other link (incast at a receiver, shared fabric links) is not modelled:
 #: ``netsim flows`` and cluster summaries say ``"contention": PACING_LINK_ONLY`` (netsim.simulate)
@@ -54,12 +56,14 @@ CAPABILITIES = {
     IN_NETWORK: "flows to/from a switch that reduces in-network (nvls/sharp): send_in_network",
     IN_ORDER: "a connection's flows sent in post order: send_in_order",
     FAST_FORWARD: "packet-level steady-state fast-forward",
+    MEMO: "exact replay of a collective repeated from an empty network (memo)",
     NO_FABRIC_CONTENTION: "shares only each flow's pacing link (first lowest-rate link of its path); no other "
                           "contention (summaries say contention: pacing link only)",
 }
 
 #: command-line flag -> the capability a backend needs to honour it
-FLAG_NEEDS = {"--degrade-link": LINK_CHANGES, "--fail-link": LINK_CHANGES, "--fast-forward": FAST_FORWARD}
+FLAG_NEEDS = {"--degrade-link": LINK_CHANGES, "--fail-link": LINK_CHANGES, "--fast-forward": FAST_FORWARD,
+             "--memo": MEMO}
 
 
 #: name -> factory(graph, *, env, params, seed, cc, cc_params, sinks, **options) -> Backend

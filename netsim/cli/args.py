@@ -89,6 +89,7 @@ def check_backend_options(args, *, command: str) -> None:
     if backend not in BACKENDS:
         return  # create_backend names the accepted backends
     _fast_forward_flag(args)
+    _on_off_flag(args, "memo", "--memo")
     sets = {item.split("=", 1)[0].strip(): item.split("=", 1)[1] for item in args.set if "=" in item}
     if command != "flows":      # flows: once the file is read (a flow's cc column may be dcqcn)
         check_flow_ecn_args(args)
@@ -121,19 +122,28 @@ FAST_FORWARD_VALUES = ("on", "off")
 def _fast_forward_flag(args) -> None:
     """``--fast-forward on|off``: a backend that does not declare the ability refuses ``on``
     (:func:`netsim.backends.base.check_flags`); ``on`` becomes ``--set fast_forward=on``."""
-    value = getattr(args, "fast_forward", None)
+    _on_off_flag(args, "fast_forward", "--fast-forward")
+
+
+def _on_off_flag(args, key: str, flag: str) -> None:
+    """An ``on|off`` flag (``args.KEY``) of a declared ability: ``on`` becomes ``--set KEY=on``; a
+    backend without the ability refuses it; ``--memo on`` with ``--fast-forward on`` is refused."""
+    value = getattr(args, key, None)
     if value is None:
         return
     if value not in FAST_FORWARD_VALUES:
-        raise InputError("bad value", where="--fast-forward", value=value, accepted="on or off")
+        raise InputError("bad value", where=flag, value=value, accepted="on or off")
     if value == "off":
         return
     from ..backends.base import check_flags
-    check_flags(args.backend, ["--fast-forward"])
-    if any(item.split("=", 1)[0].strip() == "fast_forward" for item in args.set):
-        raise InputError("given twice", where="--fast-forward", value=value,
-                         accepted="either --fast-forward or --set fast_forward, not both")
-    args.set = list(args.set) + ["fast_forward=on"]
+    check_flags(args.backend, [flag])
+    if any(item.split("=", 1)[0].strip() == key for item in args.set):
+        raise InputError("given twice", where=flag, value=value,
+                         accepted=f"either {flag} or --set {key}, not both")
+    if key == "memo" and getattr(args, "fast_forward", "off") == "on":
+        raise InputError("cannot be combined with --fast-forward on", where=flag, value=value,
+                         accepted="--memo on with --fast-forward off, or --memo off")
+    args.set = list(args.set) + [f"{key}=on"]
 
 
 def warn_if_incomplete(command: str, directory: str | os.PathLike, what: str) -> str:

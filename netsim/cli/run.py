@@ -180,5 +180,8 @@ def register(subparsers) -> None:
     p.add_argument("--fast-forward", default="off", metavar="on|off",
                    help="packet backend: skip steady states of the network (default off; tolerance: --set "
                         "fast_forward_tolerance=F; docs/packet.md, Fast-forward)")
+    p.add_argument("--memo", default="off", metavar="on|off",
+                   help="packet backend: replay a collective repeated from an empty network from its stored run, "
+                        "exactly (default off; not with --fast-forward on; docs/packet.md, Exact memoisation)")
     p.add_argument("--quiet", action="store_true", help="print nothing on success; no progress line")
     p.set_defaults(func=_run)

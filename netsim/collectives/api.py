@@ -145,8 +145,24 @@ def collective(backend, kind: str, nodes: list[str], size_bytes: int, *, algorit
                sw_latency="off") -> Generator[simpy.Event, object, CollectiveResult]:
     """Generator form of :func:`run_collective`; use as ``result = yield from collective(...)``.
 
-    Arguments are validated when the generator first runs.
+    Arguments are validated when the generator first runs. On a backend with a memo
+    (``backend.memo``, ``--memo on``) the call is one segment of it: replayed exactly when it
+    repeats one already simulated, else simulated (:mod:`netsim.backends.packet.memo`).
     """
+    kw = dict(algorithm=algorithm, channels=channels, chunk_bytes=chunk_bytes, tag=tag, root=root, sizes=sizes,
+              node_groups=node_groups, window=window, protocol=protocol, sw_latency=sw_latency)
+    memo = backend.memo
+    if memo is None:
+        return (yield from _collective(backend, kind, nodes, size_bytes, **kw))
+    key = (kind, tuple(nodes), size_bytes, algorithm, channels, chunk_bytes, root,
+           None if sizes is None else tuple(map(tuple, sizes)),
+           None if node_groups is None else tuple(map(tuple, node_groups)), window, protocol, repr(sw_latency))
+    return (yield from memo.segment(key, lambda b: _collective(b, kind, nodes, size_bytes, **kw), tag))
+
+
+def _collective(backend, kind, nodes, size_bytes, *, algorithm, channels, chunk_bytes, tag, root, sizes,
+                node_groups, window, protocol, sw_latency):
+    """The body of :func:`collective` on ``backend``."""
     kind, algorithm, nodes, node_groups = _validate(backend, kind, nodes, size_bytes, algorithm, channels,
                                                     chunk_bytes, root, sizes, node_groups)
     protocol = _check_protocol(protocol, sw_latency)

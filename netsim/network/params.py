@@ -179,6 +179,10 @@ SIM_PARAMS = ParamTable("packet-network", [
           "skip the packet network's steady states (netsim.backends.packet.fastforward; packet backend only, "
           "run-wide; --fast-forward on|off sets it)",
           "netsim issue #21, after Wormhole (NSDI'26); off (default) simulates every packet"),
+    Param("memo", False, "bool",
+          "replay a collective repeated from an empty packet network from its stored run, exactly "
+          "(netsim.backends.packet.memo; packet backend only, run-wide; --memo on|off sets it)",
+          "netsim issue #21 (exact memoisation); off (default) simulates every collective"),
     Param("fast_forward_tolerance", 0.01, "float",
           "for the network to count as steady: largest relative standard error of each flow's measured rate "
           "(mean delivery per detection window) and queue drift per byte a port sent",

@@ -70,6 +70,7 @@ SCRIPTS = ("dcqcn_presets", "readme_validation", "lone_flow", "dctcp_band", "apn
            "packet_fastforward",
            "innetwork_packet",
            "packet_fastforward_slow",
+           "packet_memo",
            )
 
 

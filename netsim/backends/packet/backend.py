@@ -25,8 +25,8 @@ from ...network.path import PathModel
 from ...network.send import SendContract, cc_registry  # noqa: F401  (cc_registry: used by tests)
 from ...records import EMPTY_TAG, FlowTag, make_record
 from ...units import PS_PER_NS
-from ..base import (CC_TRACE, FAST_FORWARD, HOST_STACK, HPCC_FCT, IN_NETWORK, IN_ORDER, LINK_CHANGES, PFC_TRACE,
-                    QUEUE_TRACE, ROUTER, Backend, register_backend)
+from ..base import (CC_TRACE, FAST_FORWARD, HOST_STACK, HPCC_FCT, IN_NETWORK, IN_ORDER, LINK_CHANGES, MEMO,
+                    PFC_TRACE, QUEUE_TRACE, ROUTER, Backend, register_backend)
 from . import linkchange
 from .flowsetup import ecn_for_rate, transport_flow
 from .accounting import FlowAccounting
@@ -55,7 +55,7 @@ class PacketBackend(Backend):
 
     name = "packet"
     capabilities = frozenset({HOST_STACK, LINK_CHANGES, HPCC_FCT, ROUTER, QUEUE_TRACE, PFC_TRACE, CC_TRACE,
-                              FAST_FORWARD, IN_NETWORK, IN_ORDER})
+                              FAST_FORWARD, IN_NETWORK, IN_ORDER, MEMO})
 
     def __init__(self, graph, *, env, params, seed, cc, cc_params, sinks, hpcc_fct: bool = False,
                  keep_flows: bool = False):
@@ -111,6 +111,9 @@ class PacketBackend(Backend):
         self.last_end_ps = 0        # when the last flow finished (receiver, as fct.csv end_ns): sim_time_ns
         #: every flow object, by id (only with ``keep_flows=True``: for tests and debugging)
         self.all_flows: dict | None = {} if keep_flows else None
+        if p["memo"]:      # exact replay of repeated collectives (issue #21): hooks of its own, none when off
+            from .memo import Memo
+            self.memo = Memo(self)
 
     # -- link changes (netsim.whatif protocol) ----------------------------------------------------
     def set_link_rate(self, a, b, rate_bps: float) -> None:

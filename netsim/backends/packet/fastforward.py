@@ -26,7 +26,7 @@ Every jump is recorded (``summary.json`` and fast_forward.csv, :mod:`.fftrace`).
 Only runs without random loss or spraying are watched; algorithms whose
 state the jump cannot move (:data:`.ffcc.CC_STATE`) are never jumped.
 
-Left out: exact memoisation of repeated iterations (designed in docs/packet.md, not built); events that are not the
+Left out: exact memoisation of repeated collectives (its own option, :mod:`.memo`); events that are not the
 network's do not bound a single component's jump (other than a flow start on
 its ports or a what-if, nothing outside reads a component's state mid-run:
 a process reading a frozen flow's bytes would see them advanced already).

@@ -145,10 +145,11 @@ class Network:
         """Deadlock detection (run-wide) and the PFC watchdog (per switch) of :mod:`.pfcwatch`."""
         for name in sorted(self.nodes, key=str):
             run_wide = sorted(self._node_keys[name] & {"fast_forward", "fast_forward_tolerance",
-                                                         "fast_forward_cycle_tolerance"})
+                                                         "fast_forward_cycle_tolerance", "memo"})
             if run_wide:
-                raise InputError("fast-forward is run-wide", where=f"node {name}, attribute {run_wide[0]}",
-                                 accepted="--fast-forward on|off or --set " + run_wide[0] + "=... instead")
+                flag = "--memo" if run_wide[0] == "memo" else "--fast-forward"
+                raise InputError(f"{flag[2:]} is run-wide", where=f"node {name}, attribute {run_wide[0]}",
+                                 accepted=f"{flag} on|off or --set " + run_wide[0] + "=... instead")
             if "pfc_deadlock_detect_ns" in self._node_keys[name]:
                 raise InputError("PFC deadlock detection is run-wide", where=f"node {name}, attribute "
                                  "pfc_deadlock_detect_ns", accepted="--set pfc_deadlock_detect_ns=... instead")

@@ -53,4 +53,5 @@ def packet_stats(be) -> dict:
         "events": be.net.sched.events_scheduled() - be._eid0,
         **(net.pfc_watch.stats() if net.pfc_watch is not None else {}),
         **({"fast_forward": be.ff.stats()} if be.ff is not None else {}),
+        **({"memo": be.memo.stats()} if be.memo is not None else {}),
     }
