@@ -16,6 +16,7 @@ import heapq
 import math
 from functools import partial
 from math import nan
+from operator import attrgetter
 
 import simpy
 from simpy.events import NORMAL
@@ -25,6 +26,8 @@ from ...units import PS_PER_NS
 from .batch import ArrivalGroup, group_arrival
 from .components import SOLO_TOL, FluidFlow
 from .newflow import SOLO
+
+_fid = attrgetter("fid")
 
 
 class Deliveries:
@@ -114,6 +117,22 @@ def _slowdown(memo: dict, fct_ns: int, ideal_ns: int) -> float:
     return slow
 
 
+def _due(times: list, due: dict, now: int):
+    """The flows whose fluid completion is ``now`` (ps), earliest time first, each time's in flow-id
+    order, each marked completed (``ver`` -1) as it is yielded; a time's stale entries (the flow has
+    another finish since, or has completed) are skipped, and its list leaves ``due``."""
+    pop = heapq.heappop
+    while times and times[0] <= now:
+        t = pop(times)
+        at = due.pop(t)
+        if len(at) > 1:
+            at.sort(key=_fid)
+        for f in at:
+            if f.finish == t and f.ver != -1:
+                f.ver = -1
+                yield f
+
+
 def complete_due(net) -> None:
     """Complete, now, the flows of fluid network ``net`` whose completion time (ps) has come: take them
     off their links (marking the links where another flow may gain), build their records and
@@ -125,7 +144,6 @@ def complete_due(net) -> None:
     timers.discard(now)
     net._first_timer = min(timers) if timers else math.inf
     net.events += 1
-    heap = net._heap
     users = net.users
     cap = net.capacity
     dirty = net._dirty
@@ -136,13 +154,8 @@ def complete_due(net) -> None:
     last_end, recs = -1, None
     groups: dict[int, ArrivalGroup] = {}   # delivery time (ps) -> its open group of batch flows
     done_any = False
-    pop = heapq.heappop
     drained = net.on_drained
-    while heap and heap[0][0] <= now:
-        _, _, ver, f = pop(heap)
-        if ver != f.ver:
-            continue
-        f.ver = -1
+    for f in _due(net._times, net._due, now):
         done_any = True
         fid = f.fid
         if f.ctl is not None:
