@@ -120,17 +120,20 @@ def _slowdown(memo: dict, fct_ns: int, ideal_ns: int) -> float:
 def _due(times: list, due: dict, now: int):
     """The flows whose fluid completion is ``now`` (ps), earliest time first, each time's in flow-id
     order, each marked completed (``ver`` -1) as it is yielded; a time's stale entries (the flow has
-    another finish since, or has completed) are skipped, and its list leaves ``due``."""
-    pop = heapq.heappop
+    another finish since, or has completed) are skipped. A time's list stays in ``due`` until its
+    last flow is done, as the timer check (:meth:`.FluidNetwork._ensure_timer`) sees it meanwhile."""
     while times and times[0] <= now:
-        t = pop(times)
-        at = due.pop(t)
+        t = times[0]
+        at = due[t]
         if len(at) > 1:
             at.sort(key=_fid)
-        for f in at:
+        for f in at:          # not changed meanwhile: no push is at or before now, no stale prefix cut
             if f.finish == t and f.ver != -1:
                 f.ver = -1
                 yield f
+        if times and times[0] == t:      # (the timer check drops a time with no live flow left itself)
+            heapq.heappop(times)
+            del due[t]
 
 
 def complete_due(net) -> None:

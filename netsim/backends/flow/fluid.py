@@ -239,7 +239,7 @@ class FluidNetwork:
                 heapq.heappop(times)
                 del due[t]
                 continue
-            if stale:
+            if stale and t > self.env.now:           # (a time now may be completing: left whole)
                 del at[:stale]
             break
         if not times:

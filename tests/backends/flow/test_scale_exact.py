@@ -6,7 +6,7 @@ each sink the rows of one delivery in one ``add_many`` call, the traffic
 sink and ``FlowRecord.row`` take rows in one call each, and ``CsvSink``
 lets the csv writer format ints and strings itself. Checked here: each piece
 against the plain definition it replaces, and (slow) ``fct.csv`` byte for
-byte and the iteration time of the 64-GPU step of ``bench
+byte, the iteration time and the event counters of the 64-GPU step of ``bench
 flow_gpt_weak_scaling`` (GPT-3B t=8 p=4 d=2, global batch 32, on
 ``gpu_cluster:servers=8``, seed 0) with every congestion control the flow
 backend models, against digests written by main at commit 1109403 (before
@@ -27,14 +27,15 @@ from netsim.runtime.summary import TrafficSink
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-#: cc -> (iteration_time_s, flows, first 16 hex digits of fct.csv's SHA-256), written by main 1109403
+#: cc -> (iteration_time_s, flows, first 16 hex digits of fct.csv's SHA-256, the fluid network's events,
+#: SimPy events scheduled, rate updates, recomputations), written by main 1109403
 MAIN_1109403 = {
-    "none": (0.952751367348, 173376, "3624c0c47d080bc6"),
-    "dcqcn": (0.952751367348, 173376, "07c35d5097309f35"),
-    "cubic": (1.031985319206, 173376, "59d1fd6cf6c1fbf3"),
-    "dctcp": (1.031985319206, 173376, "415644c84206abfc"),
-    "hpcc": (0.957685662365, 173376, "54fd41fcb0c7a3c7"),
-    "swift": (0.952751367348, 173376, "62bc947734245cfe"),
+    "none": (0.952751367348, 173376, "3624c0c47d080bc6", 20007, 38972, 173632, 23),
+    "dcqcn": (0.952751367348, 173376, "07c35d5097309f35", 20073, 40625, 173632, 89),
+    "cubic": (1.031985319206, 173376, "59d1fd6cf6c1fbf3", 20001, 38966, 173376, 15),
+    "dctcp": (1.031985319206, 173376, "415644c84206abfc", 20001, 38966, 173376, 15),
+    "hpcc": (0.957685662365, 173376, "54fd41fcb0c7a3c7", 20007, 38972, 173632, 23),
+    "swift": (0.952751367348, 173376, "62bc947734245cfe", 20007, 38972, 173632, 23),
 }
 
 
@@ -105,4 +106,6 @@ def test_64gpu_step_fct_csv_byte_identical_to_main(cc, tmp_path):
                      workload_overrides={"parallelism.tp": 8, "parallelism.pp": 4, "parallelism.dp": 2,
                                          "training.global_batch": 32})
     digest = hashlib.sha256((tmp_path / "fct.csv").read_bytes()).hexdigest()[:16]
-    assert (s["iteration_time_s"], s["flows"], digest) == MAIN_1109403[cc]
+    net = s["network"]
+    assert (s["iteration_time_s"], s["flows"], digest, net["events"], s["sim_events"], net["rate_updates"],
+            net["recomputations"]) == MAIN_1109403[cc]
