@@ -16,6 +16,7 @@ import json
 import math
 import os
 from dataclasses import dataclass, fields
+from operator import attrgetter
 from typing import Iterable, Sequence
 
 from .interrupts import STATE as _INTERRUPTS
@@ -83,11 +84,13 @@ class FlowRecord:
     path_key: int = -1     # the ECMP key the flow was routed with (netsim.network.flowkey); -1: not routed
 
     def row(self) -> tuple:
-        return tuple(getattr(self, c) for c in FCT_COLUMNS)
+        """The record's :data:`FCT_COLUMNS` values, in order."""
+        return _fct_row(self)
 
 
 #: fct.csv's columns, in this order (``path_key`` last: the column added after the others)
 FCT_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(FlowRecord) if f.name != "job")
+_fct_row = attrgetter(*FCT_COLUMNS)     # FlowRecord.row: the columns' values as one tuple, in C
 #: fct.csv of a cluster run (:mod:`netsim.cluster`): the single-job columns, then the job
 CLUSTER_FCT_COLUMNS: tuple[str, ...] = FCT_COLUMNS + ("job",)
 
@@ -109,6 +112,9 @@ def _fmt(v) -> str:
         return repr(round(v, 9))
     return str(v)
 
+
+#: value types the csv writer formats as :func:`_fmt` does (``str(v)``): passed to it unconverted
+_AS_IS = frozenset({int, str})
 
 #: Rows a :class:`CsvSink` buffers before it appends them to its file: at most
 #: this many finished rows sit in memory (a few MiB of fct rows), one write per chunk.
@@ -185,8 +191,7 @@ class CsvSink(Sink):
             if not self._started:
                 out.write(",".join(self.columns) + "\n")
             w = csv.writer(out, lineterminator="\n")
-            for r in self._buf:
-                w.writerow([_fmt(v) for v in r])
+            w.writerows([v if type(v) in _AS_IS else _fmt(v) for v in r] for r in self._buf)
             with open(partial_path(self.path), "a" if self._started else "w", newline="") as fh:
                 fh.write(out.getvalue())
             self._started = True
@@ -241,16 +246,16 @@ class TeeSink(Sink):
             raise_pending()
 
     def add_many(self, rows) -> None:
-        """:meth:`add` of each of ``rows`` in order, under one interrupt guard (the flow backend
-        hands over the records delivered at one instant together)."""
+        """Each sink's ``add_many`` of ``rows`` (in order), under one interrupt guard (the flow
+        backend hands over the records delivered at one instant together)."""
         st = _INTERRUPTS
         st["depth"] += 1
         try:
-            adds = [s.add for s in self.sinks]
-            for row in rows:
-                self.count += 1
-                for add in adds:
-                    add(row)
+            if not isinstance(rows, (list, tuple)):
+                rows = list(rows)
+            for s in self.sinks:        # each sink takes the rows in order (sinks are independent)
+                s.add_many(rows)
+            self.count += len(rows)
         finally:
             st["depth"] -= 1
         if st["pending"] is not None and not st["depth"]:

@@ -27,6 +27,42 @@ from .engine import Run
 from .steps import split_even
 
 
+class _Chunk:
+    """One chunk going round the ring: its channel, bytes, the rank it is at and its hop (one object
+    per chunk; its bound :meth:`arrived` is each hop's completion callback, no closure per hop)."""
+
+    __slots__ = ("chains", "ch", "rank", "h", "nbytes")
+
+    def __init__(self, chains: "_Chains", ch: int, rank: int, nbytes: int):
+        self.chains, self.ch, self.rank, self.h, self.nbytes = chains, ch, rank, 0, nbytes
+
+    def send(self) -> None:
+        """Send this chunk's hop ``h`` from its rank to the next."""
+        c = self.chains
+        rank = self.rank
+        nxt = self.rank = (rank + 1) % c.n
+        c.run.send(self.ch, c.nodes[rank], c.nodes[nxt], self.nbytes, c.step_offset + self.h, self.arrived)
+
+    def arrived(self, _rec) -> None:
+        """Hop ``h`` arrived: forward the chunk (data dependency), or count it done after the last hop."""
+        h = self.h + 1
+        if h < self.chains.hops:
+            self.h = h
+            self.send()
+        else:
+            self.chains.tick()
+
+
+class _Chains:
+    """What the chunks of one :func:`_chains` call share."""
+
+    __slots__ = ("run", "nodes", "n", "hops", "step_offset", "tick")
+
+    def __init__(self, run: Run, nodes: list[str], hops: int, step_offset: int, tick):
+        self.run, self.nodes, self.n, self.hops, self.step_offset, self.tick = \
+            run, nodes, len(nodes), hops, step_offset, tick
+
+
 def _chains(run: Run, nodes: list[str], size_bytes: int, channels: int, hops: int, start_offset: int,
             step_offset: int = 0, origins: list[int] | None = None):
     """Send every chunk of every segment ``hops`` hops round the ring; generator finishing when done.
@@ -44,20 +80,10 @@ def _chains(run: Run, nodes: list[str], size_bytes: int, channels: int, hops: in
             for nbytes in run.pieces(part):
                 jobs.append((ch, (s + start_offset) % n, nbytes))
     done, tick = run.counter(len(jobs))
-
-    def hop(ch: int, rank: int, h: int, nbytes: int) -> None:
-        nxt = (rank + 1) % n
-
-        def arrived(_rec):
-            if h + 1 < hops:
-                hop(ch, nxt, h + 1, nbytes)
-            else:
-                tick()
-        run.send(ch, nodes[rank], nodes[nxt], nbytes, step_offset + h, arrived)
-
+    chains = _Chains(run, nodes, hops, step_offset, tick)
     opened = run.open_batch()           # the first wave: one send_batch call
     for ch, start, nbytes in jobs:
-        hop(ch, start, 0, nbytes)
+        _Chunk(chains, ch, start, nbytes).send()
     if opened:
         run.close_batch()
     yield done

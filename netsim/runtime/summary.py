@@ -39,6 +39,15 @@ class TrafficSink(Sink):
         self.count += 1
         self.bytes[(rec.iteration, rec.src, rec.dst, rec.group_kind)] += rec.size_bytes
 
+    def add_many(self, rows) -> None:
+        """:meth:`add` of each of ``rows`` (one loop: the records of one delivery)."""
+        acc = self.bytes
+        n = 0
+        for rec in rows:
+            acc[(rec.iteration, rec.src, rec.dst, rec.group_kind)] += rec.size_bytes
+            n += 1
+        self.count += n
+
     @property
     def matrix(self) -> dict[tuple, int]:
         """Bytes per (iteration, src, dst)."""

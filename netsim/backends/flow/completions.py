@@ -16,6 +16,7 @@ import heapq
 import math
 from functools import partial
 from math import nan
+from operator import attrgetter
 
 import simpy
 from simpy.events import NORMAL
@@ -25,6 +26,8 @@ from ...units import PS_PER_NS
 from .batch import ArrivalGroup, group_arrival
 from .components import SOLO_TOL, FluidFlow
 from .newflow import SOLO
+
+_fid = attrgetter("fid")
 
 
 class Deliveries:
@@ -36,7 +39,7 @@ class Deliveries:
     processed: records go to the sink in the order of those events (the order of delivery).
     """
 
-    __slots__ = ("env", "sink", "n_completed", "bytes_delivered", "last_ps")
+    __slots__ = ("env", "sink", "n_completed", "bytes_delivered", "last_ps", "slowdowns")
 
     def __init__(self, env: simpy.Environment, sink):
         self.env = env
@@ -44,6 +47,9 @@ class Deliveries:
         self.n_completed = 0
         self.bytes_delivered = 0
         self.last_ps = 0           # when the last record was delivered (summary sim_time_ns)
+        #: ``(fct_ns, ideal_fct_ns)`` -> the record's slowdown (``round(fct / ideal, 6)``, a pure
+        #: function of the two, and ~0.5 µs a call): a step's flows repeat a few thousand pairs
+        self.slowdowns: dict[tuple[int, int], float] = {}
 
     def batch(self, first: simpy.Event) -> list:
         """The list of records to deliver with flow event ``first`` (the first of them to be
@@ -99,6 +105,37 @@ def may_gain(users: dict, cap_bytes_per_ps: float, gone: FluidFlow) -> bool:
     return False
 
 
+#: most ``(fct, ideal)`` pairs :attr:`Deliveries.slowdowns` keeps (emptied when full)
+SLOWDOWN_MEMO = 1 << 16
+
+
+def _slowdown(memo: dict, fct_ns: int, ideal_ns: int) -> float:
+    """A record's slowdown, ``fct_ns / ideal_ns`` rounded to 6 decimals (NaN for no ideal), kept in ``memo``."""
+    if len(memo) >= SLOWDOWN_MEMO:
+        memo.clear()
+    slow = memo[(fct_ns, ideal_ns)] = round(fct_ns / ideal_ns, 6) if ideal_ns > 0 else nan
+    return slow
+
+
+def _due(times: list, due: dict, now: int):
+    """The flows whose fluid completion is ``now`` (ps), earliest time first, each time's in flow-id
+    order, each marked completed (``ver`` -1) as it is yielded; a time's stale entries (the flow has
+    another finish since, or has completed) are skipped. A time's list stays in ``due`` until its
+    last flow is done, as the timer check (:meth:`.FluidNetwork._ensure_timer`) sees it meanwhile."""
+    while times and times[0] <= now:
+        t = times[0]
+        at = due[t]
+        if len(at) > 1:
+            at.sort(key=_fid)
+        for f in at:          # not changed meanwhile: no push is at or before now, no stale prefix cut
+            if f.finish == t and f.ver != -1:
+                f.ver = -1
+                yield f
+        if times and times[0] == t:      # (the timer check drops a time with no live flow left itself)
+            heapq.heappop(times)
+            del due[t]
+
+
 def complete_due(net) -> None:
     """Complete, now, the flows of fluid network ``net`` whose completion time (ps) has come: take them
     off their links (marking the links where another flow may gain), build their records and
@@ -110,21 +147,18 @@ def complete_due(net) -> None:
     timers.discard(now)
     net._first_timer = min(timers) if timers else math.inf
     net.events += 1
-    heap = net._heap
     users = net.users
     cap = net.capacity
     dirty = net._dirty
     schedule = env.schedule
     batches: dict[int, list] = {}     # delivery time (ps) -> records delivered then
     batch = net.delivered.batch
+    slowdowns = net.delivered.slowdowns
     last_end, recs = -1, None
     groups: dict[int, ArrivalGroup] = {}   # delivery time (ps) -> its open group of batch flows
     done_any = False
-    while heap and heap[0][0] <= now:
-        _, _, ver, f = heapq.heappop(heap)
-        if ver != f.ver:
-            continue
-        f.ver = -1
+    drained = net.on_drained
+    for f in _due(net._times, net._due, now):
         done_any = True
         fid = f.fid
         if f.ctl is not None:
@@ -142,8 +176,10 @@ def complete_due(net) -> None:
         end_ps = now + int(f.lat_ps + 0.5)
         start_ns, end_ns, ideal = (f.start_ps + 500) // PS_PER_NS, (end_ps + 500) // PS_PER_NS, int(f.ideal_ns + 0.5)
         fct, t = end_ns - start_ns, f.tag
-        rec = FlowRecord(fid, f.src, f.dst, f.size, start_ns, end_ns, fct, ideal,
-                         round(fct / ideal, 6) if ideal > 0 else nan, t.tag, f.cc, f.prio,
+        slow = slowdowns.get((fct, ideal))
+        if slow is None:
+            slow = _slowdown(slowdowns, fct, ideal)
+        rec = FlowRecord(fid, f.src, f.dst, f.size, start_ns, end_ns, fct, ideal, slow, t.tag, f.cc, f.prio,
                          0, 0, 0, 0, 0, t.iteration, t.op, t.group, t.collective, t.step, t.group_kind, t.job, f.key)
         ev = f.event
         f.event = None
@@ -167,8 +203,8 @@ def complete_due(net) -> None:
             if recs is None:
                 recs = batches[end_ps] = batch(ev)
         recs.append(rec)
-        if net.on_drained is not None:
-            net.on_drained(f)
+        if drained is not None:
+            drained(f)
     if done_any:
         net.completion_instants += 1
         # also when nothing is dirty: the next timer is set at the settle

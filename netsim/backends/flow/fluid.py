@@ -5,9 +5,10 @@ a flow-backend run:
 
 * the directed links — ``capacity[l]`` (bytes/ps) and ``users[l]``, the
   active flows on link ``l`` (``{flow id: FluidFlow}``);
-* the completion heap of ``(finish_ps, flow id, version, flow)`` (stale
-  versions are skipped; ties go in flow-id order) and the one SimPy timer
-  pending for its earliest entry;
+* the completions: flows by fluid completion time (``due[finish_ps]``, in push order;
+  an entry whose flow has since been given another finish, or has completed, is stale and
+  skipped), a heap of those times, and the one SimPy timer pending for the earliest time
+  with a live entry; a time's flows complete in flow-id order;
 * the changes of the current instant — *dirty* links and *fresh* flows — and
   the one settle event (SimPy priority :data:`SETTLE_PRIORITY`, after every
   normal event of the instant) that re-solves the components they touch
@@ -64,7 +65,8 @@ class FluidNetwork:
         self.capacity = capacity
         self.users: list[dict[int, FluidFlow]] = [dict() for _ in capacity]
         self.solver = solver
-        self._heap: list = []
+        self._due: dict[int, list[FluidFlow]] = {}   # finish time (ps) -> flows pushed for it
+        self._times: list[int] = []                   # heap of the keys of _due
         self._dirty: set[int] = set()          # links whose flows' rates may have changed
         self._fresh: list[FluidFlow] = []       # flows started since the last recomputation
         self._settle_pending = False
@@ -108,7 +110,12 @@ class FluidNetwork:
                 f.lat_ps += f.ramp.recharge(f.rem, r, f.mtu)
             f.ver = 1
             f.finish = finish = now + math.ceil(f.rem / r)
-            heapq.heappush(self._heap, (finish, fid, 1, f))
+            due = self._due.get(finish)
+            if due is None:
+                self._due[finish] = [f]
+                heapq.heappush(self._times, finish)
+            else:
+                due.append(f)
             self.rate_updates += 1
             if finish < self._first_timer and not self._settle_pending:
                 self._ensure_timer()
@@ -179,7 +186,7 @@ class FluidNetwork:
         """Give every component of ``comps`` its new rates (``rates_of``, same order): advance
         remaining bytes to now at the old rate, reschedule the completions (ps) of changed flows."""
         now = self.env.now
-        heap = self._heap
+        due, times = self._due, self._times
         push = heapq.heappush
         changed = 0
         for comp, rates in zip(comps, rates_of):
@@ -206,20 +213,38 @@ class FluidNetwork:
                 f.rate = r
                 f.ver += 1
                 rem = f.rem
-                f.finish = now if rem <= EPS_BYTES else now + math.ceil(rem / r)
-                # same-instant completions in flow-id order, whatever the order of the solves
-                push(heap, (f.finish, f.fid, f.ver, f))
+                f.finish = finish = now if rem <= EPS_BYTES else now + math.ceil(rem / r)
+                # (same-instant completions go in flow-id order, whatever the order of the solves)
+                at = due.get(finish)
+                if at is None:
+                    due[finish] = [f]
+                    push(times, finish)
+                else:
+                    at.append(f)
                 changed += 1
         self.rate_updates += changed
 
     # -- completions -----------------------------------------------------------------
     def _ensure_timer(self) -> None:
-        heap = self._heap
-        while heap and heap[0][2] != heap[0][3].ver:
-            heapq.heappop(heap)
-        if not heap:
+        times, due = self._times, self._due
+        while times:                # drop the earliest times' stale entries, and times left with none
+            t = times[0]
+            at = due[t]
+            stale = 0
+            for f in at:
+                if f.finish == t and f.ver != -1:     # live: its last push, not completed
+                    break
+                stale += 1
+            else:
+                heapq.heappop(times)
+                del due[t]
+                continue
+            if stale and t > self.env.now:           # (a time now may be completing: left whole)
+                del at[:stale]
+            break
+        if not times:
             return
-        top = heap[0][0]
+        top = times[0]
         timers = self._timers
         if top in timers or (timers and min(timers) <= top):
             return

@@ -117,10 +117,12 @@ class InOrderSends:
             return
         g.conn = key
         now = self.net.env.now
-        info = self._refresh(g)
         g.t_upd = now
-        if g.ctl is not None and not g.ctl.admit(g, info, g.cap, now):
-            g.ctl = None
+        if g.ctl is not None:
+            if not g.ctl.admit(g, self._refresh(g), g.cap, now):
+                g.ctl = None
+        elif self.backend.links.changes:   # a link changed since the run started: maybe since g was built
+            self._refresh(g)
         self._start(g, now)
 
     def _refresh(self, g):

@@ -24,6 +24,8 @@ class LinkChanges:
     def __init__(self, backend):
         self._net = backend
         self._lid_rev: dict | None = None   # link id -> (a, b), built on first use
+        #: link changes so far (0: every path and path constant is the one of the run's start)
+        self.changes = 0
 
     def _link_ids(self, a: str, b: str, where: str) -> tuple[int, int]:
         net = self._net
@@ -62,6 +64,7 @@ class LinkChanges:
         if not rate > 0:
             raise InputError("link rate must be positive", where=f"link {a}:{b}", value=rate_bps,
                              accepted="a positive rate in bit/s")
+        self.changes += 1
         for ctl in net.controllers.values():
             ctl.catch_up()              # integrate the fluid queues at the old capacity
         net.graph.edges[a, b]["rate_bps"] = rate
@@ -101,6 +104,7 @@ class LinkChanges:
         net = self._net
         from ...errors import RoutingError
         lab, lba = self._link_ids(a, b, "fail_link")
+        self.changes += 1
         for ctl in net.controllers.values():
             ctl.catch_up()
         now = net.env.now
