@@ -10,6 +10,7 @@ Usage::
 
     python tools/compare_examples.py run TREE OUT_DIR [--only SUBSTR]
     python tools/compare_examples.py diff DIR_A DIR_B
+    python tools/compare_examples.py fields DIR_A DIR_B
 
 ``run`` executes ``python -m netsim`` with ``TREE`` first on ``PYTHONPATH`` and
 ``TREE`` as the working directory, one sub-folder of ``OUT_DIR`` per case (its
@@ -18,7 +19,10 @@ every case byte for byte, except wall-clock measurements in JSON files (keys
 ending in ``wall_s`` or ``wall_time_s``, the fields that differ between
 identical runs) and Parquet copies (compared through
 their CSV originals); it prints one line per differing file and exits 1 if any
-differs.
+differs. ``fields`` says how they differ, case by case: columns and keys
+added or removed, row counts, the largest differences of numeric columns,
+changed JSON values, a text file's first differing line
+(``tools/compare_fields.py``).
 """
 from __future__ import annotations
 
@@ -27,6 +31,11 @@ import json
 import os
 import subprocess
 import sys
+
+try:
+    from tools.compare_fields import drop_walls, fields
+except ImportError:  # run as a script without the checkout on sys.path: tools/ is sys.path[0]
+    from compare_fields import drop_walls, fields
 
 BACKENDS = ("packet", "flow", "analytic")
 GPU_TOPOLOGY = "topologies/leaf_spine_64gpu.yaml"
@@ -76,17 +85,8 @@ def _content(path: str) -> bytes:
             obj = json.loads(data)
         except ValueError:
             return data
-        return json.dumps(_drop_walls(obj), sort_keys=True).encode()
+        return json.dumps(drop_walls(obj), sort_keys=True).encode()
     return data
-
-
-def _drop_walls(obj):
-    """``obj`` without wall-clock measurements (keys ending in ``wall_s`` / ``wall_time_s``, at any depth)."""
-    if isinstance(obj, dict):
-        return {k: _drop_walls(v) for k, v in obj.items() if not str(k).endswith(("wall_s", "wall_time_s"))}
-    if isinstance(obj, list):
-        return [_drop_walls(v) for v in obj]
-    return obj
 
 
 def diff(a: str, b: str) -> int:
@@ -115,6 +115,8 @@ def main(argv: list[str]) -> int:
         return run(argv[1], argv[2], only)
     if len(argv) == 3 and argv[0] == "diff":
         return diff(argv[1], argv[2])
+    if len(argv) == 3 and argv[0] == "fields":
+        return fields(argv[1], argv[2], lambda pa, pb: _content(pa) == _content(pb))
     print(__doc__, file=sys.stderr)
     return 2
 
