@@ -36,6 +36,7 @@ class JobView:
         self.env, self.graph, self.name = backend.env, backend.graph, backend.name
         self.capabilities = backend.capabilities
         self.send_in_network = backend.send_in_network       # an in-network flow has no traffic class
+        self.memo = None   # a job's collectives are always simulated: the memo replays the backend's own sends
 
     def send(self, src, dst, size_bytes, tag: FlowTag = EMPTY_TAG, *, cc=None, priority=None):
         return self._backend.send(src, dst, size_bytes, tag, cc=cc,
