@@ -63,6 +63,8 @@ _FLAG_PARAMS = _flag_params()
 
 def _run(args) -> int:
     from ..traffic import BackgroundSpec, generate_background, load_cdf, write_flow_csv
+    from .args import check_out_file
+    check_out_file(args.out)   # a directory or a missing folder: one line naming --out, before any work
     hosts, rates = _hosts_and_rates(args)
     duration_ns = _FLAG_PARAMS["--duration"].parse(args.duration, where="--duration")
     start_ns = _FLAG_PARAMS["--start"].parse(args.start, where="--start")

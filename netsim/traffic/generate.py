@@ -126,14 +126,13 @@ def generate_background(spec: BackgroundSpec) -> BackgroundFlows:
 def write_flow_csv(flows: BackgroundFlows, path: str) -> int:
     """Write a netsim flow CSV (``src,dst,size_bytes,start_ns,tag``); returns the number of rows.
 
-    Written under a temporary name and renamed, so a reader never sees half a file.
+    Written under a temporary name and renamed, so a reader never sees half a file; on an
+    error the temporary file is removed (:func:`netsim.records.atomic_output`).
     """
-    import os
+    from ..records import atomic_output
     names = np.asarray(flows.hosts, dtype=object)
-    tmp = f"{path}.partial"
-    with open(tmp, "w", encoding="utf-8", newline="") as fh:
+    with atomic_output(path, "w", encoding="utf-8", newline="") as fh:
         fh.write("src,dst,size_bytes,start_ns,tag\n")
         for s, d, b, t in zip(names[flows.src], names[flows.dst], flows.size_bytes.tolist(), flows.start_ns.tolist()):
             fh.write(f"{s},{d},{b},{t},{flows.tag}\n")
-    os.replace(tmp, path)
     return len(flows)

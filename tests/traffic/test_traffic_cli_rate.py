@@ -26,3 +26,15 @@ def test_gpu_behind_a_nic_needs_rate(tmp_path, capsys):
     assert "--rate" in err and "pcie" in err
     assert main(["traffic", "websearch", "--load", "0.3", "--duration", "1ms", "--topology", str(p),
                  "--rate", "50Gbps", "--out", out, "--seed", "1"]) == 0
+
+
+def test_out_that_is_a_directory_or_under_a_missing_one_names_the_flag(tmp_path, capsys):
+    """``--out DIR`` used to write ``DIR.partial`` beside the folder and fail with an OSError naming it."""
+    p = tmp_path / "t.yaml"
+    p.write_text(TOPO)
+    for out, why in ((tmp_path, "is a directory"), (tmp_path / "no" / "f.csv", "does not exist")):
+        assert main(["traffic", "websearch", "--load", "0.3", "--duration", "1ms", "--topology", str(p),
+                     "--rate", "50Gbps", "--out", str(out)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "--out" in err[0] and why in err[0], err
+    assert not any(f.name.endswith(".partial") for f in tmp_path.parent.iterdir())
