@@ -25,6 +25,10 @@ MAX_EXACT = 2 ** 53
 #: IEEE P802.3dj); models use 1e18 for an ideal link whose serialization is negligible, and the bound
 #: keeps bytes x 8 x 10^12 / rate (serialization in ps) finite and meaningful
 MAX_RATE_BPS = 1e18
+#: lower bound of a link's rate, bit/s: 1 Mb/s, 10^5 x below the slowest data-centre link built
+#: today (10 Gb/s) (netsim choice: a slower link is a unit mistake, e.g. ``rate_bps: 100`` meant as
+#: 100 Gb/s; at 1e-300 bit/s a 1 MB flow's serialization overflowed to infinity in every backend)
+MIN_LINK_RATE_BPS = 1e6
 #: longest duration of one operation read from a file (a compute time, an optimizer step), ns: one
 #: day, the bound of ``compute.layer_times_ms`` (netsim choice: more is a unit mistake; it keeps the
 #: simulated end times of any run far inside the int64 nanosecond columns of the output tables)

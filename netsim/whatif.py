@@ -147,6 +147,8 @@ class WhatIf:
                 fail_input("no such link in the topology", what, f"{ev.a}:{ev.b}",
                       "two nodes joined by a link, e.g. " + ", ".join(
                           f"{ev.a}:{m}" for m in sorted(graph[ev.a], key=str)[:3]), src)
+            if ev.factor is not None:
+                _check_degraded_rate(float(graph.edges[ev.a, ev.b]["rate_bps"]), ev, what, src)
         if world_size is not None:
             for s in self.stragglers:
                 if s.rank >= world_size:
@@ -198,6 +200,17 @@ class WhatIf:
         env = backend.env
         for ev in sorted(self.links, key=lambda e: (e.time_ns, e.a, e.b)):
             env.process(_link_process(env, backend, graph, ev))
+
+
+def _check_degraded_rate(rate_bps: float, ev: LinkEvent, what: str, src) -> None:
+    """The rate a degrade sets obeys the bounds of every link rate (a factor of 1e-300 overflowed time)."""
+    from .values import MAX_RATE_BPS, MIN_LINK_RATE_BPS
+    new_bps = rate_bps * ev.factor
+    if not MIN_LINK_RATE_BPS <= new_bps <= MAX_RATE_BPS:
+        fail_input(f"link {ev.a}:{ev.b} of {rate_bps:g} bit/s would run at {new_bps:g} bit/s", what,
+                   f"{ev.a}:{ev.b}={ev.factor:g}",
+                   f"a factor giving a rate from {MIN_LINK_RATE_BPS:g} to {MAX_RATE_BPS:g} bit/s "
+                   f"({MIN_LINK_RATE_BPS / rate_bps:g} to {MAX_RATE_BPS / rate_bps:g} on this link)", src)
 
 
 def _link_process(env, backend, graph, ev: LinkEvent):

@@ -181,3 +181,14 @@ def test_cli_flags_exit_2_one_line(tmp_path):
                                    "--inject-delay", "allreduce@dp=1ms", "--straggler", "1=1.5"],
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
+
+
+@pytest.mark.parametrize("factor", ["1e-300", "1e-7"])
+def test_a_degrade_to_below_the_slowest_link_rate_is_refused(factor):
+    """A factor of 1e-300 passed the (0, 10^3] bound and overflowed simulated time (a traceback)."""
+    g = gpu_cluster(2, 4)
+    link = next(f"{u}:{v}" for u, v, k in g.edges(data="kind") if k != "nvlink" and k != "pcie")
+    with pytest.raises(InputError, match=r"--degrade-link.*would run at .*from 1e\+06 to 1e\+18 bit/s") as e:
+        WhatIf.from_cli(degrade_link=[f"{link}={factor}@0"]).check_graph(g)
+    assert "\n" not in str(e.value)
+    WhatIf.from_cli(degrade_link=[f"{link}=1e-3@0"]).check_graph(g)

@@ -29,6 +29,7 @@ import networkx as nx
 
 from ..errors import InputError, TopologyError
 from ..params import MAX_EXACT, MAX_RATE_BPS
+from ..values import MIN_LINK_RATE_BPS
 from ..units import UnitError, parse_rate, parse_size, parse_time_exact_ns
 
 NODE_KINDS = ("gpu", "host", "nic", "nvswitch", "pcie_switch", "switch")
@@ -298,6 +299,11 @@ def _check_link(u, v, attrs: dict, source) -> None:
     if not rate > 0:
         raise TopologyError("rate_bps must be > 0", source=source, where=f"{where}, field rate_bps",
                             value=rate, accepted="a positive rate such as 100Gbps")
+    if rate < MIN_LINK_RATE_BPS:
+        raise TopologyError("rate_bps below the slowest link netsim models", source=source,
+                            where=f"{where}, field rate_bps", value=rate,
+                            accepted=f"a rate such as 100Gbps, at least {MIN_LINK_RATE_BPS:g} bit/s (1Mbps); "
+                                     "a bare number is bit/s")
     attrs["rate_bps"] = float(rate)
     attrs["delay_ns"] = int(round(attrs["delay_ns"])) if float(attrs["delay_ns"]).is_integer() \
         else float(attrs["delay_ns"])

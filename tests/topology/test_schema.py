@@ -65,6 +65,16 @@ def test_missing_or_zero_rate(rate):
         validate(_graph(rate_bps=rate))
 
 
+@pytest.mark.parametrize("rate", [1e-300, 100, "999kbps"])
+def test_a_rate_below_one_mbps_is_refused(rate):
+    """1e-300 bit/s overflowed a 1 MB flow's serialization to infinity: a traceback on every backend;
+    a bare 100 is 100 bit/s, most likely a unit mistake."""
+    with pytest.raises(TopologyError, match=r"field rate_bps: rate_bps below .*at least 1e\+06 bit/s") as e:
+        validate(_graph(rate_bps=rate), source="x.yaml")
+    assert "\n" not in str(e.value)
+    assert validate(_graph(rate_bps="1Mbps")).edges["a", "b"]["rate_bps"] == 1e6
+
+
 def test_malformed_unit():
     with pytest.raises(TopologyError, match=r"field rate_bps: bad unit string \(got '10Gbsp'\)"):
         validate(_graph(rate_bps="10Gbsp"), source="x.yaml")
