@@ -79,6 +79,9 @@ def take_declared(records: list[tuple[int, str]], declared: Declared, source: st
             cause = (f"; likely cause: HPCC's traffic_gen.py writes its estimated count first and overwrites it "
                      f"in place without padding, so a real count {found} over an estimate {n} leaves {n}: "
                      f"set line {declared.line} to {found}")
+        if not cause and found < len(records):   # a malformed record cut the count short: name its line
+            ln, text = records[found]
+            cause = f"; line {ln} is not one of them (got '{text.strip()[:60]}')"
         raise error(f"declares {n} {declared.what} but the file holds {found}",
                     source=source, where=f"line {declared.line}, field {declared.field}",
                     accepted=f"a count <= {found} (the {declared.what} that follow){cause}")
@@ -130,6 +133,25 @@ def _link_attrs(cols: list[str], path: str, ln: int) -> dict[str, Any]:
     return attrs
 
 
+def _switch_ids(lines, n_nodes: int, n_sw: int, path: str) -> list[int]:
+    """The ``n_sw`` switch ids of the line after the header (none when ``n_sw`` is 0)."""
+    if not n_sw:
+        return []
+    ln, text = lines[1] if len(lines) > 1 else (lines[0][0] + 1, "")
+    cols = text.split()
+    if len(cols) != n_sw:
+        raise TopologyError(f"expected {n_sw} switch ids", source=path, where=f"line {ln}", value=text.strip(),
+                            accepted=f"the {n_sw} switch ids line 1 declares, on one line")
+    ids = []
+    for s in cols:
+        k = ascii_int(s)
+        if k is None or k >= n_nodes:
+            raise TopologyError("bad switch id", source=path, where=f"line {ln}", value=s,
+                                accepted=f"an integer in 0..{n_nodes - 1} (ASCII digits)")
+        ids.append(k)
+    return ids
+
+
 def read_hpcc_topology(path: str) -> nx.Graph:
     """Read an HPCC/ns-3 ``topology.txt``; nodes ``"0".."N-1"``, switches kind switch, the rest host.
 
@@ -147,6 +169,7 @@ def read_hpcc_topology(path: str) -> nx.Graph:
         raise TopologyError("empty topology file", source=path,
                             accepted="HPCC topology.txt: 'nodes switches links', switch ids, then links")
     n_nodes, n_sw, n_links = _header(lines, path)
+    sw_ids = _switch_ids(lines, n_nodes, n_sw, path)    # before the links: a missing line is named as such
     links = take_declared(lines[2:] if n_sw else lines[1:], Declared(n_links, "links", lines[0][0], "links"),
                           path, _looks_like_link)
     if n_nodes > 2 * n_links:  # bound the allocation by what the file holds
@@ -159,18 +182,8 @@ def read_hpcc_topology(path: str) -> nx.Graph:
     g = nx.Graph(name=f"{parent}/{base}" if base == "topology.txt" and parent else base)
     for i in range(n_nodes):
         g.add_node(str(i), kind="host")
-    if n_sw:
-        ln, text = lines[1]
-        sw_ids = text.split()
-        if len(sw_ids) != n_sw:
-            raise TopologyError(f"expected {n_sw} switch ids", source=path, where=f"line {ln}", value=text.strip(),
-                                accepted=f"the {n_sw} switch ids line 1 declares, on one line")
-        for s in sw_ids:
-            k = ascii_int(s)
-            if k is None or k >= n_nodes:
-                raise TopologyError("bad switch id", source=path, where=f"line {ln}", value=s,
-                                    accepted=f"an integer in 0..{n_nodes - 1} (ASCII digits)")
-            g.nodes[str(k)]["kind"] = "switch"
+    for k in sw_ids:
+        g.nodes[str(k)]["kind"] = "switch"
     for ln, text in links:
         cols = text.split()
         if len(cols) not in (4, 5):

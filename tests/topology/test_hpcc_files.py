@@ -172,3 +172,20 @@ def test_a_failing_command_prints_one_line_not_the_note(mix, capsys):
     rc = main(["flows", str(mix / "topology.txt"), str(bad), "--out", str(mix / "o"), "--backend", "analytic"])
     err = capsys.readouterr().err.splitlines()
     assert rc == 2 and len(err) == 1 and "bad_flow.txt: line 2, field dst" in err[0], err
+
+
+def test_a_malformed_link_line_is_named_not_only_counted(tmp_path):
+    """'1 -1 ...' stopped the count at 1 and the error named only line 1's declared count."""
+    p = tmp_path / "topology.txt"
+    p.write_text("3 1 2\n2\n0 2 100Gbps 1000ns 0\n1 -1 100Gbps 1000ns 0\n", encoding="utf-8")
+    with pytest.raises(TopologyError) as exc:
+        load_topology(str(p))
+    assert "holds 1" in str(exc.value) and "line 4 is not one of them (got '1 -1" in str(exc.value)
+
+
+def test_a_missing_switch_id_line_is_named_as_such(tmp_path):
+    """With the switch-id line left out, the first link was taken for it and the links were miscounted."""
+    p = tmp_path / "topology.txt"
+    p.write_text("3 1 2\n0 2 100Gbps 1000ns 0\n1 2 100Gbps 1000ns 0\n", encoding="utf-8")
+    with pytest.raises(TopologyError, match=r"line 2: expected 1 switch ids \(got '0 2 100Gbps"):
+        load_topology(str(p))
