@@ -60,10 +60,10 @@ def parse_start_ns(text, source, where, default_unit="ns"):
     val = exact_quantity(s, units, default_unit) if s else None
     if val is None or val < 0:
         raise InputError("bad time", source=source, where=where, value=text,
-                         accepted="a non-negative time, ns or with a unit (0, 10us, 1ms)")
+                         accepted=f"a non-negative time, {default_unit} or with a unit (0, 10us, 1ms)")
     if val > MAX_START_NS:
         raise InputError("start time too late", source=source, where=where, value=text,
-                         accepted=f"at most {MAX_START_NS} ns (2**53 ps, about 2.5 hours)")
+                         accepted=f"at most {MAX_START_NS} ns = {MAX_START_NS / 1e9:g} s (2**53 ps, about 2.5 hours)")
     if val.denominator != 1:
         raise InputError("not a whole number of ns", source=source, where=where, value=text,
                          accepted="a start time in whole nanoseconds (netsim's flow start resolution), "

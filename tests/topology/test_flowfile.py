@@ -76,6 +76,9 @@ def test_hpcc_flow_txt():
     ("1\n0 4 3 100 0 2.0\n", "size must be > 0"),
     ("1\n0 4 x 100 10 2.0\n", "field pg: not an integer"),
     ("1\n0 4 3 100 10\n", "expected 6 fields"),
+    # start_s is in seconds: the message used to say "ns or with a unit"
+    ("1\n0 4 3 100 10 -2.0\n", r"field start_s: bad time .*expected a non-negative time, s or with a unit"),
+    ("1\n0 4 3 100 10 1e10\n", r"field start_s: start time too late .* = 9007.2 s"),
 ])
 def test_hpcc_flow_errors(tmp_path, text, match):
     g = load_topology(os.path.join(TOPOLOGIES, "hpcc_small", "topology.txt"))
