@@ -5,7 +5,8 @@ with a top-level ``jobs:`` key). Prints one line per job (iteration time, its
 slowdown against the job alone) and the background's median FCT. The flags a
 cluster file already states per job (``--iterations``, ``--workload-set``,
 ``--workload-format``, the what-if flags, ``--variability``,
-``--overlap-slowdown``) are errors here, and so is ``--repeat``.
+``--overlap-slowdown``) are errors here, and so are ``--repeat`` and ``--memo on``
+(a job's collectives share the fabric with the other jobs, so none is replayed).
 """
 from __future__ import annotations
 
@@ -52,6 +53,10 @@ def run_cluster_cli(args) -> int:
         raise InputError("a cluster file states each job's iterations", where="--iterations", value=args.iterations,
                          accepted="iterations: N in each job of the cluster file")
     params = dict(parse_assignments(args.set, what="--set"))
+    if str(params.get("memo", "off")).lower() not in ("off", "false", "0"):
+        raise InputError("a cluster's jobs share the fabric, so their collectives are always simulated",
+                         where="--memo" if getattr(args, "memo", "off") == "on" else "--set memo",
+                         value=params["memo"], accepted="--memo off with a cluster file")
     cc_params = cc_params_from_cli(args.cc, args.cc_param, args.cc_params_file)
     from ..interrupts import interrupt_signals
     with interrupt_signals():

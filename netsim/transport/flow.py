@@ -55,6 +55,7 @@ class Flow(RetransmitTimer, ABC):
         self.src, self.dst = src, dst
         self.size = size_bytes
         self.cc = cc
+        self.cc_reacts = cc.reacts   # False: the per-packet CC hooks are no-ops and are skipped
         self.cc_name = cc_name
         self.prio = prio
         self.ect = bool(cc.ecn_capable)
@@ -157,9 +158,10 @@ class Flow(RetransmitTimer, ABC):
         else:
             self.snd_max = end
         cc = self.cc
-        now_ns = now // 1000
-        cc.advance(now_ns)
-        cc.on_send(now_ns, payload)
+        if self.cc_reacts:
+            now_ns = now // 1000
+            cc.advance(now_ns)
+            cc.on_send(now_ns, payload)
         rate = cc.rate_bps
         if rate < self.port.rate_bps:   # paced: next send at now + wire time at ``rate``, rounded up to the ps
             t = now + wire * 8e12 / rate

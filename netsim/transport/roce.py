@@ -86,11 +86,12 @@ class RoceFlow(Flow):
                 self.rto.reset_backoff()
             acked = self._new_ack(now, ack, pkt)
             now_ns = now // 1000
-            cc.advance(now_ns)
-            echo = pkt.echo
-            if echo is not None and self.wants_int:
-                cc.on_telemetry(now_ns, echo, ack, self.snd_nxt)
-            cc.on_ack(now_ns, acked, self._last_rtt, False, self.in_flight())
+            if self.cc_reacts:
+                cc.advance(now_ns)
+                echo = pkt.echo
+                if echo is not None and self.wants_int:
+                    cc.on_telemetry(now_ns, echo, ack, self.snd_nxt)
+                cc.on_ack(now_ns, acked, self._last_rtt, False, self.in_flight())
             if self.in_recovery and ack > self.recover:
                 self.in_recovery = False
                 cc.on_recovery_end(now_ns)

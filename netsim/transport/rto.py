@@ -31,16 +31,24 @@ class RtoEstimator:
         self.rto_ns = min(self._base, self.max_rto_ns)
 
     def sample(self, rtt_ns: float) -> None:
-        """Feed one RTT measurement (ns) from a segment that was not retransmitted (Karn)."""
-        if self.srtt_ns is None:
-            self.srtt_ns = float(rtt_ns)
-            self.rttvar_ns = rtt_ns / 2.0
+        """Feed one RTT measurement (ns) from a segment that was not retransmitted (Karn).
+
+        Written with locals and comparisons instead of ``max``/``min`` calls (one
+        call per ACK on the packet backend's hot path); the same values."""
+        s = self.srtt_ns
+        if s is None:
+            s = self.srtt_ns = float(rtt_ns)
+            v = self.rttvar_ns = rtt_ns / 2.0
         else:
-            self.rttvar_ns = 0.75 * self.rttvar_ns + 0.25 * abs(self.srtt_ns - rtt_ns)
-            self.srtt_ns = 0.875 * self.srtt_ns + 0.125 * rtt_ns
-        rto = self.srtt_ns + max(1.0, 4.0 * self.rttvar_ns)
-        self._base = int(min(max(rto, self.min_rto_ns), self.max_rto_ns))
-        self.rto_ns = self._base
+            v = self.rttvar_ns = 0.75 * self.rttvar_ns + 0.25 * abs(s - rtt_ns)
+            s = self.srtt_ns = 0.875 * s + 0.125 * rtt_ns
+        v *= 4.0
+        rto = s + (v if v > 1.0 else 1.0)          # SRTT + max(G, 4 RTTVAR), G = 1 ns
+        if rto < self.min_rto_ns:
+            rto = self.min_rto_ns
+        if rto > self.max_rto_ns:
+            rto = self.max_rto_ns
+        self._base = self.rto_ns = int(rto)
 
     def backoff(self) -> None:
         """Double the RTO after a timeout (bounded by ``max_rto_ns``)."""

@@ -136,6 +136,8 @@ def test_cli_runs_the_example_and_outputs_are_byte_identical(tmp_path, capsys):
     (["--repeat", "3"], "--repeat"),
     (["--fct", "off"], "--fct"),
     (["--overlap-slowdown", "0.2"], "--overlap-slowdown"),
+    (["--backend", "packet", "--memo", "on"], "always simulated"),      # a shared fabric: nothing to replay
+    (["--backend", "packet", "--set", "memo=on"], "--set memo"),
 ])
 def test_cli_refuses_per_job_flags(tmp_path, capsys, extra, match):
     assert main(["run", TOPO, EXAMPLE, "--out", str(tmp_path / "o"), *extra]) == 2

@@ -120,7 +120,7 @@ class Forwarder(Node):
             port = self._spray_port(pkt)
         prio = pkt.prio
         if not port.wake_pending:
-            now = self.env.now
+            now = pkt.ts_arr     # it arrives now: a pipe head arrives at its ts_arr
             if port.busy_until <= now:
                 if not port.paused[prio]:
                     port.start(pkt, now)
@@ -168,7 +168,7 @@ class Forwarder(Node):
             if port.ring is None:
                 self.net.touched_ports.append(port)
         if not port.wake_pending:
-            now = self.env.now
+            now = pkt.ts_arr     # the packet arrived now (every caller: a pipe head at its ts_arr)
             if now < port.busy_until:
                 port.schedule_wake()
             elif not port.paused[prio]:
@@ -229,7 +229,7 @@ class Endpoint(Node):
             self.net.drop(pkt, in_port)
             return
         kind = pkt.kind
-        now = self.env.now
+        now = pkt.ts_arr     # a pipe head arrives at its ts_arr
         if kind == DATA:
             pkt.flow.on_data(pkt, now)
         elif kind == CNP:

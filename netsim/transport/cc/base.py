@@ -99,6 +99,10 @@ class CongestionControl:
     #: parameters the algorithm implies (DCQCN, DCTCP), a classmethod; ``None``: it implies none.
     ecn_settings: ClassVar[Callable[..., dict] | None] = None
     PARAMS: ClassVar[ParamTable] = ParamTable("base", [])
+    #: Whether the per-packet hooks (:meth:`advance`, :meth:`on_send`, :meth:`on_ack`,
+    #: :meth:`on_telemetry`) can change the window or rate; ``False`` lets the transport skip them
+    #: (``none``: a fixed window, every hook a no-op).
+    reacts: ClassVar[bool] = True
 
     def __init__(self, params: dict, *, mss_bytes: int, line_rate_bps: float, base_rtt_ns: int,
                  bdp_bytes: int | None = None, now_ns: int = 0):
@@ -180,6 +184,7 @@ class NoneCC(CongestionControl):
 
     name = "none"
     transport = "roce"
+    reacts = False
     PARAMS = ParamTable("none", [
         Param("window_bytes", 0, "size",
               "fixed window; 0 = one BDP of the path at its bottleneck rate",
