@@ -215,8 +215,14 @@ class ParamTable:
 
 
 def parse_assignments(items: Iterable[str], *, what: str = "--set") -> list[tuple[str, str]]:
-    """Split ``KEY=VALUE`` strings; a malformed one is an :class:`InputError`."""
+    """Split ``KEY=VALUE`` strings; a malformed one, or a key given twice (which value would win is
+    not for netsim to guess), is an :class:`InputError`.
+
+    >>> parse_assignments(["mtu_bytes=1000", "pfc = off"])
+    [('mtu_bytes', '1000'), ('pfc', 'off')]
+    """
     out = []
+    seen: dict[str, str] = {}
     for item in items or ():
         if "=" not in item:
             raise InputError("expected KEY=VALUE", where=what, value=item)
@@ -224,5 +230,9 @@ def parse_assignments(items: Iterable[str], *, what: str = "--set") -> list[tupl
         k = k.strip()
         if not k:
             raise InputError("empty key", where=what, value=item)
+        if k in seen:
+            raise InputError("key given twice", where=f"{what} {k}", value=f"{seen[k]} and {item}",
+                             accepted=f"each key once per {what}")
+        seen[k] = item
         out.append((k, v.strip()))
     return out

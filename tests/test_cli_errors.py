@@ -226,6 +226,10 @@ CASES = [
      None),
     # --- netsim run ---
     ("run-unknown-set", _run(SMALL_WL, "--set", "nosuch_key=1"), ["nosuch_key"], None),
+    ("flows-set-twice", _flows("{T}/ok.csv", "--set", "mtu_bytes=1000", "--set", "mtu_bytes=2000"),
+     ["--set mtu_bytes", "twice", "mtu_bytes=2000"], None),
+    ("run-cc-param-twice", _run(SMALL_WL, "--backend", "flow", "--cc", "dcqcn", "--cc-param", "dcqcn.g=0.5", "--cc-param", "dcqcn.g=0.25"),
+     ["--cc-param", "twice"], None),
     ("run-unknown-cc", _run(SMALL_WL, "--cc", "bbr9"), ["bbr9"], None),
     ("run-unknown-cc-param", _run(SMALL_WL, "--cc", "dcqcn", "--cc-param", "nosuch_param=1"),
      ["nosuch_param"], None),
