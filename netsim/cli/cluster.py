@@ -11,6 +11,7 @@ cluster file already states per job (``--iterations``, ``--workload-set``,
 from __future__ import annotations
 
 from ..errors import InputError
+from ..network.params import parse_override
 from ..params import parse_assignments
 
 #: run flags a cluster file states per job (flag -> args attribute)
@@ -53,7 +54,7 @@ def run_cluster_cli(args) -> int:
         raise InputError("a cluster file states each job's iterations", where="--iterations", value=args.iterations,
                          accepted="iterations: N in each job of the cluster file")
     params = dict(parse_assignments(args.set, what="--set"))
-    if str(params.get("memo", "off")).lower() not in ("off", "false", "0"):
+    if "memo" in params and parse_override("memo", params["memo"], where="--set memo"):
         raise InputError("a cluster's jobs share the fabric, so their collectives are always simulated",
                          where="--memo" if getattr(args, "memo", "off") == "on" else "--set memo",
                          value=params["memo"], accepted="--memo off with a cluster file")

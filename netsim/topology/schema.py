@@ -28,8 +28,7 @@ from numbers import Real
 import networkx as nx
 
 from ..errors import InputError, TopologyError
-from ..params import MAX_EXACT, MAX_RATE_BPS
-from ..values import MIN_LINK_RATE_BPS
+from ..values import MAX_EXACT, MAX_RATE_BPS, MIN_LINK_RATE_BPS
 from ..units import UnitError, parse_rate, parse_size, parse_time_exact_ns
 
 NODE_KINDS = ("gpu", "host", "nic", "nvswitch", "pcie_switch", "switch")
