@@ -180,10 +180,7 @@ def gpu_cluster(servers: int = 8, gpus_per_server: int = 8, gpus_per_nic: int = 
                             kinds[i], nvswitch, root_complex=root_complex))
         grp = i // servers_per_leaf
         for j in range(nics):
-            if fabric == "leaf_spine":
-                sw = f"{prefix}leaf{grp}"
-            else:
-                sw = f"{prefix}rail{j}" if groups == 1 else f"{prefix}rail{j}.{grp}"
+            sw = _edge_switch(fabric, prefix, grp, j, groups)
             if sw not in g:
                 g.add_node(sw, kind="switch", tier="leaf" if fabric == "leaf_spine" else "rail")
             _link(g, f"{sname}.nic{j}", sw, rates[i], delay_ns, _NIC_EDGE_KIND[kinds[i]])
@@ -194,6 +191,13 @@ def gpu_cluster(servers: int = 8, gpus_per_server: int = 8, gpus_per_nic: int = 
         nx.set_node_attributes(g, cluster, "cluster")
     g.graph["name"] = f"gpu_cluster_{fabric}_{servers}x{gpus_per_server}"  # update() copied a server's name
     return g
+
+
+def _edge_switch(fabric: str, prefix: str, group: int, nic: int, groups: int) -> str:
+    """Name of the leaf (``leaf_spine``) or rail switch NIC ``nic`` of a server in ``group`` links to."""
+    if fabric == "leaf_spine":
+        return f"{prefix}leaf{group}"
+    return f"{prefix}rail{nic}" if groups == 1 else f"{prefix}rail{nic}.{group}"
 
 
 def _checked_nics(fabric, oversubscription, servers, gpus_per_server, gpus_per_nic, servers_per_leaf, spines,
